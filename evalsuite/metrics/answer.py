@@ -1,0 +1,119 @@
+"""Answer metrics, following the SQuAD v1.1 / FlashRAG / Search-R1 conventions (ARCHITECTURE.md §4).
+
+Every function takes a prediction (or passages) and a list of gold strings and returns a float in [0, 1].
+An empty gold list scores 0 and never raises. See docs/metrics.md for where SQuAD, HotpotQA, MuSiQue and
+Search-R1's own code differ from these conventions.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+_PUNCTUATION = frozenset(string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
+# HotpotQA's rule: a yes/no/noanswer side only matches itself, never by token overlap.
+_SPECIAL_ANSWERS = frozenset({"yes", "no", "noanswer"})
+
+
+def normalize_answer(text: str) -> str:
+    """Lower-case, drop ASCII punctuation, drop the articles a/an/the, collapse white space (SQuAD v1.1)."""
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in _PUNCTUATION)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def _golds(golds: Sequence[str] | str) -> list[str]:
+    # A bare string is one gold, as in FlashRAG; anything else is a list of golds.
+    if isinstance(golds, str):
+        return [golds]
+    return [str(g) for g in golds]
+
+
+def exact_match(prediction: str, golds: Sequence[str]) -> float:
+    """1.0 if any gold equals the prediction after normalization (FlashRAG `em`)."""
+    pred = normalize_answer(prediction)
+    return float(any(normalize_answer(g) == pred for g in _golds(golds)))
+
+
+def cover_exact_match(prediction: str, golds: Sequence[str]) -> float:
+    """1.0 if any normalized gold is a substring of the normalized prediction (FlashRAG `acc`, Search-R1 `subem`)."""
+    pred = normalize_answer(prediction)
+    return float(any(normalize_answer(g) in pred for g in _golds(golds)))
+
+
+def token_scores(prediction: str, golds: Sequence[str]) -> dict[str, float]:
+    """FlashRAG token-level F1, precision and recall, each maximised over the golds independently."""
+    best = {"f1": 0.0, "precision": 0.0, "recall": 0.0}
+    pred = normalize_answer(prediction)
+    pred_tokens = pred.split()
+    for gold in _golds(golds):
+        ref = normalize_answer(gold)
+        if (pred in _SPECIAL_ANSWERS or ref in _SPECIAL_ANSWERS) and pred != ref:
+            continue
+        ref_tokens = ref.split()
+        same = sum((Counter(pred_tokens) & Counter(ref_tokens)).values())
+        if same == 0:
+            continue
+        precision = same / len(pred_tokens)
+        recall = same / len(ref_tokens)
+        f1 = 2 * precision * recall / (precision + recall)
+        best["f1"] = max(best["f1"], f1)
+        best["precision"] = max(best["precision"], precision)
+        best["recall"] = max(best["recall"], recall)
+    return best
+
+
+def f1_score(prediction: str, golds: Sequence[str]) -> float:
+    """SQuAD token F1 with HotpotQA's yes/no/noanswer rule, maximised over golds (FlashRAG `f1`)."""
+    return token_scores(prediction, golds)["f1"]
+
+
+def precision_score(prediction: str, golds: Sequence[str]) -> float:
+    """Token precision, maximised over golds (FlashRAG `precision`)."""
+    return token_scores(prediction, golds)["precision"]
+
+
+def recall_score(prediction: str, golds: Sequence[str]) -> float:
+    """Token recall, maximised over golds (FlashRAG `recall`)."""
+    return token_scores(prediction, golds)["recall"]
+
+
+def retrieval_hit(passages: Iterable[str], golds: Sequence[str]) -> float:
+    """1.0 if a normalized gold is a substring of any normalized retrieved passage (Progress Table 4)."""
+    refs = [normalize_answer(g) for g in _golds(golds)]
+    if not refs:
+        return 0.0
+    for passage in passages:
+        text = normalize_answer(passage)
+        if any(ref in text for ref in refs):
+            return 1.0
+    return 0.0
+
+
+def extract_answer(text: str) -> str | None:
+    """The stripped content of the LAST `<answer>…</answer>` in `text`; "" for an empty tag, None if there is none.
+
+    Pass the model's own response, never the prompt (the prompt's example `<answer> Beijing </answer>` would count).
+    """
+    matches = _ANSWER_TAG.findall(text)
+    if not matches:
+        return None
+    return matches[-1].strip()
+
+
+def answer_metrics(prediction: str | None, golds: Sequence[str]) -> dict[str, float]:
+    """All answer metrics of one prediction; a missing prediction scores as the empty string."""
+    pred = prediction or ""
+    tokens = token_scores(pred, golds)
+    return {
+        "em": exact_match(pred, golds),
+        "cover_em": cover_exact_match(pred, golds),
+        "f1": tokens["f1"],
+        "precision": tokens["precision"],
+        "recall": tokens["recall"],
+    }

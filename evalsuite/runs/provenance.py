@@ -1,0 +1,52 @@
+"""Provenance helpers for the manifest: versions, git commit, hardware, hashes, timestamps."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+import evalsuite
+
+
+def now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def git_commit() -> str | None:
+    """The commit of the evalsuite source tree, if it is a git checkout."""
+    root = Path(evalsuite.__file__).resolve().parent.parent
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = out.stdout.strip()
+    return commit if out.returncode == 0 and commit else None
+
+
+def hardware() -> dict[str, object]:
+    return {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+    }
+
+
+def base_manifest_fields() -> dict[str, object]:
+    """The fields every manifest carries whatever produced it."""
+    return {
+        "evalsuite_version": evalsuite.__version__,
+        "git_commit": git_commit(),
+        "created_at": now_iso(),
+        "hardware": hardware(),
+    }

@@ -1,0 +1,125 @@
+"""The run directory's records: manifest, one example per prediction line, and the metrics summary.
+
+A run directory holds `manifest.json`, `predictions.jsonl` (appended and flushed per example) and
+`metrics.json`. Every record carries `schema_version`; readers refuse versions they do not know.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+# Bump when a metric definition changes (normalization, F1 rule, extraction): old scores are then not comparable.
+METRIC_CONVENTION = "flashrag-squad-v1"
+
+MANIFEST_FILE = "manifest.json"
+PREDICTIONS_FILE = "predictions.jsonl"
+METRICS_FILE = "metrics.json"
+
+
+class Passage(BaseModel):
+    """A retrieved passage as the model saw it."""
+
+    title: str | None = None
+    text: str
+    doc_id: str | None = None
+    score: float | None = None
+
+
+class Turn(BaseModel):
+    """One model turn: what it generated, the action it took and what came back."""
+
+    text: str
+    think: list[str] = Field(default_factory=list)
+    query: str | None = None
+    sub_queries: list[str] = Field(default_factory=list)
+    passages: list[Passage] = Field(default_factory=list)
+    answer: str | None = None
+    invalid_action: bool = False
+    # Filled by the rollout engine; absent for imported trajectories.
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float | None = None
+    retrieval_latency_s: float | None = None
+    finish_reason: str | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class ExampleRecord(BaseModel):
+    """One evaluated example: the question, the full trajectory, its parsed turns and its scores."""
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_version: int = SCHEMA_VERSION
+    id: str
+    task: str
+    split: str | None = None
+    question: str
+    golden_answers: list[str]
+    prediction: str | None
+    trajectory: str = ""
+    turns: list[Turn] = Field(default_factory=list)
+    protocol_errors: list[str] = Field(default_factory=list)
+    stop_reason: str | None = None
+    status: Literal["ok", "failed"] = "ok"
+    error: str | None = None
+    metrics: dict[str, float] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Manifest(BaseModel):
+    """Provenance of a run (ARCHITECTURE.md §6). Fields that do not apply stay None."""
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_version: int = SCHEMA_VERSION
+    kind: Literal["run", "import"] = "run"
+    evalsuite_version: str
+    git_commit: str | None = None
+    metric_convention: str = METRIC_CONVENTION
+    created_at: str
+    finished_at: str | None = None
+    hardware: dict[str, Any] = Field(default_factory=dict)
+    # What was evaluated
+    tasks: list[str] = Field(default_factory=list)
+    splits: dict[str, str] = Field(default_factory=dict)
+    subset: str | None = None
+    subset_ids_hash: dict[str, str] = Field(default_factory=dict)
+    data_files: dict[str, dict[str, str | None]] = Field(default_factory=dict)
+    # How
+    model: dict[str, Any] = Field(default_factory=dict)
+    method: str | None = None
+    prompt_template_hash: str | None = None
+    backend: dict[str, Any] = Field(default_factory=dict)
+    decoding: dict[str, Any] = Field(default_factory=dict)
+    max_turns: int | None = None
+    topk: int | None = None
+    retriever: dict[str, Any] = Field(default_factory=dict)
+    corpus: dict[str, Any] = Field(default_factory=dict)
+    seeds: dict[str, int] = Field(default_factory=dict)
+    source: dict[str, Any] = Field(default_factory=dict)
+    notes: str | None = None
+
+
+class MetricSummary(BaseModel):
+    mean: float
+    ci_low: float
+    ci_high: float
+
+
+class TaskSummary(BaseModel):
+    n: int
+    n_failed: int = 0
+    metrics: dict[str, MetricSummary]
+
+
+class MetricsFile(BaseModel):
+    """`metrics.json`: per task n and means with 95% CIs, plus macro-averages over task groups."""
+
+    schema_version: int = SCHEMA_VERSION
+    metric_convention: str = METRIC_CONVENTION
+    tasks: dict[str, TaskSummary]
+    averages: dict[str, dict[str, float]] = Field(default_factory=dict)
+    extra: dict[str, Any] = Field(default_factory=dict)

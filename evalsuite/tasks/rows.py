@@ -1,0 +1,81 @@
+"""Task rows (FlashRAG format) and their validation."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalsuite.errors import DataError
+
+
+@dataclass
+class TaskRow:
+    """One question: FlashRAG's `{"id", "question", "golden_answers", "metadata"}`."""
+
+    id: str
+    question: str
+    golden_answers: list[str]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def normalize_question(question: str) -> str:
+    """Search-R1's protocol: strip, and append '?' when the question does not end with one."""
+    question = question.strip()
+    if not question.endswith("?"):
+        question += "?"
+    return question
+
+
+def row_from_dict(obj: Any, where: str) -> TaskRow:
+    """Validate one decoded row; `where` ("file:line") is named in every error."""
+    if not isinstance(obj, dict):
+        raise DataError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    if "id" not in obj or obj["id"] is None or str(obj["id"]).strip() == "":
+        raise DataError(f"{where}: missing 'id'", hint="every row needs a unique string 'id' (FlashRAG format)")
+    question = obj.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise DataError(f"{where}: missing or empty 'question' (row id {obj['id']!r})")
+    if "golden_answers" not in obj:
+        raise DataError(
+            f"{where}: missing 'golden_answers' (row id {obj['id']!r})",
+            hint='give the answers as a list of strings: "golden_answers": ["Paris"]',
+        )
+    golds = obj["golden_answers"]
+    if not isinstance(golds, list):
+        raise DataError(
+            f"{where}: 'golden_answers' must be a list, got {type(golds).__name__} (row id {obj['id']!r})",
+            hint=f'wrap it in a list: "golden_answers": [{json.dumps(golds)}]',
+        )
+    answers: list[str] = []
+    for gold in golds:
+        if isinstance(gold, bool) or not isinstance(gold, (str, int, float)):
+            raise DataError(
+                f"{where}: 'golden_answers' holds a {type(gold).__name__} ({gold!r}); only strings and numbers are"
+                f" allowed (row id {obj['id']!r})"
+            )
+        # Numbers as answers (years, counts) become strings, as FlashRAG compares strings.
+        answers.append(gold if isinstance(gold, str) else _number_to_string(gold))
+    metadata = obj.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise DataError(f"{where}: 'metadata' must be an object (row id {obj['id']!r})")
+    return TaskRow(id=str(obj["id"]), question=question, golden_answers=answers, metadata=metadata)
+
+
+def _number_to_string(value: int | float) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def check_unique_ids(rows: list[TaskRow], source: str, lines: list[int] | None = None) -> None:
+    """Raise on the first duplicated id, naming both places it occurs."""
+    seen: dict[str, int] = {}
+    for index, row in enumerate(rows):
+        where = lines[index] if lines else index + 1
+        if row.id in seen:
+            raise DataError(
+                f"{source}:{where}: duplicate id {row.id!r} (first seen at line {seen[row.id]})",
+                hint="ids must be unique within a split",
+            )
+        seen[row.id] = where
