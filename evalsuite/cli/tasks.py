@@ -20,21 +20,24 @@ def tasks_command(
     from evalsuite.tasks.registry import list_tasks
 
     directory = resolve_data_dir(data_dir)
-    table = Table(title="evalsuite tasks")
-    for column in ("name", "display", "category", "domain", "eval split", "hub", "rows (eval split)", "other local splits"):
+    table = Table(title="evalsuite tasks" + (f" (data: {directory})" if directory else ""))
+    for column in ("name", "display", "category", "domain", "eval split", "source", "rows per split found"):
         table.add_column(column)
     for task in list_tasks():
-        rows = "-"
-        others = ""
-        if directory is not None or task.packaged_data is not None:
+        splits = available_splits(directory, task.name) if directory is not None else []
+        if task.packaged_data is not None and task.eval_split not in splits:
+            splits.append(task.eval_split)
+        counts = []
+        for split in sorted(splits, key=lambda s: (s != task.eval_split, s)):
             try:
-                rows = str(len(load_split(task, data_dir=directory).rows))
-            except EvalsuiteError:
-                rows = "not found"
-            if directory is not None:
-                others = ", ".join(s for s in available_splits(directory, task.name) if s != task.eval_split)
-        hub = f"{task.hub_path}:{task.hub_config}" if task.hub_path else "packaged"
-        table.add_row(task.name, task.display_name + (" †" if task.in_domain else ""), task.category, task.domain, task.eval_split, hub, rows, others)
+                n = str(len(load_split(task, split, data_dir=directory).rows))
+            except EvalsuiteError as exc:
+                n = f"error: {exc.message}"
+            counts.append(f"{split}: {n}")
+        if directory is not None and task.eval_split not in splits:
+            counts.insert(0, f"{task.eval_split}: not found")
+        source = f"{task.hub_path}:{task.hub_config}" if task.hub_path else "packaged"
+        table.add_row(task.name, task.display_name + (" †" if task.in_domain else ""), task.category, task.domain, task.eval_split, source, ", ".join(counts) or "-")
     Console().print(table)
 
 

@@ -1,0 +1,138 @@
+"""Answer metrics pinned on hand-computed cases (ARCHITECTURE.md §4, FlashRAG conventions)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalsuite.metrics import (
+    cover_exact_match,
+    exact_match,
+    extract_answer,
+    f1_score,
+    normalize_answer,
+    precision_score,
+    recall_score,
+    retrieval_hit,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The Eiffel Tower", "eiffel tower"),
+        ("a cat and an apple", "cat and apple"),
+        ("  Paris,   France! ", "paris france"),
+        ("U.S.A.", "usa"),
+        ("theatre", "theatre"),  # 'the' only removed as a whole word
+        ("Anne", "anne"),
+        ("Röntgen", "röntgen"),  # non-ASCII letters are kept, only ASCII punctuation goes
+        ("“quoted”", "“quoted”"),  # typographic quotes are not in string.punctuation (SQuAD behaviour)
+        ("tab\tand\nnewline", "tab and newline"),
+        ("", ""),
+        ("The", ""),
+    ],
+)
+def test_normalize_answer(text: str, expected: str) -> None:
+    assert normalize_answer(text) == expected
+
+
+def test_exact_match_ignores_case_articles_punctuation_and_space() -> None:
+    assert exact_match("the  Beatles.", ["Beatles"]) == 1.0
+    assert exact_match("Beatles band", ["Beatles"]) == 0.0
+
+
+def test_exact_match_any_of_several_golds() -> None:
+    assert exact_match("NYC", ["New York City", "nyc"]) == 1.0
+    assert exact_match("Boston", ["New York City", "nyc"]) == 0.0
+
+
+def test_empty_gold_list_scores_zero_everywhere() -> None:
+    assert exact_match("x", []) == 0.0
+    assert cover_exact_match("x", []) == 0.0
+    assert f1_score("x", []) == 0.0
+    assert precision_score("x", []) == 0.0
+    assert recall_score("x", []) == 0.0
+    assert retrieval_hit(["x y"], []) == 0.0
+
+
+def test_empty_prediction() -> None:
+    assert exact_match("", ["Paris"]) == 0.0
+    assert f1_score("", ["Paris"]) == 0.0
+    assert cover_exact_match("", ["Paris"]) == 0.0
+
+
+def test_cover_exact_match_is_normalized_substring() -> None:
+    assert cover_exact_match("It was Paris, France.", ["paris"]) == 1.0
+    assert cover_exact_match("Parisian", ["paris"]) == 1.0  # substring, not token match (FlashRAG acc)
+    assert cover_exact_match("London", ["paris"]) == 0.0
+
+
+def test_f1_token_overlap_hand_computed() -> None:
+    # pred tokens: [barack, obama, jr] ; gold tokens: [barack, obama] -> P=2/3, R=1, F1=0.8
+    assert f1_score("Barack Obama Jr.", ["Barack Obama"]) == pytest.approx(0.8)
+    assert precision_score("Barack Obama Jr.", ["Barack Obama"]) == pytest.approx(2 / 3)
+    assert recall_score("Barack Obama Jr.", ["Barack Obama"]) == pytest.approx(1.0)
+
+
+def test_f1_counts_repeated_tokens_as_a_multiset() -> None:
+    # pred [new, new, york], gold [new, york]: common = {new:1, york:1} = 2 -> P=2/3, R=1, F1=0.8
+    assert f1_score("new new york", ["new york"]) == pytest.approx(0.8)
+
+
+def test_f1_is_max_over_golds_and_precision_recall_maxed_independently() -> None:
+    golds = ["a b c d", "b"]  # normalized: "b c d" (article a removed) and "b"
+    pred = "b c x"
+    # vs "b c d": same=2, P=2/3, R=2/3, F1=2/3 ; vs "b": same=1, P=1/3, R=1, F1=0.5
+    assert f1_score(pred, golds) == pytest.approx(2 / 3)
+    assert precision_score(pred, golds) == pytest.approx(2 / 3)
+    assert recall_score(pred, golds) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("pred", "golds", "expected"),
+    [
+        ("yes", ["no"], 0.0),
+        ("yes", ["yes"], 1.0),
+        ("yes it is", ["yes"], 0.0),  # gold is special and differs from the prediction -> 0, no token credit
+        ("no", ["no way"], 0.0),  # prediction is special and differs -> 0
+        ("noanswer", ["noanswer"], 1.0),
+        ("yes", ["no", "yes"], 1.0),  # the rule is applied per gold
+    ],
+)
+def test_f1_yes_no_rule(pred: str, golds: list[str], expected: float) -> None:
+    assert f1_score(pred, golds) == pytest.approx(expected)
+
+
+def test_unicode_predictions() -> None:
+    assert exact_match("Wilhelm Conrad Röntgen", ["wilhelm conrad röntgen"]) == 1.0
+    assert exact_match("Wilhelm Conrad Rontgen", ["Wilhelm Conrad Röntgen"]) == 0.0  # no accent folding
+    assert f1_score("Conrad Röntgen", ["Wilhelm Conrad Röntgen"]) == pytest.approx(0.8)
+
+
+def test_bare_string_gold_is_one_gold() -> None:
+    assert exact_match("Paris", "Paris") == 1.0  # type: ignore[arg-type]
+
+
+def test_retrieval_hit() -> None:
+    passages = ["Doc about the Eiffel Tower in Paris.", "Another passage."]
+    assert retrieval_hit(passages, ["PARIS"]) == 1.0
+    assert retrieval_hit(passages, ["London", "berlin"]) == 0.0
+    assert retrieval_hit([], ["Paris"]) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<answer> Paris </answer>", "Paris"),
+        ("<answer>first</answer> then <answer> second </answer>", "second"),  # the LAST tag
+        ("<answer></answer>", ""),
+        ("<answer>   </answer>", ""),
+        ("no tag at all", None),
+        ("<answer> unclosed", None),
+        ("<answer>a</answer> <answer> unclosed", "a"),
+        ("<answer>multi\nline</answer>", "multi\nline"),
+        ("", None),
+    ],
+)
+def test_extract_answer(text: str, expected: str | None) -> None:
+    assert extract_answer(text) == expected
