@@ -62,6 +62,8 @@ class ReportedRow:
     model: str | None
     method: str
     train_set: str | None
+    # For tables whose rows (not columns) are datasets, e.g. Progress Table 3.
+    dataset: str | None = None
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,7 @@ class ReportedTable:
                             ReportedRecord(
                                 paper=self.paper, table=self.table, caption=self.caption,
                                 model=row.model, method=row.method, train_set=row.train_set,
-                                dataset=col.dataset or col.key, metric=col.metric, value=cell.value,
+                                dataset=col.dataset or row.dataset or col.key, metric=col.metric, value=cell.value,
                                 marks=cell.marks, column=key, printed=cell.printed,
                                 is_average=bool(col.average_of),
                             )
@@ -185,6 +187,7 @@ class _RowSpec(BaseModel):
     method: str | None = None
     model: str | None = None
     train_set: str | None = None
+    dataset: str | None = None
     cells: str
 
     @field_validator("cells", mode="before")
@@ -200,6 +203,7 @@ class _RowGroupSpec(BaseModel):
     title: str = ""
     model: str | None = None
     train_set: str | None = None
+    dataset: str | None = None
     rows: list[_RowSpec]
 
 
@@ -247,7 +251,7 @@ def default_root() -> Path:
 
 
 def _paths(root: Path) -> dict[str, Path]:
-    return {f"{p.parent.name}:{p.stem}": p for p in sorted(root.glob("*/*.yaml"))}
+    return {f"{p.parent.name}:{p.stem}": p for p in sorted(root.glob("*/table*.yaml"))}
 
 
 def list_reported(root: Path | str | None = None) -> list[str]:
@@ -266,25 +270,45 @@ def load_reported(key: str, root: Path | str | None = None) -> ReportedTable:
     return parse_table_file(paths[key], key)
 
 
-def parse_table_file(path: Path, key: str | None = None) -> ReportedTable:
-    """Parse one YAML table file; every problem is a DataError naming the file and field."""
-    key = key or f"{path.parent.name}:{path.stem}"
+def _validated(path: Path, model: type[BaseModel]):
+    """Read a YAML file into a pydantic model; errors name the file and the field path."""
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise DataError(f"{path}: not valid YAML: {exc}", hint="fix the syntax at the line shown") from None
     try:
-        spec = _TableSpec.model_validate(raw)
+        return model.model_validate(raw)
     except ValidationError as exc:
         where = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise DataError(f"{path}: {where}", hint="see docs/reported.md for the file format") from None
+
+
+def parse_table_file(path: Path, key: str | None = None) -> ReportedTable:
+    """Parse one YAML table file; every problem is a DataError naming the file and field."""
+    key = key or f"{path.parent.name}:{path.stem}"
+    spec = _validated(path, _TableSpec)
     if spec.paper != path.parent.name:
         raise DataError(f"{path}: paper {spec.paper!r} differs from its folder {path.parent.name!r}",
                         hint="a table file lives in results/reported/<paper>/")
     return _build(spec, key, path)
 
 
+def _check_dataset(name: str | None, where: str) -> None:
+    from evalsuite.tasks import list_tasks
+
+    known = [t.name for t in list_tasks()]
+    if name is not None and name not in known:
+        raise DataError(f"{where}: dataset {name!r} is not an evalsuite task", hint=f"use one of {', '.join(known)}")
+
+
 def _build(spec: _TableSpec, key: str, path: Path) -> ReportedTable:
+    for gi, g in enumerate(spec.column_groups):
+        for ci, c in enumerate(g.columns):
+            _check_dataset(c.dataset, f"{path}: column_groups.{gi}.columns.{ci}")
+    for gi, g in enumerate(spec.row_groups):
+        _check_dataset(g.dataset, f"{path}: row_groups.{gi}")
+        for ri, r in enumerate(g.rows):
+            _check_dataset(r.dataset, f"{path}: row_groups.{gi}.rows.{ri}")
     columns = {
         c.key: ReportedColumn(c.key, c.label, c.metric or spec.metric, c.dataset, c.marks, c.unit, tuple(c.average_of))
         for g in spec.column_groups for c in g.columns
@@ -296,7 +320,8 @@ def _build(spec: _TableSpec, key: str, path: Path) -> ReportedTable:
         for ri, r in enumerate(group.rows):
             where = f"{path}: row_groups.{gi}.rows.{ri} ({r.label!r})"
             rows[r.label] = ReportedRow(r.label, r.model or group.model, r.method or r.label,
-                                        r.train_set if r.train_set is not None else group.train_set)
+                                        r.train_set if r.train_set is not None else group.train_set,
+                                        r.dataset or group.dataset)
             tokens = r.cells.split()
             if len(tokens) != len(order):
                 raise DataError(f"{where}: {len(tokens)} cells for {len(order)} columns {order}",
@@ -332,3 +357,52 @@ def parse_cell(token: str, column: ReportedColumn, where: str = "") -> ReportedV
         raise DataError(f"{where}: column {column.key!r}: unexpected text {rest!r} after the number in {token!r}",
                         hint="marks are symbols such as † or ⋆ written right after the number")
     return ReportedValue(float(m["num"]), column.marks + rest, bold, underline, m["num"])
+
+
+# ---- claims printed in running text (papers whose seed prints no table cells) ----
+
+
+class ReportedClaim(BaseModel):
+    """A number the paper states in prose, with the verbatim sentence and its seed line."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    line: int
+    quote: str
+    values: list[str]
+    about: str = ""
+
+    @field_validator("values", mode="before")
+    @classmethod
+    def _values_are_text(cls, v):
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise ValueError("values must be a list of quoted strings as printed, e.g. [\"7.7\"]")
+        return v
+
+
+class ReportedNotes(BaseModel):
+    """A paper's headline numbers stated in text, and tables its seed does not print."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    paper: str
+    paper_title: str = ""
+    source: str
+    claims: list[ReportedClaim] = []
+    notes: list[str] = []
+
+
+def list_reported_notes(root: Path | str | None = None) -> list[str]:
+    """Papers that have a `notes.yaml` of text claims."""
+    base = Path(root) if root else default_root()
+    return sorted(p.parent.name for p in base.glob("*/notes.yaml"))
+
+
+def load_reported_notes(paper: str, root: Path | str | None = None) -> ReportedNotes:
+    """Load `results/reported/<paper>/notes.yaml`."""
+    base = Path(root) if root else default_root()
+    path = base / paper / "notes.yaml"
+    if not path.is_file():
+        papers = list_reported_notes(base)
+        close = difflib.get_close_matches(paper, papers, n=3, cutoff=0.5)
+        hint = f"did you mean {', '.join(close)}?" if close else f"papers with notes: {', '.join(papers) or 'none'}"
+        raise EvalsuiteError(f"no reported notes for paper {paper!r}", hint=hint)
+    return _validated(path, ReportedNotes)
