@@ -1,0 +1,243 @@
+"""Compare many systems with a baseline on many benchmarks at once: means, CIs, paired tests, Holm correction."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from evalsuite.errors import EvalsuiteError
+from evalsuite.stats import resample
+from evalsuite.stats.correction import holm
+from evalsuite.stats.pairing import aligned_matrix
+from evalsuite.stats.resample import DEFAULT_SEED
+from evalsuite.stats.significance import is_binary, mcnemar_pvalues
+
+TestChoice = Literal["auto", "mcnemar", "randomization", "bootstrap"]
+
+
+@dataclass(frozen=True)
+class SystemScores:
+    """One system's per-example scores for one metric: task → example id → score."""
+
+    name: str
+    tasks: Mapping[str, Mapping[str, float]]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A mean (per benchmark, or a macro-average over benchmarks) with its percentile-bootstrap interval."""
+
+    mean: float
+    ci_low: float
+    ci_high: float
+    n: int
+
+
+@dataclass(frozen=True)
+class Difference:
+    """System minus baseline on one benchmark (or one average), with its interval and tests."""
+
+    system: str
+    baseline: str
+    task: str
+    n: int
+    difference: float
+    ci_low: float
+    ci_high: float
+    test: str
+    p_value: float
+    p_bootstrap: float
+    p_holm: float | None
+    significant: bool
+    # McNemar's discordant counts (binary metrics only).
+    only_system: int | None = None
+    only_baseline: int | None = None
+
+
+@dataclass
+class Comparison:
+    """Everything a table needs to mark significance and show intervals; resample counts and seed recorded."""
+
+    metric: str
+    baseline: str
+    systems: list[str]
+    tasks: list[str]
+    groups: dict[str, list[str]]
+    means: dict[tuple[str, str], Estimate]
+    differences: dict[tuple[str, str], Difference]
+    averages: dict[tuple[str, str], Estimate]
+    average_differences: dict[tuple[str, str], Difference]
+    n_resamples: int
+    n_permutations: int
+    seed: int
+    confidence: float
+    alpha: float
+    correction: str = "holm across benchmarks, per system"
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready form (tuple keys become 'system/task')."""
+        def flat(d: Mapping[tuple[str, str], object]) -> dict[str, object]:
+            return {f"{s}/{t}": asdict(v) for (s, t), v in d.items()}  # type: ignore[call-overload]
+
+        return {
+            "metric": self.metric, "baseline": self.baseline, "systems": self.systems, "tasks": self.tasks,
+            "groups": self.groups, "means": flat(self.means), "differences": flat(self.differences),
+            "averages": flat(self.averages), "average_differences": flat(self.average_differences),
+            "n_resamples": self.n_resamples, "n_permutations": self.n_permutations, "seed": self.seed,
+            "confidence": self.confidence, "alpha": self.alpha, "correction": self.correction, "notes": self.notes,
+        }
+
+
+@dataclass
+class _TaskDraws:
+    names: list[str]
+    means: np.ndarray  # (n_resamples × systems) bootstrap means
+
+
+def _ordered_tasks(systems: Sequence[SystemScores]) -> list[str]:
+    tasks: list[str] = []
+    for system in systems:
+        tasks.extend(t for t in system.tasks if t not in tasks)
+    return tasks
+
+
+def compare(
+    systems: Sequence[SystemScores],
+    baseline: str,
+    *,
+    metric: str = "em",
+    groups: Mapping[str, Sequence[str]] | None = None,
+    test: TestChoice = "auto",
+    n_resamples: int = 10_000,
+    n_permutations: int = 10_000,
+    seed: int = DEFAULT_SEED,
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+) -> Comparison:
+    """Means with CIs for every system and benchmark, and paired tests of each system against the baseline.
+
+    `test='auto'` uses exact McNemar when both systems' scores are 0/1 and approximate randomization otherwise;
+    every difference also gets a paired-bootstrap interval and p-value. Holm's correction runs over the benchmarks
+    of each system. `groups` (name → benchmarks) adds macro-averages by dataset-stratified bootstrap.
+    """
+    names = [s.name for s in systems]
+    if len(set(names)) != len(names):
+        raise EvalsuiteError(f"system names must be unique, got {names}", hint="give each run a distinct name")
+    if baseline not in names:
+        raise EvalsuiteError(f"baseline {baseline!r} is not among the systems {names}")
+    by_name = {s.name: s for s in systems}
+    tasks = _ordered_tasks(systems)
+    groups = {g: list(ts) for g, ts in (groups or {}).items()}
+    result = Comparison(metric, baseline, names, tasks, groups, {}, {}, {}, {}, n_resamples, n_permutations, seed,
+                        confidence, alpha)
+    draws: dict[str, _TaskDraws] = {}
+    for task in tasks:
+        present = [n for n in names if task in by_name[n].tasks]
+        if baseline in present:
+            draws[task] = _paired_task(result, task, present, by_name, test)
+        else:
+            draws[task] = _unpaired_task(result, task, present, by_name)
+    _correct(result)
+    for group, members in groups.items():
+        _average(result, group, members, draws)
+    return result
+
+
+def _estimates(result: Comparison, task: str, names: list[str], matrix_means: np.ndarray, draws: np.ndarray, n: int) -> None:
+    low, high = resample.percentile_interval(draws, result.confidence)
+    for j, name in enumerate(names):
+        result.means[(name, task)] = Estimate(float(matrix_means[j]), float(low[j]), float(high[j]), n)
+
+
+def _paired_task(result: Comparison, task: str, present: list[str], by_name: Mapping[str, SystemScores],
+                 test: TestChoice) -> _TaskDraws:
+    baseline = result.baseline
+    order = [baseline] + [n for n in present if n != baseline]
+    _, matrix = aligned_matrix({n: by_name[n].tasks[task] for n in order}, reference=baseline, where=task)
+    n = matrix.shape[1]
+    draws = resample.bootstrap_means(matrix, result.n_resamples, resample.stream(result.seed, task))
+    observed = matrix.mean(axis=1)
+    _estimates(result, task, order, observed, draws, n)
+    if len(order) == 1:
+        return _TaskDraws(order, draws)
+    diffs = draws[:, 1:] - draws[:, :1]
+    obs_diff = observed[1:] - observed[0]
+    ci_low, ci_high = resample.percentile_interval(diffs, result.confidence)
+    p_boot = resample.bootstrap_pvalue(diffs, obs_diff)
+    binary = test == "mcnemar" or (test == "auto" and is_binary(matrix))
+    if binary and not is_binary(matrix):
+        raise EvalsuiteError(f"{task}: McNemar's test needs 0/1 scores but {result.metric} is not binary",
+                             hint="use --test auto or randomization")
+    only_sys = only_base = None
+    if binary:
+        base_row = matrix[0]
+        only_sys = np.sum((matrix[1:] == 1.0) & (base_row == 0.0), axis=1)
+        only_base = np.sum((matrix[1:] == 0.0) & (base_row == 1.0), axis=1)
+        p_test, test_name = mcnemar_pvalues(only_sys, only_base), "mcnemar-exact"
+    elif test == "bootstrap":
+        p_test, test_name = p_boot, "paired-bootstrap"
+    else:
+        permuted = resample.sign_flip_means(matrix[1:] - matrix[0], result.n_permutations, resample.stream(result.seed, task))
+        p_test, test_name = resample.randomization_pvalue(permuted, obs_diff), "approximate-randomization"
+    for j, name in enumerate(order[1:]):
+        result.differences[(name, task)] = Difference(
+            system=name, baseline=baseline, task=task, n=n, difference=float(obs_diff[j]),
+            ci_low=float(ci_low[j]), ci_high=float(ci_high[j]), test=test_name, p_value=float(p_test[j]),
+            p_bootstrap=float(p_boot[j]), p_holm=None, significant=False,
+            only_system=None if only_sys is None else int(only_sys[j]),
+            only_baseline=None if only_base is None else int(only_base[j]),
+        )
+    return _TaskDraws(order, draws)
+
+
+def _unpaired_task(result: Comparison, task: str, present: list[str], by_name: Mapping[str, SystemScores]) -> _TaskDraws:
+    # Without the baseline there is nothing to pair; each system gets its own interval (ids may differ).
+    columns = []
+    for name in present:
+        values = np.fromiter(by_name[name].tasks[task].values(), dtype=float)
+        draws = resample.bootstrap_means(values[None, :], result.n_resamples, resample.stream(result.seed, f"{task}/{name}"))
+        _estimates(result, task, [name], values.mean(keepdims=True), draws, values.size)
+        columns.append(draws[:, 0])
+    result.notes.append(f"{task}: the baseline has no scores, so no system is tested there")
+    return _TaskDraws(present, np.column_stack(columns))
+
+
+def _correct(result: Comparison) -> None:
+    for system in result.systems:
+        keys = [(system, t) for t in result.tasks if (system, t) in result.differences]
+        if not keys:
+            continue
+        adjusted = holm([result.differences[k].p_value for k in keys])
+        for key, p_adj in zip(keys, adjusted):
+            d = result.differences[key]
+            result.differences[key] = Difference(**{**asdict(d), "p_holm": float(p_adj), "significant": bool(p_adj <= result.alpha)})
+
+
+def _average(result: Comparison, group: str, members: list[str], draws: Mapping[str, _TaskDraws]) -> None:
+    if not members or any(t not in draws for t in members):
+        return
+    for system in result.systems:
+        if not all(system in draws[t].names for t in members):
+            continue
+        sys_draws = np.mean([draws[t].means[:, draws[t].names.index(system)] for t in members], axis=0)
+        observed = float(np.mean([result.means[(system, t)].mean for t in members]))
+        n = sum(result.means[(system, t)].n for t in members)
+        low, high = resample.percentile_interval(sys_draws[:, None], result.confidence)
+        result.averages[(system, group)] = Estimate(observed, float(low[0]), float(high[0]), n)
+        paired = all((system, t) in result.differences for t in members)
+        if system == result.baseline or not paired:
+            continue
+        base_draws = np.mean([draws[t].means[:, draws[t].names.index(result.baseline)] for t in members], axis=0)
+        diff_draws = (sys_draws - base_draws)[:, None]
+        obs = np.array([observed - result.averages[(result.baseline, group)].mean])
+        d_low, d_high = resample.percentile_interval(diff_draws, result.confidence)
+        p = float(resample.bootstrap_pvalue(diff_draws, obs)[0])
+        result.average_differences[(system, group)] = Difference(
+            system=system, baseline=result.baseline, task=group, n=n, difference=float(obs[0]),
+            ci_low=float(d_low[0]), ci_high=float(d_high[0]), test="stratified-bootstrap", p_value=p,
+            p_bootstrap=p, p_holm=None, significant=p <= result.alpha,
+        )
