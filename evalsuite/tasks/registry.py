@@ -79,5 +79,16 @@ for _task in (
     Task("2wikimultihopqa", "2Wiki", "multi-hop", "dev", hub_config="2wikimultihopqa"),
     Task("musique", "MuSiQue", "multi-hop", "dev", hub_config="musique"),
     Task("bamboogle", "Bamboogle", "multi-hop", "test", hub_config="bamboogle"),
+    Task(
+        "adqa",
+        "AD-QA (open)",
+        "multi-hop",
+        "test",
+        hub_path=None,
+        domain="enterprise",
+        description="Open, generated AD-QA-style ad-platform multi-hop QA with its own corpus (docs/adqa.md)",
+        packaged_data="adqa/v1",
+        extra_splits=("train",),
+    ),
 ):
     register_task(_task)
