@@ -1,0 +1,88 @@
+"""GGUF models in-process through llama-cpp-python (CPU or GPU offload); greedy by default."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from evalsuite.errors import EvalsuiteError, require
+from evalsuite.models.base import Backend, Generation, GenerationRequest, cut_at_stop
+
+
+class LlamaCppBackend(Backend):
+    """One sequence at a time (llama.cpp's Python API has no batched completion); stops are cut client-side."""
+
+    name = "llamacpp"
+
+    def __init__(self, model: str, n_ctx: int = 8192, n_threads: int | None = None, n_gpu_layers: int = 0, seed: int = 0, **options: Any):
+        llama_cpp = require("llama_cpp", "llamacpp", "the llamacpp backend")
+        if not os.path.isfile(model):
+            raise EvalsuiteError(f"GGUF file {model} does not exist", hint="pass --model path/to/model.gguf")
+        self.version = getattr(llama_cpp, "__version__", "unknown")
+        self.path = model
+        self.llm = llama_cpp.Llama(model_path=model, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers, seed=seed, verbose=False, **options)
+        self._template = self.llm.metadata.get("tokenizer.chat_template")
+
+    def generate(self, requests: list[GenerationRequest]) -> list[Generation]:
+        return [self._one(request) for request in requests]
+
+    def _one(self, request: GenerationRequest) -> Generation:
+        start = time.perf_counter()
+        text, pieces, finish = "", 0, "length"
+        try:
+            # Streamed without server-side stops so the matched stop string stays in the text (Search-R1 keeps it).
+            stream = self.llm.create_completion(
+                request.prompt, max_tokens=request.max_tokens, temperature=request.temperature, seed=request.seed, stream=True,
+            )
+            for chunk in stream:
+                choice = chunk["choices"][0]
+                text += choice["text"]
+                pieces += 1
+                cut, stop = cut_at_stop(text, request.stop)
+                if stop is not None:
+                    text, finish = cut, "stop"
+                    break
+                if choice.get("finish_reason") == "stop":
+                    finish = "eos"
+        except Exception as exc:  # context overflow, decode errors: this example fails, the run goes on
+            return Generation(text="", finish_reason="error", error=f"{type(exc).__name__}: {exc}", latency_s=time.perf_counter() - start)
+        stop = next((s for s in request.stop if finish == "stop" and text.endswith(s)), None)
+        return Generation(
+            text=text,
+            prompt_tokens=self.count_tokens(request.prompt),
+            completion_tokens=pieces,
+            finish_reason=finish,
+            stop_string=stop,
+            latency_s=time.perf_counter() - start,
+        )
+
+    def chat_template(self, messages: list[dict[str, str]]) -> str | None:
+        if not self._template:
+            return None  # Gemma-3-270M base has none; llama-cpp-python's llama-2 fallback would be wrong
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        vocab = self.llm
+        formatter = Jinja2ChatFormatter(
+            template=self._template,
+            eos_token=vocab.detokenize([vocab.token_eos()]).decode("utf-8", "replace"),
+            bos_token=vocab.detokenize([vocab.token_bos()]).decode("utf-8", "replace"),
+        )
+        return formatter(messages=messages).prompt
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def truncate_tokens(self, text: str, max_tokens: int) -> str:
+        tokens = self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+        if len(tokens) <= max_tokens:
+            return text
+        return self.llm.detokenize(tokens[:max_tokens]).decode("utf-8", "ignore")
+
+    def info(self) -> dict[str, Any]:
+        return {"backend": self.name, "version": self.version, "model": self.path, "n_ctx": self.llm.n_ctx()}
+
+    def close(self) -> None:
+        close = getattr(self.llm, "close", None)
+        if close:
+            close()

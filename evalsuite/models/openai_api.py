@@ -1,0 +1,120 @@
+"""Any OpenAI-compatible endpoint (vLLM serve, llama.cpp server, hosted APIs): async, bounded concurrency, retries.
+
+`api=completions` (default) sends the raw prompt text, so the Search-R1 loop continues the assistant's text exactly.
+`api=chat` sends the first user message plus the response so far as a final assistant message with
+`continue_final_message` (vLLM's extension); servers without it restart the assistant turn instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from evalsuite.errors import EvalsuiteError, require
+from evalsuite.models.base import Backend, Generation, GenerationRequest, infer_stop
+
+# api=chat renders the user message with these markers, so `generate` can recover the messages.
+_USER, _ASSISTANT = "\x00user\x00", "\x00assistant\x00"
+
+
+class OpenAIBackend(Backend):
+    """`--model http://host:port/v1` (model name from /v1/models or `model_name=`), or a model name with `base_url=`."""
+
+    name = "openai"
+
+    def __init__(
+        self, model: str, base_url: str | None = None, model_name: str | None = None, api: str = "completions",
+        api_key: str | None = None, concurrency: int = 16, timeout_s: float = 300.0, retries: int = 3, backoff_s: float = 1.0, **options: Any,
+    ):
+        self.httpx = require("httpx", "openai", "the openai backend")
+        if api not in ("completions", "chat"):
+            raise EvalsuiteError(f"unknown api {api!r} for the openai backend", hint="use api=completions or api=chat")
+        is_url = model.startswith(("http://", "https://"))
+        if is_url:
+            base_url = model
+        if base_url is None:
+            raise EvalsuiteError("the openai backend needs an endpoint", hint="--model http://127.0.0.1:8000/v1, or --backend-option base_url=...")
+        self.base_url = base_url.rstrip("/")
+        self.api = api
+        self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.concurrency, self.timeout_s, self.retries, self.backoff_s = concurrency, timeout_s, retries, backoff_s
+        self.extra = options
+        self.model_name = model_name or (self._first_model() if is_url else model)
+
+    def _first_model(self) -> str:
+        try:
+            response = self.httpx.get(f"{self.base_url}/models", headers=self.headers, timeout=self.timeout_s)
+            response.raise_for_status()
+            return response.json()["data"][0]["id"]
+        except Exception as exc:
+            raise EvalsuiteError(f"could not list models at {self.base_url}/models: {exc}", hint="pass --backend-option model_name=NAME") from None
+
+    def chat_template(self, messages: list[dict[str, str]]) -> str | None:
+        if self.api != "chat":
+            return None
+        return "".join(_USER + m["content"] for m in messages if m["role"] == "user") + _ASSISTANT
+
+    def generate(self, requests: list[GenerationRequest]) -> list[Generation]:
+        return asyncio.run(self._all(requests))
+
+    async def _all(self, requests: list[GenerationRequest]) -> list[Generation]:
+        limit = asyncio.Semaphore(self.concurrency)
+        async with self.httpx.AsyncClient(timeout=self.timeout_s, headers=self.headers) as client:
+            return await asyncio.gather(*(self._one(client, limit, r) for r in requests))
+
+    def _payload(self, request: GenerationRequest) -> tuple[str, dict[str, Any]]:
+        body: dict[str, Any] = {
+            "model": self.model_name, "max_tokens": request.max_tokens, "temperature": request.temperature,
+            "seed": request.seed, "stop": request.stop, **self.extra,
+        }
+        if self.api == "completions":
+            return "/completions", {**body, "prompt": request.prompt}
+        user, _, response = request.prompt.partition(_ASSISTANT)
+        messages = [{"role": "user", "content": user.replace(_USER, "")}]
+        if response:
+            messages.append({"role": "assistant", "content": response})
+            body.update(continue_final_message=True, add_generation_prompt=False)
+        return "/chat/completions", {**body, "messages": messages}
+
+    async def _one(self, client: Any, limit: asyncio.Semaphore, request: GenerationRequest) -> Generation:
+        path, payload = self._payload(request)
+        delay, error = self.backoff_s, ""
+        async with limit:
+            for attempt in range(self.retries + 1):
+                start = time.perf_counter()
+                try:
+                    response = await client.post(self.base_url + path, json=payload)
+                    if response.status_code < 400:
+                        return self._parse(response.json(), request, time.perf_counter() - start)
+                    error = f"HTTP {response.status_code}: {response.text[:300]}"
+                    if response.status_code < 500 and response.status_code != 429:
+                        break  # a bad request does not get better by retrying
+                except (self.httpx.HTTPError, ValueError, KeyError) as exc:
+                    error = f"{type(exc).__name__}: {exc}"
+                if attempt < self.retries:
+                    await asyncio.sleep(delay)
+                    delay *= 2
+        return Generation(text="", finish_reason="error", error=f"{self.base_url}{path}: {error} (after {self.retries} retries)")
+
+    def _parse(self, body: dict[str, Any], request: GenerationRequest, latency: float) -> Generation:
+        choice = body["choices"][0]
+        text = choice["text"] if self.api == "completions" else (choice["message"].get("content") or "")
+        finish = choice.get("finish_reason") or "stop"
+        stop = None
+        if finish == "stop":
+            # Servers drop the matched stop string; vLLM names it in `stop_reason`, others leave us to infer it.
+            named = choice.get("stop_reason")
+            stop = named if isinstance(named, str) and named in request.stop else infer_stop(text, request.stop)
+            if stop is not None:
+                text += stop
+            else:
+                finish = "eos"
+        usage = body.get("usage") or {}
+        return Generation(
+            text=text, prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
+            finish_reason=finish, stop_string=stop, latency_s=latency,
+        )
+
+    def info(self) -> dict[str, Any]:
+        return {"backend": self.name, "version": "1", "base_url": self.base_url, "model": self.model_name, "api": self.api}
