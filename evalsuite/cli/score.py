@@ -31,6 +31,7 @@ def _unique_name(path: Path, taken: set[str]) -> str:
 
 def _score_result_file(path: Path, out_dir: Path, task: str | None) -> list[str]:
     from evalsuite.runs import Manifest, RunDirectory, summarize
+    from evalsuite.metrics.process import add_process_metrics
     from evalsuite.runs.flashrag import compare_with_recorded, records_from_result_file
     from evalsuite.runs.provenance import base_manifest_fields
     from evalsuite.scoring import score_record
@@ -40,6 +41,7 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None) -> list[str]
     task_name, records, recorded = records_from_result_file(path, task)
     for record in records:
         record.metrics = score_record(record)
+    process = add_process_metrics(records)
     run = RunDirectory(out_dir)
     manifest = Manifest(
         kind="import",
@@ -54,11 +56,12 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None) -> list[str]
     run.write_manifest(manifest)
     with run.writer(fresh=True) as writer:
         writer.extend(records)
-    run.write_metrics(summarize(records))
+    run.write_metrics(_with_process(summarize(records), process))
     return compare_with_recorded(records, recorded)
 
 
 def _rescore_run(path: Path, out_dir: Path) -> list[str]:
+    from evalsuite.metrics.process import add_process_metrics
     from evalsuite.runs import RunDirectory, summarize
     from evalsuite.runs.provenance import now_iso
     from evalsuite.scoring import score_record
@@ -69,14 +72,21 @@ def _rescore_run(path: Path, out_dir: Path) -> list[str]:
     for record in records:
         if record.status == "ok":
             record.metrics = score_record(record)
+    process = add_process_metrics(records)
     target = RunDirectory(out_dir)
     if target.path.resolve() != source.path.resolve():
         manifest_extra = manifest.model_copy(update={"rescored_from": str(path.resolve()), "rescored_at": now_iso()})
         target.write_manifest(manifest_extra)
         with target.writer(fresh=True) as writer:
             writer.extend(records)
-    target.write_metrics(summarize(records))
+    target.write_metrics(_with_process(summarize(records), process))
     return []
+
+
+def _with_process(metrics, process: dict):
+    """metrics.json with the rule-based process metrics (novelty, Search Efficiency, turn statistics) in `extra`."""
+    metrics.extra["process"] = process
+    return metrics
 
 
 def _summary_table(scored: list[ScoredInput]) -> Table:
@@ -102,6 +112,30 @@ def _summary_table(scored: list[ScoredInput]) -> Table:
     return table
 
 
+def _process_table(scored: list[ScoredInput]) -> Table:
+    """Search behaviour: SmartSearch novelty and Search Efficiency, Search-P1 turns of successful vs failed trajectories."""
+    from evalsuite.runs import RunDirectory
+
+    table = Table(title="search process (rule-based)")
+    for column in ("input", "task", "novel rounds", "search eff.", "turns ok/fail", "searches ok/fail", "search gap"):
+        table.add_column(column, justify="left" if column in ("input", "task") else "right")
+
+    def num(value: float | None, digits: int = 3) -> str:
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    for item in scored:
+        process = RunDirectory(item.out_dir).read_metrics().extra.get("process", {})
+        for task, p in process.get("tasks", {}).items():
+            t = p["turns"]
+            gap = "-" if t["gap_searches"] is None else f"{t['gap_searches']:+.2f} ({num(t['relative_gap_searches'] and 100 * t['relative_gap_searches'], 0)}%)"
+            table.add_row(
+                item.name, task, num(p["novelty_rate"]), num(p["search_efficiency"]),
+                f"{num(t['success']['mean_turns'], 2)}/{num(t['failure']['mean_turns'], 2)}",
+                f"{num(t['success']['mean_searches'], 2)}/{num(t['failure']['mean_searches'], 2)}", gap,
+            )
+    return table
+
+
 def score_command(
     inputs: list[Path] = typer.Argument(..., help="Run directories and/or FlashRAG result files (*.json).", exists=True),
     output: Path = typer.Option(..., "-o", "--output", help="Directory that receives one run directory per input."),
@@ -124,6 +158,7 @@ def score_command(
             raise EvalsuiteError(f"{path}: not a run directory or a FlashRAG result file (.json)")
         scored.append(ScoredInput(name, out_dir, differences))
     console.print(_summary_table(scored))
+    console.print(_process_table(scored))
     console.print(f"run directories written under {output}")
     if check_recorded:
         failed = [item for item in scored if item.differences]
