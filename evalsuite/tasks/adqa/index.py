@@ -34,7 +34,7 @@ class Bm25Index:
 
     def search_ids(self, queries: list[str], k: int) -> list[list[str]]:
         """Top-k passage ids for each query, best first."""
-        docs, _ = self.model.retrieve(_tokenize(queries), k=k, show_progress=False, n_threads=1)
+        docs, _ = self.model.retrieve(_tokenize(queries), k=min(k, len(self.ids)), show_progress=False, n_threads=1)
         return [[self.ids[int(i)] for i in row] for row in docs]
 
 
@@ -51,7 +51,12 @@ def build_bm25(rows: list[dict], out_dir: Path) -> Path:
         (staging / "ids.json").write_text(json.dumps([str(row["id"]) for row in rows]), encoding="utf-8")
         if out_dir.exists():
             shutil.rmtree(out_dir)
-        staging.rename(out_dir)
+        try:
+            staging.rename(out_dir)
+        except OSError:
+            # Another process finished the same build first: keep its complete index.
+            if not (out_dir / "ids.json").is_file():
+                raise
     finally:
         if staging.exists():
             shutil.rmtree(staging)
