@@ -17,6 +17,7 @@ def tasks_command(
 ) -> None:
     """List the registered benchmarks."""
     from evalsuite.tasks.loader import available_splits, load_split, resolve_data_dir
+    from evalsuite.tasks.packaged import packaged_splits
     from evalsuite.tasks.registry import list_tasks
 
     directory = resolve_data_dir(data_dir)
@@ -25,8 +26,7 @@ def tasks_command(
         table.add_column(column)
     for task in list_tasks():
         splits = available_splits(directory, task.name) if directory is not None else []
-        if task.packaged_data is not None and task.eval_split not in splits:
-            splits.append(task.eval_split)
+        splits += [s for s in packaged_splits(task) if s not in splits]
         counts = []
         for split in sorted(splits, key=lambda s: (s != task.eval_split, s)):
             try:
