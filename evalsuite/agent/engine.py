@@ -88,15 +88,33 @@ class RolloutEngine:
         self.config = config
         self.style = style
 
-    def start(self, key: str, question: str) -> Rollout:
-        """A fresh rollout with its prompt built and counted."""
-        prompt = self.method.prompt(question, self.style, self.backend.chat_template)
+    def start(self, key: str, question: str, initial: list[list[HitLike]] | None = None) -> Rollout:
+        """A fresh rollout with its prompt built and counted (`initial`: hits of the method's initial queries)."""
+        queries = self.method.initial_queries(question)
+        if queries and initial is None:
+            initial = self._search(queries)
+        if not queries:
+            prompt = self.method.prompt(question, self.style, self.backend.chat_template)
+        else:
+            prompt = self.method.prompt_with_passages(question, self.style, self.backend.chat_template, initial, self._truncate_obs)
         tokens = self.backend.count_tokens(prompt)
-        return Rollout(key=key, question=question, prompt=prompt, prompt_tokens=tokens, context_tokens=tokens)
+        rollout = Rollout(key=key, question=question, prompt=prompt, prompt_tokens=tokens, context_tokens=tokens)
+        if queries:
+            # Retrieval before any model turn is recorded as turn 0 with no text, so its passages are scored.
+            rollout.turns.append(
+                Turn(
+                    text="",
+                    query=queries[0] if len(queries) == 1 else None,
+                    sub_queries=queries if len(queries) > 1 else [],
+                    passages=[hit_passage(hit) for per_query in initial for hit in per_query],
+                    extra={"initial_retrieval": True},
+                )
+            )
+        return rollout
 
     def run(self, items: Sequence[tuple[str, str]]) -> list[Rollout]:
         """Roll out every (key, question) pair to completion; returns them in input order."""
-        rollouts = [self.start(key, question) for key, question in items]
+        rollouts = self._start_all(items)
         for turn_index in range(self.config.max_turns + 1):
             active = [r for r in rollouts if not r.done]
             if not active:
@@ -140,6 +158,7 @@ class RolloutEngine:
             action = self.method.parse_action(text)
             turn = Turn(
                 text=text,
+                think=list(action.think),
                 query=action.queries[0] if len(action.queries) == 1 else None,
                 sub_queries=action.queries if len(action.queries) > 1 else [],
                 answer=action.answer,
@@ -147,6 +166,7 @@ class RolloutEngine:
                 completion_tokens=completion_tokens,
                 latency_s=generation.latency_s,
                 finish_reason=generation.finish_reason,
+                extra=dict(action.extra),
             )
             rollout.turns.append(turn)
             rollout.response += text
@@ -186,14 +206,49 @@ class RolloutEngine:
         results = self._search(queries)
         elapsed = time.perf_counter() - start
         position = 0
+        per_search: list[list[list[HitLike]]] = []
         for pending in searches:
             count = len(pending.action.queries)
             hits = results[position : position + count]
             position += count
             pending.turn.passages = [hit_passage(hit) for per_query in hits for hit in per_query]
             pending.turn.retrieval_latency_s = elapsed
-            observation = self.method.observation(pending.action, hits, self._truncate_obs)
+            self.method.annotate_search(pending.rollout.question, pending.rollout.turns[:-1], pending.turn)
+            per_search.append(hits)
+        condensing = [
+            (pending, hits, prompt)
+            for pending, hits in zip(searches, per_search)
+            if (prompt := self.method.condense_prompt(pending.rollout.question, pending.rollout.response, pending.action, hits, self.style, self.backend.chat_template, self._truncate_obs)) is not None
+        ]
+        condensed = self._condense(condensing)
+        for pending, hits in zip(searches, per_search):
+            if id(pending) in condensed:
+                observation = self.method.condensed_observation(pending.action, condensed[id(pending)])
+            else:
+                observation = self.method.observation(pending.action, hits, self._truncate_obs)
             self._append(pending.rollout, observation)
+
+    def _condense(self, condensing: list[tuple[_Pending, list[list[HitLike]], str]]) -> dict[int, str]:
+        """One batched extra model call that condenses documents (Search-o1); its text and cost go in Turn.extra."""
+        if not condensing:
+            return {}
+        requests = [
+            GenerationRequest(
+                prompt=prompt, stop=[], max_tokens=self.config.max_obs_tokens, temperature=self.config.temperature,
+                seed=self.config.seed, key=(pending.rollout.key, -len(pending.rollout.turns)),
+            )
+            for pending, _, prompt in condensing
+        ]
+        generations = self._generate(requests)
+        out: dict[int, str] = {}
+        for (pending, _, _), generation in zip(condensing, generations):
+            text = generation.text if generation.error is None else ""
+            pending.turn.extra["condense"] = {
+                "text": text, "prompt_tokens": generation.prompt_tokens, "completion_tokens": generation.completion_tokens,
+                "latency_s": generation.latency_s, "error": generation.error,
+            }
+            out[id(pending)] = text
+        return out
 
     def _truncate_obs(self, text: str) -> str:
         # Search-R1 cuts the observation's token ids at max_obs_length; we cut the passages so the tags stay closed.
@@ -204,6 +259,18 @@ class RolloutEngine:
     def _append(self, rollout: Rollout, observation: str) -> None:
         rollout.response += observation
         rollout.context_tokens += self.backend.count_tokens(observation)
+
+    def _start_all(self, items: Sequence[tuple[str, str]]) -> list[Rollout]:
+        """Start every rollout, with the methods' initial queries (if any) retrieved in one call."""
+        wanted = [self.method.initial_queries(question) for _, question in items]
+        flat = [q for queries in wanted for q in queries]
+        results = self._search(flat) if flat else []
+        rollouts, position = [], 0
+        for (key, question), queries in zip(items, wanted):
+            initial = results[position : position + len(queries)] if queries else None
+            position += len(queries)
+            rollouts.append(self.start(key, question, initial))
+        return rollouts
 
     def _search(self, queries: list[str]) -> list[list[HitLike]]:
         if self.retriever is None:

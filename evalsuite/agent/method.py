@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from evalsuite.errors import EvalsuiteError
-from evalsuite.runs.schema import Passage
+from evalsuite.runs.schema import Passage, Turn
 
 
 class HitLike(Protocol):
@@ -36,6 +36,9 @@ class Action:
     kind: Literal["search", "answer", "invalid"]
     queries: list[str] = field(default_factory=list)
     answer: str | None = None
+    think: list[str] = field(default_factory=list)
+    # Method-specific facts about the turn (e.g. Search-P1's plan steps), copied into Turn.extra by the engine.
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def split_contents(contents: str) -> tuple[str, str]:
@@ -107,6 +110,32 @@ class Method(ABC):
     def info(self, style: str) -> dict[str, Any]:
         return {"name": self.name, "style": style, "stop": list(self.stop), "template_hash": self.template_hash(style)}
 
+    # Optional hooks. The defaults keep the plain Search-R1 loop; baselines and methods override what they need.
+
+    def initial_queries(self, question: str) -> list[str]:
+        """Queries retrieved before the first turn (naive RAG, IRCoT); their hits go to `prompt_with_passages`."""
+        return []
+
+    def prompt_with_passages(
+        self, question: str, style: str, chat: ChatRenderer, results: Sequence[Sequence[HitLike]], truncate: Callable[[str], str]
+    ) -> str:
+        """The initial prompt when `initial_queries` retrieved something (one hit list per query)."""
+        return self.prompt(question, style, chat)
+
+    def condense_prompt(
+        self, question: str, response: str, action: Action, results: Sequence[Sequence[HitLike]], style: str, chat: ChatRenderer, truncate: Callable[[str], str]
+    ) -> str | None:
+        """A prompt for an extra model call that condenses retrieved documents before they enter the chain
+        (Search-o1's reason-in-documents); None (the default) appends `observation` directly."""
+        return None
+
+    def condensed_observation(self, action: Action, condensed: str) -> str:
+        """The text appended after a search whose documents were condensed into `condensed`."""
+        raise NotImplementedError(f"method {self.name!r} asked for condensation but formats no condensed observation")
+
+    def annotate_search(self, question: str, turns: Sequence[Turn], turn: Turn) -> None:
+        """Record per-query facts on a search turn once its passages are known (`turns` are the earlier turns)."""
+
 
 _METHODS: dict[str, Callable[[], Method]] = {}
 
@@ -118,7 +147,7 @@ def register_method(name: str, factory: Callable[[], Method]) -> None:
 
 def get_method(name: str) -> Method:
     """A fresh method object by name; unknown names get a did-you-mean hint."""
-    import evalsuite.agent.search_r1  # noqa: F401  (registers the built-in method)
+    _register_builtins()
 
     if name not in _METHODS:
         close = difflib.get_close_matches(name, list(_METHODS), n=2, cutoff=0.5)
@@ -128,6 +157,12 @@ def get_method(name: str) -> Method:
 
 
 def list_methods() -> list[str]:
-    import evalsuite.agent.search_r1  # noqa: F401
-
+    _register_builtins()
     return sorted(_METHODS)
+
+
+def _register_builtins() -> None:
+    # Importing these modules registers the reference method, the seed papers' methods and the baselines.
+    import baselines  # noqa: F401
+    import evalsuite.agent.methods  # noqa: F401
+    import evalsuite.agent.search_r1  # noqa: F401
