@@ -1,0 +1,107 @@
+"""`evalsuite table`: paper-style tables from transcribed paper numbers or from run directories, with significance."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from evalsuite.errors import EvalsuiteError
+
+
+def table_command(
+    runs: Optional[list[Path]] = typer.Argument(None, help="Run directories (from `evalsuite run` or `evalsuite score`)."),
+    reported: Optional[str] = typer.Option(None, "--reported", help="A transcribed paper table, e.g. progress:table1 (see --list-reported)."),
+    list_reported: bool = typer.Option(False, "--list-reported", help="List the transcribed paper tables and exit."),
+    fmt: str = typer.Option("terminal", "--format", "-f", help="terminal, markdown, latex, csv or html."),
+    layout: str = typer.Option("compact", "--layout", help="progress-table1, oases-table1 or compact."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="Run name (directory name) or manifest method of the baseline; default the first run."),
+    metric: str = typer.Option("em", "--metric", help="Per-example metric: em, cover_em, f1, retrieval_hit, ..."),
+    ci: bool = typer.Option(False, "--ci", help="Show ± the half-width of each mean's 95% bootstrap interval."),
+    differences: bool = typer.Option(True, "--differences/--no-differences", help="Also print the paired-differences table (Δ, CI, test, p, Holm p)."),
+    test: str = typer.Option("auto", "--test", help="auto (McNemar for 0/1 metrics, else randomization), mcnemar, randomization or bootstrap."),
+    resamples: int = typer.Option(10_000, "--resamples", min=100, help="Bootstrap resamples."),
+    permutations: int = typer.Option(10_000, "--permutations", min=100, help="Approximate-randomization permutations."),
+    seed: int = typer.Option(12345, "--seed", help="Seed of every resampling."),
+    emphasis: str = typer.Option("auto", "--emphasis", help="Reported tables: auto, computed, paper or none."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the table(s) to this file instead of printing."),
+    stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write every mean, interval and p-value as JSON."),
+    plot_bars: Optional[Path] = typer.Option(None, "--plot-bars", help="Bar chart with CI whiskers (.png or .svg)."),
+    plot_forest: Optional[Path] = typer.Option(None, "--plot-forest", help="Forest plot of differences from the baseline (.png or .svg)."),
+) -> None:
+    """Print a paper-style table from a paper's transcribed numbers (--reported) or from run directories."""
+    from evalsuite.tables.render import RENDERERS, render, rich_table
+
+    if fmt not in RENDERERS:
+        raise EvalsuiteError(f"unknown format {fmt!r}", hint=f"choose one of {', '.join(RENDERERS)}")
+    if list_reported:
+        from evalsuite.reported import list_reported as keys
+
+        typer.echo("\n".join(keys()))
+        return
+    if reported and runs:
+        raise EvalsuiteError("give either --reported or run directories, not both")
+    if not reported and not runs:
+        raise EvalsuiteError("nothing to tabulate", hint="pass run directories, or --reported progress:table1 (--list-reported lists them)")
+    if reported:
+        tables = [_reported_table(reported, emphasis)]
+    else:
+        tables = _run_tables(runs or [], layout, baseline, metric, ci, differences, test, resamples, permutations, seed,
+                             stats_json, plot_bars, plot_forest)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text("\n".join(render(t, fmt) for t in tables), encoding="utf-8")
+        typer.echo(f"wrote {output}", err=True)
+    elif fmt == "terminal":
+        from rich.console import Console
+
+        console = Console()
+        for table in tables:
+            console.print(rich_table(table))
+    else:
+        typer.echo("\n".join(render(t, fmt) for t in tables), nl=False)
+
+
+def _reported_table(key: str, emphasis: str):
+    from evalsuite.reported import load_reported
+    from evalsuite.tables.reported import table_from_reported
+
+    if emphasis not in ("auto", "computed", "paper", "none"):
+        raise EvalsuiteError(f"unknown emphasis {emphasis!r}", hint="choose auto, computed, paper or none")
+    return table_from_reported(load_reported(key), emphasis)  # type: ignore[arg-type]
+
+
+def _run_tables(runs, layout, baseline, metric, ci, differences, test, resamples, permutations, seed, stats_json, plot_bars, plot_forest):
+    from evalsuite.tables.layouts import build_run_table, differences_table, get_layout
+    from evalsuite.tables.sources import load_runs, resolve_baseline
+
+    if test not in ("auto", "mcnemar", "randomization", "bootstrap"):
+        raise EvalsuiteError(f"unknown test {test!r}", hint="choose auto, mcnemar, randomization or bootstrap")
+    data = load_runs(runs)
+    base = resolve_baseline(data, baseline)
+    built = build_run_table(data, get_layout(layout), metric, base, with_ci=ci, test=test, n_resamples=resamples,
+                            n_permutations=permutations, seed=seed)
+    order = [r.name for r in data]
+    main = built.comparisons.get(metric) or next(iter(built.comparisons.values()))
+    tables = [built.table]
+    if differences and len(data) > 1:
+        tables.append(differences_table(main, order))
+    if stats_json is not None:
+        stats_json.parent.mkdir(parents=True, exist_ok=True)
+        payload = {m: c.to_dict() for m, c in built.comparisons.items()}
+        stats_json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    if plot_bars is not None:
+        from evalsuite.tables.plots import plot_bars as bars
+
+        bars(main, order, plot_bars)
+    if plot_forest is not None:
+        from evalsuite.tables.plots import plot_forest as forest
+
+        forest(main, plot_forest)
+    return tables
+
+
+def register(app: typer.Typer) -> None:
+    app.command("table")(table_command)

@@ -1,0 +1,246 @@
+"""Table layouts for run directories: the papers' layouts (Progress Table 1, OASES Table 1) and a compact one.
+
+A layout only decides which columns exist (benchmarks, metrics, averages) and how they are grouped; the values,
+intervals and significance marks come from evalsuite.stats.compare on the runs' per-example scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from evalsuite.errors import EvalsuiteError
+from evalsuite.stats import Comparison, Difference, Estimate, compare
+from evalsuite.stats.compare import TestChoice
+from evalsuite.tables.model import Cell, Column, ColumnGroup, Row, RowGroup, Table, mark_best
+from evalsuite.tables.sources import RunData, settings_notes
+from evalsuite.tasks.registry import get_task, list_tasks
+
+# Metrics in [0, 1] that papers print as percentages.
+PERCENT_METRICS = frozenset({"em", "cover_em", "f1", "precision", "recall", "retrieval_hit", "has_answer"})
+BETTER, WORSE = "▲", "▼"
+GENERAL = ("nq", "triviaqa", "popqa")
+MULTI_HOP = ("hotpotqa", "2wikimultihopqa", "musique")
+OASES_TASKS = ("nq", "hotpotqa", "2wikimultihopqa", "bamboogle", "musique")
+
+
+@dataclass(frozen=True)
+class LayoutColumn:
+    """A column: one benchmark's score, or the macro-average of several (`average`)."""
+
+    key: str
+    label: str
+    tasks: tuple[str, ...]
+    metric: str | None = None  # None: the table's --metric
+    average: bool = False
+
+
+ColumnPlan = list[tuple[str, list[LayoutColumn]]]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A named layout: builds its column groups from the tasks the runs hold."""
+
+    name: str
+    description: str
+    plan: Callable[[list[str]], ColumnPlan]
+    domain_marks: bool = False
+
+
+def task_label(task: str, domain_marks: bool = False) -> str:
+    """A benchmark's display name, with † (in-domain) or ⋆ (out-of-domain) for the NQ+HotpotQA training mix."""
+    try:
+        spec = get_task(task)
+    except EvalsuiteError:
+        return task
+    return spec.display_name + (("†" if spec.in_domain else "⋆") if domain_marks else "")
+
+
+def _progress_plan(_: list[str]) -> ColumnPlan:
+    single = lambda t: LayoutColumn(t, task_label(t, True), (t,))  # noqa: E731
+    return [
+        ("General QA", [single(t) for t in GENERAL]),
+        ("Multi-hop QA", [single(t) for t in MULTI_HOP]),
+        ("Multi-hop QA", [LayoutColumn("avg_multihop", "Average", MULTI_HOP, average=True)]),
+        ("Combined QA", [LayoutColumn("avg", "Average", GENERAL + MULTI_HOP, average=True)]),
+    ]
+
+
+def _oases_plan(_: list[str]) -> ColumnPlan:
+    plan: ColumnPlan = [
+        (task_label(t), [LayoutColumn(f"{t}.f1", "F1", (t,), "f1"), LayoutColumn(f"{t}.em", "EM", (t,), "em")]) for t in OASES_TASKS
+    ]
+    plan.append(("Avg.", [LayoutColumn("avg.f1", "F1", OASES_TASKS, "f1", True), LayoutColumn("avg.em", "EM", OASES_TASKS, "em", True)]))
+    return plan
+
+
+def _compact_plan(tasks: list[str]) -> ColumnPlan:
+    registered = [t.name for t in list_tasks()]
+    ordered = [t for t in registered if t in tasks] + [t for t in tasks if t not in registered]
+    columns = [LayoutColumn(t, task_label(t), (t,)) for t in ordered]
+    if len(ordered) > 1:
+        columns.append(LayoutColumn("avg", "Avg.", tuple(ordered), average=True))
+    return [("", columns)]
+
+
+LAYOUTS: dict[str, Layout] = {
+    layout.name: layout
+    for layout in (
+        Layout("progress-table1", "Progress Table 1: General QA / Multi-hop QA, multi-hop and combined averages", _progress_plan, True),
+        Layout("oases-table1", "OASES Table 1: F1 and EM per benchmark and their averages", _oases_plan),
+        Layout("compact", "the runs' own benchmarks, in registry order, and their average", _compact_plan),
+    )
+}
+
+
+def get_layout(name: str) -> Layout:
+    """A layout by name; unknown names list the known ones."""
+    try:
+        return LAYOUTS[name]
+    except KeyError:
+        raise EvalsuiteError(f"unknown layout {name!r}", hint=f"choose one of {', '.join(LAYOUTS)}") from None
+
+
+def format_value(value: float, metric: str) -> str:
+    """Percent metrics ×100 with two decimals (the papers' style); counts as they are."""
+    return f"{value * 100:.2f}" if metric in PERCENT_METRICS else f"{value:.2f}"
+
+
+def _scaled(value: float, metric: str) -> float:
+    return value * 100 if metric in PERCENT_METRICS else value
+
+
+def _value_cell(estimate: Estimate | None, diff: Difference | None, metric: str, with_ci: bool) -> Cell:
+    if estimate is None:
+        return Cell("–")
+    marks = ""
+    if diff is not None and diff.significant:
+        marks = BETTER if diff.difference > 0 else WORSE
+    detail = f"±{_scaled((estimate.ci_high - estimate.ci_low) / 2, metric):.2f}" if with_ci else ""
+    return Cell(format_value(estimate.mean, metric), _scaled(estimate.mean, metric), marks, detail=detail)
+
+
+@dataclass
+class RunTable:
+    """A layout filled from runs, with the comparisons behind it (one per metric)."""
+
+    table: Table
+    comparisons: dict[str, Comparison]
+
+
+def build_run_table(
+    runs: Sequence[RunData],
+    layout: Layout,
+    metric: str,
+    baseline: str,
+    *,
+    with_ci: bool = False,
+    test: TestChoice = "auto",
+    n_resamples: int = 10_000,
+    n_permutations: int = 10_000,
+    seed: int = 12345,
+) -> RunTable:
+    """Fill a layout from run directories: means, ▲/▼ against the baseline after Holm, optional ± intervals."""
+    run_tasks = list(dict.fromkeys(t for r in runs for t in r.tasks))
+    plan = layout.plan(run_tasks)
+    metrics = list(dict.fromkeys(c.metric or metric for _, cols in plan for c in cols))
+    comparisons = {}
+    for m in metrics:
+        groups = {c.key: list(c.tasks) for _, cols in plan for c in cols if c.average and (c.metric or metric) == m}
+        comparisons[m] = compare([r.scores(m) for r in runs], baseline, metric=m, groups=groups, test=test,
+                                 n_resamples=n_resamples, n_permutations=n_permutations, seed=seed)
+    marks, notes = settings_notes(runs, baseline)
+    rows = []
+    for run in runs:
+        cells = {}
+        for _, cols in plan:
+            for c in cols:
+                comp = comparisons[c.metric or metric]
+                if c.average:
+                    cells[c.key] = _value_cell(comp.averages.get((run.name, c.key)), comp.average_differences.get((run.name, c.key)), comp.metric, with_ci)
+                else:
+                    task = c.tasks[0]
+                    cells[c.key] = _value_cell(comp.means.get((run.name, task)), comp.differences.get((run.name, task)), comp.metric, with_ci)
+        rows.append(Row([run.name], cells, marks.get(run.name, "")))
+    column_groups = [ColumnGroup(title, [Column(c.key, c.label) for c in cols]) for title, cols in plan]
+    table = Table(title=f"{layout.name} ({', '.join(metrics)})", lead_headers=["Method"], column_groups=column_groups,
+                  row_groups=[RowGroup("", rows)])
+    mark_best(table)
+    table.footnotes = _footnotes(comparisons, layout, baseline, with_ci, plan, run_tasks) + notes
+    return RunTable(table, comparisons)
+
+
+def _footnotes(comparisons: dict[str, Comparison], layout: Layout, baseline: str, with_ci: bool, plan: ColumnPlan,
+               run_tasks: list[str]) -> list[str]:
+    comp = next(iter(comparisons.values()))
+    tests = sorted({d.test for c in comparisons.values() for d in c.differences.values()})
+    notes = [
+        "Scores ×100 for " + ", ".join(m for m in comparisons if m in PERCENT_METRICS) + "; averages are macro-averages over the benchmarks named. "
+        "Bold: best, underline: second best per column.",
+        f"{BETTER}/{WORSE}: better/worse than the baseline {baseline} at p ≤ {comp.alpha} after Holm–Bonferroni across the benchmarks "
+        f"of each run ({', '.join(tests) or 'no paired benchmark'}; randomization with {comp.n_permutations} permutations); "
+        f"averages: dataset-stratified paired bootstrap, {comp.n_resamples} resamples, uncorrected. Seed {comp.seed}.",
+    ]
+    if with_ci:
+        notes.append(f"±: half-width of the {comp.confidence:.0%} percentile-bootstrap interval of the mean ({comp.n_resamples} resamples).")
+    if layout.domain_marks:
+        notes.append("†/⋆: in-domain/out-of-domain benchmarks for the NQ + HotpotQA training mix (Search-R1 protocol).")
+    shown = {t for _, cols in plan for c in cols for t in c.tasks}
+    hidden = [t for t in run_tasks if t not in shown]
+    if hidden:
+        notes.append(f"Not in this layout: {', '.join(hidden)} (see --layout compact).")
+    for c in comparisons.values():
+        notes.extend(c.notes)
+    return notes
+
+
+_TEST_NAMES = {"mcnemar-exact": "McNemar (exact)", "approximate-randomization": "randomization", "paired-bootstrap": "bootstrap",
+               "stratified-bootstrap": "stratified bootstrap"}
+
+
+def format_p(p: float | None) -> str:
+    """p-values with three decimals, or in scientific notation below 0.001."""
+    if p is None:
+        return "–"
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
+
+
+def differences_table(comparison: Comparison, order: Sequence[str]) -> Table:
+    """One row per benchmark and system: mean, difference from the baseline with its interval, test and p-values."""
+    m = comparison.metric
+    columns = [Column("n", "n", False), Column("mean", m, False), Column("diff", "Δ", False),
+               Column("ci", f"{comparison.confidence:.0%} CI of Δ", False), Column("test", "test", False),
+               Column("p", "p", False), Column("p_holm", "p (Holm)", False)]
+    groups = []
+    targets = [(t, task_label(t), comparison.means, comparison.differences) for t in comparison.tasks]
+    targets += [(g, f"Average ({', '.join(task_label(t) for t in ts)})", comparison.averages, comparison.average_differences)
+                for g, ts in comparison.groups.items() if any((s, g) in comparison.averages for s in order)]
+    for key, title, means, diffs in targets:
+        rows = []
+        for system in order:
+            est = means.get((system, key))
+            if est is None:
+                continue
+            d = diffs.get((system, key))
+            cells = {"n": Cell(str(est.n), float(est.n)), "mean": Cell(format_value(est.mean, m), _scaled(est.mean, m))}
+            if d is not None:
+                sign = "+" if d.difference >= 0 else ""
+                cells |= {
+                    "diff": Cell(f"{sign}{format_value(d.difference, m)}", _scaled(d.difference, m), BETTER if d.significant and d.difference > 0 else WORSE if d.significant else ""),
+                    "ci": Cell(f"[{format_value(d.ci_low, m)}, {format_value(d.ci_high, m)}]"),
+                    "test": Cell(_TEST_NAMES.get(d.test, d.test)),
+                    "p": Cell(format_p(d.p_value), d.p_value),
+                    "p_holm": Cell(format_p(d.p_holm), d.p_holm),
+                }
+            label = system + (" (baseline)" if system == comparison.baseline else "")
+            rows.append(Row([label], cells))
+        if rows:
+            groups.append(RowGroup(title, rows))
+    return Table(
+        title=f"Paired differences from {comparison.baseline} ({m})", lead_headers=["System"],
+        column_groups=[ColumnGroup("", columns)], row_groups=groups,
+        footnotes=[f"Δ and its interval: paired bootstrap over the same resampled examples ({comparison.n_resamples} resamples, "
+                   f"seed {comparison.seed}); p: the paired test named; p (Holm): Holm–Bonferroni across the benchmarks of each system; "
+                   f"{BETTER}/{WORSE}: p (Holm) ≤ {comparison.alpha} (averages: stratified bootstrap p, uncorrected)."],
+    )

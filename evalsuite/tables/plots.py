@@ -1,0 +1,85 @@
+"""Plots of a comparison: per-benchmark bars with CI whiskers, and a forest plot of paired differences (PNG or SVG)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from evalsuite.errors import EvalsuiteError, require
+from evalsuite.stats import Comparison
+from evalsuite.tables.layouts import PERCENT_METRICS, task_label
+
+PLOT_FORMATS = (".png", ".svg")
+
+
+def _figure(width: float, height: float):
+    require("matplotlib", "site", "plotting tables")
+    # The object-oriented Figure needs no pyplot state or display backend.
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _save(fig, path: Path) -> Path:
+    path = Path(path)
+    if path.suffix.lower() not in PLOT_FORMATS:
+        raise EvalsuiteError(f"cannot write a plot to {path}: unknown format {path.suffix or '(none)'}",
+                             hint=f"name the file with one of {', '.join(PLOT_FORMATS)}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    import matplotlib
+
+    # No date and a fixed id salt keep SVG output byte-stable across runs.
+    metadata = {"Date": None} if path.suffix.lower() == ".svg" else {}
+    with matplotlib.rc_context({"svg.hashsalt": "evalsuite"}):
+        fig.savefig(path, dpi=150, metadata=metadata)
+    return path
+
+
+def _scale(metric: str) -> float:
+    return 100.0 if metric in PERCENT_METRICS else 1.0
+
+
+def plot_bars(comparison: Comparison, order: Sequence[str], path: str | Path) -> Path:
+    """Grouped bars: one group per benchmark, one bar per system, whiskers at the 95% interval of each mean."""
+    tasks = comparison.tasks
+    scale = _scale(comparison.metric)
+    width = 0.8 / max(len(order), 1)
+    fig = _figure(max(5.0, 0.6 * len(tasks) * max(1, len(order)) + 2), 3.6 + 0.25 * len(order))
+    ax = fig.add_subplot()
+    x = np.arange(len(tasks))
+    for i, system in enumerate(order):
+        ests = [comparison.means.get((system, t)) for t in tasks]
+        means = np.array([e.mean * scale if e else np.nan for e in ests])
+        low = np.array([(e.mean - e.ci_low) * scale if e else 0.0 for e in ests])
+        high = np.array([(e.ci_high - e.mean) * scale if e else 0.0 for e in ests])
+        ax.bar(x + (i - (len(order) - 1) / 2) * width, means, width, yerr=np.vstack([low, high]), capsize=3, label=system)
+    ax.set_xticks(x, [task_label(t) for t in tasks])
+    ax.set_ylabel(f"{comparison.metric}" + (" (%)" if scale == 100 else ""))
+    ax.set_title(f"{comparison.metric} per benchmark, {comparison.confidence:.0%} bootstrap intervals", fontsize="medium")
+    fig.legend(loc="outside lower center", fontsize="small", ncols=1 if len(order) > 3 else len(order))
+    return _save(fig, path)
+
+
+def plot_forest(comparison: Comparison, path: str | Path) -> Path:
+    """Forest plot: each system's paired difference from the baseline per benchmark, with its bootstrap interval."""
+    rows = [d for t in comparison.tasks for s in comparison.systems if (d := comparison.differences.get((s, t)))]
+    rows += list(comparison.average_differences.values())
+    if not rows:
+        raise EvalsuiteError("nothing to plot: no system shares a benchmark with the baseline")
+    scale = _scale(comparison.metric)
+    labels = [f"{d.system} · {task_label(d.task) if d.task in comparison.tasks else 'avg ' + d.task}" for d in rows]
+    fig = _figure(4.0 + 0.07 * max(len(label) for label in labels), 1.4 + 0.35 * len(rows))
+    ax = fig.add_subplot()
+    y = np.arange(len(rows))[::-1]
+    diffs = np.array([d.difference for d in rows]) * scale
+    err = np.array([[d.difference - d.ci_low for d in rows], [d.ci_high - d.difference for d in rows]]) * scale
+    colors = ["tab:red" if d.significant else "tab:gray" for d in rows]
+    for i, color in enumerate(colors):
+        ax.errorbar(diffs[i], y[i], xerr=err[:, i : i + 1], fmt="o", color=color, capsize=3)
+    ax.axvline(0.0, color="black", linewidth=0.8)
+    ax.set_yticks(y, labels, fontsize="small")
+    ax.set_xlabel(f"Δ {comparison.metric}" + (" (points)" if scale == 100 else "") + f", {comparison.confidence:.0%} paired-bootstrap interval")
+    fig.suptitle(f"vs baseline {comparison.baseline} (red: significant after Holm)", fontsize="medium")
+    return _save(fig, path)

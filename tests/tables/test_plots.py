@@ -1,0 +1,40 @@
+"""Plots from the real Bamboogle runs: bars with interval whiskers and a forest plot of differences."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from evalsuite.errors import EvalsuiteError
+from evalsuite.tables import build_run_table, get_layout, load_runs
+from evalsuite.tables.plots import plot_forest
+
+BASE = "bamboogle_2026_04_24_16_17_search_r1_base"
+
+
+def test_cli_writes_png_bars_and_svg_forest(bamboogle_runs, cli, tmp_path):
+    bars, forest = tmp_path / "bars.png", tmp_path / "forest.svg"
+    cli("table", *map(str, bamboogle_runs.values()), "--baseline", BASE, "--format", "csv",
+        "--plot-bars", str(bars), "--plot-forest", str(forest), "--resamples", "500")
+    assert bars.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    root = ET.fromstring(forest.read_text())
+    assert root.tag.endswith("svg")
+    text = forest.read_text()
+    # one row per non-baseline run, labelled with the run and benchmark
+    for stem in bamboogle_runs:
+        assert (f"{stem} · Bamboogle" in text) == (stem != BASE)
+
+
+def test_svg_is_byte_stable(bamboogle_runs, tmp_path):
+    runs = load_runs(list(bamboogle_runs.values()))
+    comparison = build_run_table(runs, get_layout("compact"), "em", BASE, n_resamples=300).comparisons["em"]
+    first, second = plot_forest(comparison, tmp_path / "a.svg"), plot_forest(comparison, tmp_path / "b.svg")
+    assert first.read_bytes() == second.read_bytes()
+
+
+def test_unknown_plot_format_is_an_error(bamboogle_runs, tmp_path):
+    runs = load_runs(list(bamboogle_runs.values())[:2])
+    comparison = build_run_table(runs, get_layout("compact"), "em", BASE, n_resamples=200).comparisons["em"]
+    with pytest.raises(EvalsuiteError, match=r"unknown format \.pdf"):
+        plot_forest(comparison, tmp_path / "forest.pdf")
