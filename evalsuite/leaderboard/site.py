@@ -1,0 +1,179 @@
+"""`evalsuite leaderboard build`: render results/ into a static site (Jinja2, vanilla JS/CSS, no CDN).
+
+Every entry is verified again while building, so the site shows only scores recomputed from predictions
+against the registry's gold answers. All submitted text goes through Jinja2's autoescaping; the JavaScript
+never writes HTML (only reorders and hides rows), and a Content-Security-Policy forbids inline script.
+Links are relative, so the site works from `file://` and from any static host.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalsuite.errors import EvalsuiteError, require
+from evalsuite.leaderboard.results import list_entries
+from evalsuite.leaderboard.standings import METRICS, TASK_COLUMNS, Entry, reported_tables, task_label, verified_table
+from evalsuite.leaderboard.verify import verify_submission
+from evalsuite.runs import ExampleRecord
+
+SITE_PACKAGE_DIR = Path(__file__).resolve().parent / "site"
+MARKER = ".evalsuite-site"
+MANIFEST_FIELDS = ("kind", "method", "model", "backend", "decoding", "max_turns", "topk", "retriever", "corpus", "splits",
+                   "subset", "metric_convention", "evalsuite_version", "git_commit", "created_at", "source", "notes")
+
+
+@dataclass
+class SiteSummary:
+    entries: int
+    settings: int
+    pages: int
+
+    def __str__(self) -> str:
+        return f"{self.entries} entries in {self.settings} settings, {self.pages} pages"
+
+
+def load_entries(results_dir: Path, data_dir: str | Path | None) -> list[Entry]:
+    """Re-verify every filed entry; one that no longer verifies stops the build, naming it."""
+    entries = []
+    for path in list_entries(results_dir):
+        report = verify_submission(path, data_dir)
+        if not report.accepted:
+            raise EvalsuiteError(
+                f"results entry {path} does not verify: " + "; ".join(report.problem_lines()[:3]),
+                hint=f"run `evalsuite leaderboard verify {path}` for the full report (is --data-dir set?)",
+            )
+        entries.append(Entry(path.name, path, report))
+    return entries
+
+
+def _environment():
+    jinja2 = require("jinja2", "site", "building the leaderboard site")
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(SITE_PACKAGE_DIR / "templates")),
+        autoescape=True,  # every template, whatever its name: submitted text is always escaped
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["pretty_json"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+    return env
+
+
+def _prepare_output(out_dir: Path) -> None:
+    # Only a directory this builder made (or an empty one) is wiped, never an arbitrary folder.
+    if out_dir.exists():
+        if not out_dir.is_dir():
+            raise EvalsuiteError(f"{out_dir} exists and is not a directory")
+        if any(out_dir.iterdir()) and not (out_dir / MARKER).is_file():
+            raise EvalsuiteError(f"{out_dir} is not empty and was not built by evalsuite", hint="choose an empty or new -o directory")
+        shutil.rmtree(out_dir)
+    out_dir.mkdir(parents=True)
+    (out_dir / MARKER).write_text("built by evalsuite leaderboard build\n", encoding="utf-8")
+    shutil.copytree(SITE_PACKAGE_DIR / "static", out_dir / "assets")
+
+
+def _write(env, template: str, path: Path, **context) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(env.get_template(template).render(**context), encoding="utf-8")
+
+
+def _plot(entry: Entry, path: Path) -> Path | None:
+    """The entry's per-benchmark EM with 95% intervals, drawn by evalsuite.tables.plots."""
+    from evalsuite.stats import SystemScores, compare
+    from evalsuite.tables.plots import plot_bars
+
+    tasks = [t for t in TASK_COLUMNS if t in entry.report.tasks]
+    if not tasks:
+        return None
+    # The entry id (a slug) labels the plot: submitted names could hold characters matplotlib treats as markup.
+    system = SystemScores(entry.id, {t: entry.scores(t, "em") for t in tasks})
+    return plot_bars(compare([system], baseline=entry.id, metric="em", n_resamples=2000), [entry.id], path)
+
+
+def _turn_views(record: ExampleRecord) -> list[dict]:
+    return [{"think": " … ".join(t.think), "query": t.query, "sub_queries": t.sub_queries, "answer": t.answer,
+             "invalid": t.invalid_action, "passages": [{"title": p.title, "text": p.text} for p in t.passages]}
+            for t in record.turns]
+
+
+def _example_pages(env, entry: Entry, out: Path, page_size: int, nav: dict) -> int:
+    pages = 0
+    for task, verified in entry.report.tasks.items():
+        records = verified.records
+        total = max(1, -(-len(records) // page_size))
+        for page in range(1, total + 1):
+            chunk = records[(page - 1) * page_size : page * page_size]
+            examples = [{"record": r, "turns": _turn_views(r), "index": (page - 1) * page_size + i + 1} for i, r in enumerate(chunk)]
+            _write(env, "examples.html.j2", out / task / f"page-{page}.html", root="../../../", entry=entry,
+                   info=entry.report.info, task=task, task_name=task_label(task), split=verified.split, page=page,
+                   total=total, examples=examples, n=len(records), metric_names=METRICS, nav=nav)
+            pages += 1
+    return pages
+
+
+def _entry_context(entry: Entry) -> dict:
+    manifests = {
+        name: {"fields": {k: v for k, v in m.model_dump().items() if k in MANIFEST_FIELDS and v not in (None, {}, [], "")},
+               "full": m.model_dump()}
+        for name, m in entry.report.manifests.items()
+    }
+    tasks = [
+        {"task": t, "name": task_label(t), "split": v.split, "run": v.run, "n": v.summary.n,
+         "data_source": Path(v.data_source).name, "data_sha256": v.data_sha256,
+         "metrics": {m: v.summary.metrics[m] for m in ("em", "cover_em", "f1", "retrieval_hit", "n_searches", "has_answer")
+                     if m in v.summary.metrics}}
+        for t in TASK_COLUMNS + tuple(sorted(set(entry.report.tasks) - set(TASK_COLUMNS)))
+        if (v := entry.report.tasks.get(t)) is not None
+    ]
+    return {"manifests": manifests, "tasks": tasks}
+
+
+def _methods(entries: list[Entry], reported: dict) -> list[dict]:
+    methods: dict[str, dict] = defaultdict(lambda: {"entries": [], "papers": set(), "links": set()})
+    for entry in entries:
+        info = entry.report.info
+        assert info is not None
+        item = methods[info.method]
+        item["entries"].append(entry)
+        if info.paper:
+            item["links"].add(info.paper)
+    for row in reported["em"].rows + reported["f1"].rows:
+        methods[row.method]["papers"].add(row.citation)
+    return [{"name": name, "entries": v["entries"], "papers": sorted(v["papers"]), "links": sorted(v["links"])}
+            for name, v in sorted(methods.items(), key=lambda kv: kv[0].lower())]
+
+
+def build_site(results_dir: str | Path, out_dir: str | Path, data_dir: str | Path | None = None, page_size: int = 25,
+               reported_root: str | Path | None = None) -> SiteSummary:
+    """Build the whole site from a results/ tree (runs/ entries and reported/ paper tables)."""
+    results_dir, out_dir = Path(results_dir), Path(out_dir)
+    if not results_dir.is_dir():
+        raise EvalsuiteError(f"results directory {results_dir} does not exist", hint="pass --results DIR")
+    env = _environment()
+    entries = load_entries(results_dir, data_dir)
+    reported_dir = Path(reported_root) if reported_root else results_dir / "reported"
+    reported = reported_tables(reported_dir) if reported_dir.is_dir() else {m: verified_table([], m) for m in METRICS}
+    by_setting: dict[str, list[Entry]] = defaultdict(list)
+    for entry in entries:
+        assert entry.report.info is not None
+        by_setting[entry.report.info.setting.key()].append(entry)
+    settings = [{"key": key, "slug": f"setting-{i + 1}", "tables": [verified_table(members, m) for m in METRICS],
+                 "n": len(members)} for i, (key, members) in enumerate(sorted(by_setting.items()))]
+    _prepare_output(out_dir)
+    nav = {"index": "index.html", "methods": "methods.html"}
+    _write(env, "index.html.j2", out_dir / "index.html", root="", settings=settings, reported=[reported[m] for m in METRICS],
+           metric_names=METRICS, n_entries=len(entries), nav=nav)
+    _write(env, "methods.html.j2", out_dir / "methods.html", root="", methods=_methods(entries, reported), nav=nav)
+    pages = 2
+    for entry in entries:
+        out = out_dir / "entries" / entry.id
+        out.mkdir(parents=True, exist_ok=True)
+        plot = _plot(entry, out / "plot-em.svg")
+        _write(env, "entry.html.j2", out / "index.html", root="../../", entry=entry, info=entry.report.info,
+               plot=plot.name if plot else None, page_size=page_size, nav=nav, **_entry_context(entry))
+        pages += 1 + _example_pages(env, entry, out, page_size, nav)
+    return SiteSummary(len(entries), len(settings), pages)

@@ -1,0 +1,246 @@
+"""The numbers the site shows: verified rows per setting with CIs and significance groups, and reported rows.
+
+Verified rows come only from re-verified entries (scores recomputed against the registry's gold answers);
+reported rows come only from the transcribed paper tables; the two are kept in separate tables, never ranked
+together. Significance groups, per benchmark: `a` = the top entry and every entry not significantly below it
+(paired test on the same examples, Holm-corrected across an entry's benchmarks), `b` = significantly below it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from evalsuite.errors import EvalsuiteError
+from evalsuite.leaderboard.verify import VerificationReport
+from evalsuite.reported import ReportedTable, default_root, list_reported, load_reported
+from evalsuite.stats import SystemScores, compare, holm
+from evalsuite.tasks.registry import get_task
+
+# The seven public benchmarks of the Search-R1 protocol and the advertising-domain task.
+TASK_COLUMNS = ("nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle", "adqa")
+METRICS = {"em": "EM", "cover_em": "Cover-EM", "f1": "F1"}
+SIGNIFICANCE_RESAMPLES = 2000
+ALPHA = 0.05
+
+
+@dataclass
+class Entry:
+    """A filed, re-verified entry."""
+
+    id: str
+    path: Path
+    report: VerificationReport
+
+    @property
+    def name(self) -> str:
+        assert self.report.info is not None
+        return self.report.info.name
+
+    def scores(self, task: str, metric: str) -> dict[str, float]:
+        """Recomputed per-example scores of one task, by example id."""
+        return {r.id: r.metrics[metric] for r in self.report.tasks[task].records}
+
+
+@dataclass
+class Cell:
+    """One table cell: the sort value (percent), its text, CI and significance mark."""
+
+    value: float | None = None
+    text: str = "–"
+    ci: str = ""
+    title: str = ""
+    group: str = ""  # "a" / "b" / "" (not tested)
+    css: str = ""
+
+
+@dataclass
+class Row:
+    name: str
+    badge: str  # "verified" | "reported"
+    cells: list[Cell]
+    average: Cell
+    href: str | None = None
+    method: str = ""
+    model: str = ""
+    citation: str = ""
+    citation_title: str = ""
+    note: str = ""
+
+
+@dataclass
+class Column:
+    key: str
+    label: str
+    title: str
+
+
+@dataclass
+class MetricTable:
+    metric: str
+    label: str
+    columns: list[Column]
+    rows: list[Row] = field(default_factory=list)
+
+
+def task_label(task: str) -> str:
+    try:
+        return get_task(task).display_name
+    except EvalsuiteError:
+        return task
+
+
+def columns() -> list[Column]:
+    """The benchmark columns, with the in-domain/out-of-domain note for the NQ+HotpotQA training mix."""
+    cols = []
+    for task in TASK_COLUMNS:
+        try:
+            spec = get_task(task)
+            title = f"{spec.display_name}: {spec.category}, eval split {spec.eval_split}"
+        except EvalsuiteError:
+            title = task
+        cols.append(Column(task, task_label(task), title))
+    return cols
+
+
+def _pct(value: float) -> float:
+    return round(100.0 * value, 6)
+
+
+def _significance(entries: Sequence[Entry], task: str, metric: str) -> tuple[str | None, dict[str, float]]:
+    """The top entry on a task and each other entry's raw p-value against it (same split only)."""
+    present = [e for e in entries if task in e.report.tasks]
+    if not present:
+        return None, {}
+    top = max(present, key=lambda e: (e.report.tasks[task].summary.metrics[metric].mean, e.id))
+    split = top.report.tasks[task].split
+    paired = [e for e in present if e.report.tasks[task].split == split]
+    if len(paired) < 2:
+        return top.id, {}
+    systems = [SystemScores(e.id, {task: e.scores(task, metric)}) for e in paired]
+    result = compare(systems, baseline=top.id, metric=metric, n_resamples=SIGNIFICANCE_RESAMPLES,
+                     n_permutations=SIGNIFICANCE_RESAMPLES)
+    return top.id, {e.id: result.differences[(e.id, task)].p_value for e in paired if e.id != top.id}
+
+
+def verified_table(entries: Sequence[Entry], metric: str, entry_href: str = "entries/{id}/index.html") -> MetricTable:
+    """One setting's verified rows for one metric: per-task means with 95% CIs and significance groups."""
+    table = MetricTable(metric, METRICS[metric], columns())
+    tops: dict[str, str | None] = {}
+    raw: dict[str, dict[str, float]] = {}
+    for task in TASK_COLUMNS:
+        tops[task], raw[task] = _significance(entries, task, metric)
+    # Holm across the benchmarks on which each entry was tested against a top entry.
+    adjusted: dict[tuple[str, str], float] = {}
+    for entry in entries:
+        keys = [t for t in TASK_COLUMNS if entry.id in raw[t]]
+        for task, p in zip(keys, holm([raw[t][entry.id] for t in keys])):
+            adjusted[(entry.id, task)] = float(p)
+    for entry in entries:
+        info = entry.report.info
+        assert info is not None
+        cells = []
+        for task in TASK_COLUMNS:
+            verified = entry.report.tasks.get(task)
+            if verified is None:
+                cells.append(Cell())
+                continue
+            s = verified.summary.metrics[metric]
+            cell = Cell(value=_pct(s.mean), text=f"{100 * s.mean:.1f}", ci=f"[{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]")
+            title = f"{task_label(task)} {verified.split}, n={verified.summary.n}: {METRICS[metric]} {100 * s.mean:.2f}, 95% CI {cell.ci} (bootstrap)"
+            if tops[task] == entry.id:
+                cell.group, cell.css = "a", "top"
+                title += "; top entry of this column"
+            elif (entry.id, task) in adjusted:
+                p = adjusted[(entry.id, task)]
+                cell.group = "b" if p <= ALPHA else "a"
+                cell.css = "sig-below" if cell.group == "b" else ""
+                title += f"; vs top: Holm-adjusted p = {p:.3g} ({'significantly below' if cell.group == 'b' else 'not significantly different'})"
+            else:
+                title += "; not tested against the top (different split or no paired entry)"
+            cell.title = title
+            cells.append(cell)
+        table.rows.append(Row(name=info.name, badge="verified", cells=cells, average=_average(entry, metric),
+                              href=entry_href.format(id=entry.id), method=info.method, model=info.model.name))
+    table.rows.sort(key=lambda r: -(r.average.value if r.average.value is not None else -1))
+    return table
+
+
+def _average(entry: Entry, metric: str) -> Cell:
+    tasks = [t for t in TASK_COLUMNS if t in entry.report.tasks]
+    if not tasks:
+        return Cell()
+    mean = float(np.mean([entry.report.tasks[t].summary.metrics[metric].mean for t in tasks]))
+    names = ", ".join(task_label(t) for t in tasks)
+    text = f"{100 * mean:.1f}"
+    return Cell(value=_pct(mean), text=text, ci=f"{len(tasks)} of {len(TASK_COLUMNS)} tasks",
+                title=f"unweighted mean over the {len(tasks)} benchmarks this entry covers ({names}); "
+                      "entries covering different benchmarks are not directly comparable")
+
+
+def _paper_titles(root: Path) -> dict[str, str]:
+    titles: dict[str, str] = {}
+    for path in sorted(root.glob("*/*.yaml")):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError):
+            continue
+        if isinstance(data, dict) and data.get("paper_title"):
+            titles.setdefault(path.parent.name, str(data["paper_title"]))
+    return titles
+
+
+def _reported_cell(table: ReportedTable, row: str, key: str | None) -> Cell:
+    if key is None:
+        return Cell()
+    value = table.cells[(row, key)]
+    if value.value is None:
+        return Cell()
+    if table.scale == "fraction":
+        digits = max(value.decimals - 2, 1)
+        text, pct = f"{100 * value.value:.{digits}f}", _pct(value.value)
+    else:
+        text, pct = value.printed, round(value.value, 6)
+    return Cell(value=pct, text=text + value.marks, title=f"as printed in {table.paper} Table {table.table}: {value.printed}{value.marks}")
+
+
+def reported_tables(root: Path | None = None) -> dict[str, MetricTable]:
+    """Rows of every transcribed paper table that reports em/cover_em/f1 per benchmark, one table per metric."""
+    root = root or default_root()
+    titles = _paper_titles(root)
+    tables = {m: MetricTable(m, METRICS[m], columns()) for m in METRICS}
+    for key in list_reported(root):
+        table = load_reported(key, root)
+        if table.scale == "raw":
+            continue
+        for metric in METRICS:
+            by_task = {c.dataset: k for k, c in table.columns.items() if c.metric == metric and c.dataset in TASK_COLUMNS and not c.average_of}
+            if not by_task:
+                continue
+            avg_key = next((k for k, c in table.columns.items() if c.metric == metric and c.average_of and c.dataset is None
+                            and k in ("avg", f"avg.{metric}")), None)
+            for label, row in table.rows.items():
+                cells = [_reported_cell(table, label, by_task.get(task)) for task in TASK_COLUMNS]
+                if all(c.value is None for c in cells):
+                    continue
+                average = _reported_cell(table, label, avg_key)
+                if average.value is not None:
+                    average.ci = "as printed"
+                    average.title = "the paper's own average over its benchmarks, as printed"
+                model = row.model or ""
+                tables[metric].rows.append(Row(
+                    name=f"{row.method}" + (f" [{row.train_set}]" if row.train_set else ""), badge="reported", cells=cells,
+                    average=average, method=row.method, model=model,
+                    citation=f"{titles.get(table.paper, table.paper)}, Table {table.table}",
+                    citation_title=f"{table.caption} (transcribed from {table.source})",
+                ))
+    return tables
+
+
+def finite(value: float | None) -> bool:
+    return value is not None and not math.isnan(value)

@@ -1,0 +1,208 @@
+"""Submissions: run directories packed with metadata and checksums into a directory or a tarball.
+
+Layout of a submission (a directory, or the same tree in a `.tar.gz`):
+
+    submission.json          metadata (method, model and source, training data, compute, paper, contact, setting)
+                             and the runs with the task → split each one declares
+    runs/<name>/manifest.json
+    runs/<name>/predictions.jsonl.gz   per-example records (gzip, written with mtime 0 so packing is reproducible)
+    runs/<name>/metrics.json           the submitter's claimed summary; verification recomputes it
+    checksums.sha256         `sha256sum -c` format, one line per file above
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+import shutil
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from evalsuite.errors import DataError, EvalsuiteError
+from evalsuite.tasks.loader import file_sha256 as sha256_file
+
+FORMAT_VERSION = 1
+SUBMISSION_FILE = "submission.json"
+CHECKSUMS_FILE = "checksums.sha256"
+RUNS_DIR = "runs"
+PREDICTIONS_GZ = "predictions.jsonl.gz"
+# Written by `leaderboard add` beside the submitted files; never trusted (the site recomputes everything).
+VERIFICATION_FILE = "verification.json"
+TARBALL_SUFFIXES = (".tar.gz", ".tgz")
+
+_RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+class ModelInfo(BaseModel):
+    """The evaluated model and where to get it."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    source: str | None = None
+
+
+class Setting(BaseModel):
+    """What makes scores comparable: rows with different settings are never ranked together."""
+
+    model_config = ConfigDict(extra="forbid")
+    corpus: str | None = None
+    retriever: str | None = None
+    topk: int | None = None
+    max_turns: int | None = None
+
+    def key(self) -> str:
+        """A stable, readable key such as `wiki-18 · e5 · top-3 · 4 turns`."""
+        parts = [self.corpus or "corpus ?", self.retriever or "retriever ?", f"top-{self.topk}" if self.topk else "top-?"]
+        if self.max_turns:
+            parts.append(f"{self.max_turns} turns")
+        return " · ".join(parts)
+
+
+class SubmissionInfo(BaseModel):
+    """Who and what a submission is; all of it is shown on the site (escaped)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=200)
+    method: str = Field(min_length=1, max_length=200)
+    model: ModelInfo
+    training_data: str | None = None
+    compute: str | None = None
+    paper: str | None = None
+    contact: str | None = None
+    setting: Setting = Field(default_factory=Setting)
+    description: str | None = Field(default=None, max_length=4000)
+
+    @field_validator("paper")
+    @classmethod
+    def _paper_is_http(cls, value: str | None) -> str | None:
+        # The site turns this into a link, so only web addresses (never `javascript:` and the like).
+        if value is not None and not re.match(r"^https?://[^\s<>\"']+$", value):
+            raise ValueError("paper must be an http(s) address")
+        return value
+
+
+class RunRef(BaseModel):
+    """One packed run: its folder name under runs/ and the split each of its tasks covers in full."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    tasks: dict[str, str]
+
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, value: str) -> str:
+        if not _RUN_NAME.match(value):
+            raise ValueError("run names are letters, digits, '.', '_' and '-' (no path separators)")
+        return value
+
+
+class SubmissionFile(BaseModel):
+    """`submission.json`."""
+
+    model_config = ConfigDict(extra="forbid")
+    format_version: int = FORMAT_VERSION
+    created_at: str
+    evalsuite_version: str
+    info: SubmissionInfo
+    runs: list[RunRef]
+
+
+def submission_files(root: Path) -> list[str]:
+    """Every file of a submission as a POSIX path relative to its root, sorted; the checksum file excluded."""
+    skip = {CHECKSUMS_FILE, VERIFICATION_FILE}
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if (p.is_file() or p.is_symlink()) and p.relative_to(root).as_posix() not in skip)
+
+
+def write_checksums(root: Path) -> Path:
+    """Write `checksums.sha256` over every file of the submission."""
+    lines = [f"{sha256_file(root / rel)}  {rel}\n" for rel in submission_files(root)]
+    path = root / CHECKSUMS_FILE
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def parse_checksums(text: str, where: str) -> dict[str, str]:
+    """Read `sha256sum` lines into {path: hex digest}; a malformed line is an error naming it."""
+    sums: dict[str, str] = {}
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        match = re.match(r"^([0-9a-f]{64}) [ *](.+)$", line)
+        if not match:
+            raise DataError(f"{where}:{lineno}: not a `sha256sum` line: {line[:80]!r}", hint="regenerate it with `evalsuite submit`")
+        sums[match.group(2)] = match.group(1)
+    return sums
+
+
+def write_gzip(data: bytes, path: Path) -> None:
+    """Gzip with mtime 0 and no file name, so the same content always gives the same bytes (and checksum)."""
+    with path.open("wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as handle:
+        handle.write(data)
+
+
+def is_tarball(path: Path) -> bool:
+    return path.name.endswith(TARBALL_SUFFIXES)
+
+
+def write_tarball(root: Path, output: Path) -> Path:
+    """Pack a submission directory into a reproducible `.tar.gz` (sorted members, zeroed times and owners)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for rel in submission_files(root) + [CHECKSUMS_FILE]:
+            data = (root / rel).read_bytes()
+            info = tarfile.TarInfo(rel)
+            info.size, info.mtime, info.mode = len(data), 0, 0o644
+            tar.addfile(info, io.BytesIO(data))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    write_gzip(buffer.getvalue(), output)
+    return output
+
+
+def _safe_extract(tarball: Path, target: Path, max_total_bytes: int) -> None:
+    """Extract regular files only, refusing absolute paths, `..`, links, devices and oversized archives."""
+    try:
+        tar = tarfile.open(tarball, mode="r:*")
+    except (tarfile.TarError, OSError) as exc:
+        raise DataError(f"{tarball}: not a readable tarball ({exc})") from None
+    total = 0
+    with tar:
+        for member in tar:
+            name = member.name
+            parts = Path(name).parts
+            if name.startswith("/") or ".." in parts or not parts:
+                raise DataError(f"{tarball}: member {name!r} has an unsafe path", hint="a submission tarball holds relative paths only")
+            if member.isdir():
+                continue
+            if not member.isfile():
+                raise DataError(f"{tarball}: member {name!r} is a link or device, not a regular file")
+            total += member.size
+            if total > max_total_bytes:
+                raise DataError(f"{tarball}: more than {max_total_bytes} bytes once unpacked (oversized submission)")
+            destination = target / name
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            source = tar.extractfile(member)
+            assert source is not None  # regular files always have a stream
+            with destination.open("wb") as out:
+                shutil.copyfileobj(source, out)
+
+
+@contextmanager
+def opened_submission(path: Path, max_total_bytes: int = 1 << 30) -> Iterator[Path]:
+    """The submission's root directory: the path itself, or a temporary extraction of a tarball."""
+    path = Path(path)
+    if path.is_dir():
+        yield path
+        return
+    if not path.is_file():
+        raise EvalsuiteError(f"submission {path} does not exist", hint="pass the directory or .tar.gz written by `evalsuite submit`")
+    if not is_tarball(path):
+        raise EvalsuiteError(f"{path} is neither a submission directory nor a .tar.gz", hint="pass what `evalsuite submit` wrote")
+    with tempfile.TemporaryDirectory(prefix="evalsuite-submission-") as tmp:
+        _safe_extract(path, Path(tmp), max_total_bytes)
+        yield Path(tmp)

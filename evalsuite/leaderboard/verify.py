@@ -1,0 +1,401 @@
+"""`evalsuite leaderboard verify`: accept a submission only if every score recomputes from its predictions.
+
+Scores are recomputed against the task registry's gold answers (never the submission's own), every declared
+task split must be covered id for id, and files must match their checksums, be UTF-8 and stay within size limits.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from evalsuite.errors import EvalsuiteError
+from evalsuite.leaderboard.submission import (
+    CHECKSUMS_FILE,
+    PREDICTIONS_GZ,
+    RUNS_DIR,
+    SUBMISSION_FILE,
+    SubmissionFile,
+    SubmissionInfo,
+    opened_submission,
+    parse_checksums,
+    sha256_file,
+    submission_files,
+)
+from evalsuite.runs import SCHEMA_VERSION, ExampleRecord, Manifest, MetricsFile, TaskSummary, summarize
+from evalsuite.runs.schema import MANIFEST_FILE, METRICS_FILE, PREDICTIONS_FILE
+from evalsuite.scoring import score_record
+from evalsuite.tasks.loader import load_split
+from evalsuite.tasks.registry import get_task
+from evalsuite.tasks.rows import TaskRow, normalize_question
+
+TOLERANCE = 1e-9
+# Per check and file, how many individual problems are spelled out before the rest are only counted.
+SHOWN_PER_CHECK = 10
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Size limits: uncompressed bytes per file, in total, and per predictions line."""
+
+    max_file_bytes: int = 256 << 20
+    max_total_bytes: int = 1 << 30
+    max_line_bytes: int = 8 << 20
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason to reject: which check failed, where (file[:line]) and what was found."""
+
+    check: str
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"[{self.check}] {self.where}: {self.message}"
+
+
+@dataclass
+class VerifiedTask:
+    """A task split whose examples were rescored against the registry: records carry the recomputed metrics."""
+
+    task: str
+    split: str
+    run: str
+    records: list[ExampleRecord]
+    summary: TaskSummary
+    data_source: str
+    data_sha256: str | None
+
+
+@dataclass
+class VerificationReport:
+    """Everything verification found; `accepted` only when there is no problem at all."""
+
+    submission: str
+    meta: SubmissionFile | None = None
+    manifests: dict[str, Manifest] = field(default_factory=dict)
+    tasks: dict[str, VerifiedTask] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    omitted: Counter = field(default_factory=Counter)
+    n_files: int = 0
+
+    @property
+    def accepted(self) -> bool:
+        return not self.problems and self.meta is not None and bool(self.tasks)
+
+    @property
+    def info(self) -> SubmissionInfo | None:
+        return self.meta.info if self.meta else None
+
+    def add(self, check: str, where: str, message: str) -> None:
+        shown = sum(1 for p in self.problems if p.check == check and p.where.split(":")[0] == where.split(":")[0])
+        if shown >= SHOWN_PER_CHECK:
+            self.omitted[(check, where.split(":")[0])] += 1
+            return
+        self.problems.append(Problem(check, where, message))
+
+    def problem_lines(self) -> list[str]:
+        lines = [str(p) for p in self.problems]
+        lines += [f"[{check}] {where}: … and {n} more of the same" for (check, where), n in sorted(self.omitted.items())]
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary: verdict, problems and the recomputed per-task scores."""
+        return {
+            "submission": self.submission,
+            "accepted": self.accepted,
+            "problems": self.problem_lines(),
+            "info": self.meta.info.model_dump() if self.meta else None,
+            "tasks": {
+                name: {"split": t.split, "run": t.run, "n": t.summary.n, "data_source": Path(t.data_source).name,
+                       "data_sha256": t.data_sha256,
+                       "metrics": {m: s.model_dump() for m, s in t.summary.metrics.items()}}
+                for name, t in self.tasks.items()
+            },
+        }
+
+
+def _decode(data: bytes, where: str, report: VerificationReport) -> str | None:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        report.add("encoding", where, f"not UTF-8 ({exc.reason} at byte {exc.start})")
+        return None
+
+
+def _read_bounded(path: Path, limits: Limits, where: str, report: VerificationReport) -> bytes | None:
+    """The file's bytes, gunzipped when it ends in .gz, refusing anything over the per-file limit."""
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rb") as handle:
+                data = handle.read(limits.max_file_bytes + 1)
+        else:
+            with path.open("rb") as handle:
+                data = handle.read(limits.max_file_bytes + 1)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        report.add("format", where, f"cannot read ({exc})")
+        return None
+    if len(data) > limits.max_file_bytes:
+        report.add("oversized", where, f"more than {limits.max_file_bytes} bytes (uncompressed)")
+        return None
+    return data
+
+
+def _load_model(path: Path, model: type[BaseModel], limits: Limits, where: str, report: VerificationReport) -> Any:
+    if not path.is_file():
+        report.add("schema", where, "missing")
+        return None
+    data = _read_bounded(path, limits, where, report)
+    text = None if data is None else _decode(data, where, report)
+    if text is None:
+        return None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        report.add("schema", f"{where}:{exc.lineno}", f"invalid JSON ({exc.msg})")
+        return None
+    if model is not SubmissionFile and isinstance(obj, dict) and obj.get("schema_version") != SCHEMA_VERSION:
+        report.add("schema", where, f"schema_version {obj.get('schema_version')!r} is not {SCHEMA_VERSION}")
+        return None
+    try:
+        return model.model_validate(obj)
+    except ValidationError as exc:
+        for error in exc.errors()[:SHOWN_PER_CHECK]:
+            report.add("schema", where, f"{'.'.join(map(str, error['loc'])) or '(top level)'}: {error['msg']}")
+        return None
+
+
+def check_files(root: Path, limits: Limits, report: VerificationReport) -> None:
+    """Checksums of every file, no links, no unlisted or missing files, and the total size limit."""
+    files = submission_files(root)
+    report.n_files = len(files)
+    total = 0
+    for rel in files:
+        path = root / rel
+        if path.is_symlink():
+            report.add("format", rel, "is a symbolic link; a submission holds regular files only")
+            continue
+        size = path.stat().st_size
+        total += size
+        if size > limits.max_file_bytes:
+            report.add("oversized", rel, f"{size} bytes, over the limit of {limits.max_file_bytes}")
+    if total > limits.max_total_bytes:
+        report.add("oversized", ".", f"{total} bytes in all, over the limit of {limits.max_total_bytes}")
+    checksums_path = root / CHECKSUMS_FILE
+    if not checksums_path.is_file():
+        report.add("checksum", CHECKSUMS_FILE, "missing; every file must be listed with its sha256")
+        return
+    text = _decode(checksums_path.read_bytes(), CHECKSUMS_FILE, report)
+    if text is None:
+        return
+    try:
+        listed = parse_checksums(text, CHECKSUMS_FILE)
+    except EvalsuiteError as exc:
+        report.add("checksum", CHECKSUMS_FILE, exc.message)
+        return
+    for rel in files:
+        if rel not in listed:
+            report.add("checksum", rel, f"present but not listed in {CHECKSUMS_FILE}")
+        elif not (root / rel).is_symlink() and sha256_file(root / rel) != listed[rel]:
+            report.add("checksum", rel, f"sha256 {sha256_file(root / rel)[:16]}… does not match {CHECKSUMS_FILE} ({listed[rel][:16]}…)")
+    for rel in sorted(set(listed) - set(files)):
+        report.add("checksum", rel, f"listed in {CHECKSUMS_FILE} but missing")
+
+
+def read_records(run_dir: Path, where: str, limits: Limits, report: VerificationReport) -> list[tuple[int, ExampleRecord]]:
+    """(line number, record) for each predictions line; every bad line is a problem naming file:line."""
+    candidates = [run_dir / PREDICTIONS_GZ, run_dir / PREDICTIONS_FILE]
+    present = [p for p in candidates if p.is_file()]
+    if len(present) != 1:
+        report.add("schema", where, f"needs exactly one of {PREDICTIONS_GZ} or {PREDICTIONS_FILE}, found {len(present)}")
+        return []
+    path = present[0]
+    where = f"{where}/{path.name}"
+    data = _read_bounded(path, limits, where, report)
+    text = None if data is None else _decode(data, where, report)
+    if text is None:
+        return []
+    records: list[tuple[int, ExampleRecord]] = []
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        at = f"{where}:{lineno}"
+        if len(line.encode("utf-8")) > limits.max_line_bytes:
+            report.add("oversized", at, f"line over {limits.max_line_bytes} bytes")
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            report.add("schema", at, f"invalid JSON ({exc.msg})")
+            continue
+        if not isinstance(obj, dict) or obj.get("schema_version") != SCHEMA_VERSION:
+            report.add("schema", at, f"not an example record of schema_version {SCHEMA_VERSION}")
+            continue
+        try:
+            records.append((lineno, ExampleRecord.model_validate(obj)))
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            report.add("schema", at, f"{'.'.join(map(str, error['loc']))}: {error['msg']}")
+    return records
+
+
+def _preview(ids: set[str], n: int = 5) -> str:
+    shown = sorted(ids)[:n]
+    return ", ".join(shown) + (f" and {len(ids) - n} more" if len(ids) > n else "")
+
+
+def check_ids(lines: list[tuple[int, ExampleRecord]], gold: dict[str, TaskRow], where: str, label: str,
+              report: VerificationReport) -> list[tuple[int, ExampleRecord]]:
+    """Each gold id exactly once and nothing extra; returns the first occurrence of each known id."""
+    first: dict[str, int] = {}
+    kept: list[tuple[int, ExampleRecord]] = []
+    for lineno, record in lines:
+        if record.id in first:
+            report.add("duplicate-id", f"{where}:{lineno}", f"{label}: id {record.id!r} appears again (first at line {first[record.id]})")
+            continue
+        first[record.id] = lineno
+        if record.id in gold:
+            kept.append((lineno, record))
+    missing = set(gold) - set(first)
+    extra = set(first) - set(gold)
+    if missing:
+        report.add("missing-id", where, f"{label}: {len(missing)} of the split's {len(gold)} ids missing: {_preview(missing)}")
+    if extra:
+        report.add("extra-id", where, f"{label}: {len(extra)} ids not in the split: {_preview(extra)}")
+    return kept
+
+
+def _format(value: float) -> str:
+    return "nan" if math.isnan(value) else f"{value:.6g}"
+
+
+def rescore(lineno: int, record: ExampleRecord, row: TaskRow, where: str, report: VerificationReport) -> ExampleRecord:
+    """Check one record against its registry row and return it rescored with the registry's gold answers."""
+    at = f"{where}:{lineno}"
+    if record.golden_answers != row.golden_answers:
+        report.add("gold-edited", at, f"id {record.id!r}: golden_answers {record.golden_answers!r} differ from the registry's "
+                                      f"{row.golden_answers!r}")
+    if normalize_question(record.question) != normalize_question(row.question):
+        report.add("question-changed", at, f"id {record.id!r}: question {record.question[:80]!r} is not the registry's "
+                                           f"{row.question[:80]!r}")
+    if record.prediction is not None and record.trajectory and record.prediction.strip() not in record.trajectory:
+        report.add("prediction", at, f"id {record.id!r}: prediction {record.prediction[:80]!r} does not occur in its trajectory")
+    rescored = record.model_copy(update={"golden_answers": list(row.golden_answers), "question": row.question})
+    rescored.metrics = score_record(rescored)
+    claimed = record.metrics
+    for name in sorted(set(rescored.metrics) | set(claimed)):
+        if name not in claimed:
+            report.add("score", at, f"id {record.id!r}: metric {name!r} is not given")
+        elif name in rescored.metrics and not _close(claimed[name], rescored.metrics[name]):
+            report.add("score", at, f"id {record.id!r}: claimed {name} {_format(claimed[name])} but recomputed "
+                                    f"{_format(rescored.metrics[name])} against the registry's gold answers")
+    return rescored
+
+
+def _close(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= TOLERANCE
+
+
+def check_summary(claimed: MetricsFile, recomputed: MetricsFile, where: str, report: VerificationReport) -> None:
+    """The claimed metrics.json must equal the summary of the recomputed records: n, means and averages."""
+    for task, summary in recomputed.tasks.items():
+        theirs = claimed.tasks.get(task)
+        if theirs is None:
+            report.add("score", where, f"no claimed scores for task {task!r}")
+            continue
+        if theirs.n != summary.n:
+            report.add("score", where, f"{task}: claimed n {theirs.n} but the predictions hold {summary.n}")
+        for name, ours in summary.metrics.items():
+            if name not in theirs.metrics:
+                report.add("score", where, f"{task}: metric {name!r} is not given")
+            elif not _close(theirs.metrics[name].mean, ours.mean):
+                report.add("score", where, f"{task}: claimed {name} {_format(theirs.metrics[name].mean)} but recomputed "
+                                           f"{_format(ours.mean)}")
+    for task in sorted(set(claimed.tasks) - set(recomputed.tasks)):
+        report.add("score", where, f"claims scores for task {task!r}, which the predictions do not hold")
+    for group, values in recomputed.averages.items():
+        for name, value in values.items():
+            theirs_value = claimed.averages.get(group, {}).get(name)
+            if theirs_value is None or not _close(theirs_value, value):
+                report.add("score", where, f"average {group}/{name}: claimed {theirs_value} but recomputed {_format(value)}")
+
+
+def _gold(task: str, split: str, data_dir: str | Path | None, where: str, report: VerificationReport):
+    try:
+        get_task(task)
+    except EvalsuiteError as exc:
+        report.add("unknown-task", where, f"{exc.message} ({exc.hint})" if exc.hint else exc.message)
+        return None
+    try:
+        return load_split(task, split, data_dir)
+    except EvalsuiteError as exc:
+        report.add("gold", where, f"cannot load the registry's {task}/{split}: {exc.message}"
+                                  + (f" ({exc.hint})" if exc.hint else ""))
+        return None
+
+
+def verify_run(root: Path, name: str, tasks: dict[str, str], data_dir: str | Path | None, limits: Limits,
+               report: VerificationReport) -> None:
+    """Verify one packed run: manifest, predictions against the registry, and the claimed summary."""
+    where = f"{RUNS_DIR}/{name}"
+    run_dir = root / RUNS_DIR / name
+    if not run_dir.is_dir():
+        report.add("schema", where, "declared in submission.json but missing")
+        return
+    manifest = _load_model(run_dir / MANIFEST_FILE, Manifest, limits, f"{where}/{MANIFEST_FILE}", report)
+    claimed = _load_model(run_dir / METRICS_FILE, MetricsFile, limits, f"{where}/{METRICS_FILE}", report)
+    lines = read_records(run_dir, where, limits, report)
+    if manifest is not None:
+        report.manifests[name] = manifest
+    pred_where = f"{where}/{PREDICTIONS_GZ if (run_dir / PREDICTIONS_GZ).is_file() else PREDICTIONS_FILE}"
+    by_task: dict[str, list[tuple[int, ExampleRecord]]] = defaultdict(list)
+    for lineno, record in lines:
+        by_task[record.task].append((lineno, record))
+    for task in sorted(set(by_task) - set(tasks)):
+        report.add("undeclared-task", pred_where, f"{len(by_task[task])} records of task {task!r}, which submission.json does not declare for this run")
+    rescored_all: list[ExampleRecord] = []
+    for task, split in tasks.items():
+        loaded = _gold(task, split, data_dir, f"{SUBMISSION_FILE}: runs[{name}].tasks.{task}", report)
+        if loaded is None:
+            continue
+        gold = {row.id: row for row in loaded.rows}
+        kept = check_ids(by_task.get(task, []), gold, pred_where, f"{task}/{split}", report)
+        # Recomputed records follow the registry's order, so the site and the tests see a stable order.
+        rescored = {r.id: rescore(lineno, r, gold[r.id], pred_where, report) for lineno, r in kept}
+        records = [rescored[row.id] for row in loaded.rows if row.id in rescored]
+        rescored_all.extend(records)
+        if len(records) == len(gold):
+            report.tasks[task] = VerifiedTask(task, split, name, records, summarize(records).tasks[task],
+                                              loaded.source, loaded.source_hash)
+    if claimed is not None and rescored_all and not any(p.check in ("missing-id", "gold") for p in report.problems):
+        check_summary(claimed, summarize(rescored_all), f"{where}/{METRICS_FILE}", report)
+
+
+def verify_submission(path: str | Path, data_dir: str | Path | None = None, limits: Limits | None = None) -> VerificationReport:
+    """Verify a submission directory or tarball; the report lists every problem and the recomputed scores."""
+    limits = limits or Limits()
+    report = VerificationReport(submission=str(path))
+    with opened_submission(Path(path), limits.max_total_bytes) as root:
+        check_files(root, limits, report)
+        meta = _load_model(root / SUBMISSION_FILE, SubmissionFile, limits, SUBMISSION_FILE, report)
+        if meta is None:
+            return report
+        report.meta = meta
+        seen: dict[str, str] = {}
+        for ref in meta.runs:
+            for task in ref.tasks:
+                if task in seen:
+                    report.add("duplicate-task", SUBMISSION_FILE, f"task {task!r} is declared by runs {seen[task]!r} and {ref.name!r}")
+                seen.setdefault(task, ref.name)
+            verify_run(root, ref.name, ref.tasks, data_dir, limits, report)
+        if not meta.runs:
+            report.add("schema", SUBMISSION_FILE, "declares no runs")
+    return report
