@@ -1,0 +1,52 @@
+"""`evalsuite methods`: every registered method and baseline with its kind, prompt styles, source and protocol."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+
+def method_rows() -> list[dict[str, Any]]:
+    """One row per registered method: name, kind, styles, stop strings, source and protocol."""
+    from evalsuite.agent.method import get_method, list_methods
+
+    rows = []
+    for name in list_methods():
+        method = get_method(name)
+        module_doc = inspect.getmodule(type(method)).__doc__ or ""
+        rows.append(
+            {
+                "name": name,
+                "kind": getattr(method, "kind", "method"),
+                "styles": list(method.styles),
+                "stop": list(method.stop),
+                "source": getattr(method, "source", "") or module_doc.strip().split("\n")[0],
+                "protocol": getattr(method, "protocol", "") or (type(method).__doc__ or "").strip(),
+            }
+        )
+    return rows
+
+
+def methods_command(
+    as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
+) -> None:
+    """List every method and baseline usable with `evalsuite run --method NAME`."""
+    rows = method_rows()
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    table = Table(title="evalsuite methods", show_lines=True)
+    for column in ("name", "kind", "styles", "source", "protocol"):
+        table.add_column(column, overflow="fold")
+    for row in sorted(rows, key=lambda r: (r["kind"] != "method", r["name"])):
+        table.add_row(row["name"], row["kind"], ", ".join(row["styles"]), row["source"], row["protocol"])
+    Console().print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("methods")(methods_command)
