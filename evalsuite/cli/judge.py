@@ -1,0 +1,66 @@
+"""`evalsuite judge`: add panel judgments (completeness, granularity, coverage, usefulness) to a run directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+
+def _fmt(value: object) -> str:
+    return "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def _results_table(results: dict) -> Table:
+    table = Table(title="evalsuite judge")
+    for column in ("task", "metric", "score", "majority", "per judge", "Fleiss κ", "items", "unparseable"):
+        table.add_column(column, justify="left" if column in ("task", "metric", "per judge") else "right")
+    for task, metrics in results.items():
+        for name, r in metrics.items():
+            if name == "coverage":
+                table.add_row(task, "coverage F1 (P/R)", f"{_fmt(r['f1'])} ({_fmt(r['precision'])}/{_fmt(r['recall'])})", "-", ", ".join(f"{k}={_fmt(v)}" for k, v in r["per_judge_f1"].items()), "-", str(r["n_examples"]), "-")
+                continue
+            score = r["usefulness"] if name == "usefulness" else r
+            table.add_row(task, name, _fmt(score["score"]), _fmt(score["majority"]), ", ".join(f"{k}={_fmt(v)}" for k, v in score["per_judge"].items()), _fmt(score["fleiss_kappa"]), str(score["n_items"]), str(score["n_unparseable"]))
+            if name == "usefulness":
+                table.add_row(task, "perfect / partial rate", f"{_fmt(r['perfect_rate'])} / {_fmt(r['partial_rate'])}", "-", "-", "-", f"{r['n_correct_with_search']}/{r['n_wrong_with_search']}", "-")
+    return table
+
+
+def _usage_table(usage: dict) -> Table:
+    table = Table(title="judge usage (this call)")
+    for column in ("judge", "calls", "cache hits", "requests", "retries", "failures", "prompt tok", "completion tok", "cost $"):
+        table.add_column(column, justify="left" if column == "judge" else "right")
+    for name, u in usage.items():
+        table.add_row(name, *(str(int(u[k])) for k in ("calls", "cache_hits", "requests", "retries", "failures", "prompt_tokens", "completion_tokens")), f"{u['cost_usd']:.4f}")
+    return table
+
+
+def judge_command(
+    run_dir: Path = typer.Argument(..., help="A scored run directory (from `evalsuite run` or `evalsuite score`).", exists=True, file_okay=False),
+    panel: Path = typer.Option(..., "--panel", help="Panel YAML file (see examples/panels/)."),
+    metrics: str = typer.Option("completeness,granularity", "--metrics", help="Comma-separated: completeness, granularity, coverage, usefulness."),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="SQLite judge cache (default: the panel's, else ~/.cache/evalsuite/judges.sqlite)."),
+    teacher_queries: Optional[Path] = typer.Option(None, "--teacher-queries", help="Teacher-query JSONL for coverage (default: gold decompositions from the task data)."),
+    data_dir: Optional[str] = typer.Option(None, "--data-dir", help="Task data directory, for gold decompositions."),
+    teacher_split: Optional[str] = typer.Option(None, "--teacher-split", help="Split whose rows carry the decompositions (e.g. dev_ctx for MuSiQue)."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Judge only the first N examples."),
+    max_overlap: int = typer.Option(1, "--novelty-max-overlap", help="SmartSearch K: a round is novel if at most K of its documents were seen before."),
+) -> None:
+    """Judge a run with an LLM panel: writes judgments.jsonl and updates metrics.json (predictions are never rewritten)."""
+    from evalsuite.judges.config import load_panel
+    from evalsuite.judges.evaluate import JUDGMENTS_FILE, judge_run
+
+    console = Console()
+    names = [m.strip() for m in metrics.split(",") if m.strip()]
+    result = judge_run(run_dir, load_panel(panel), names, cache_path=cache, teacher_file=teacher_queries, data_dir=data_dir, teacher_split=teacher_split, limit=limit, max_overlap=max_overlap)
+    console.print(_results_table(result.results))
+    console.print(_usage_table(result.usage))
+    console.print(f"{len(result.judgments)} judgments written to {run_dir / JUDGMENTS_FILE}; metrics.json updated")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("judge")(judge_command)

@@ -1,0 +1,267 @@
+"""Judge a run directory: build panel requests per metric, aggregate verdicts, write judgments.jsonl and update metrics.json."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evalsuite.errors import DataError, EvalsuiteError
+from evalsuite.judges import prompts
+from evalsuite.judges.config import PanelConfig
+from evalsuite.judges.panel import Judgment, JudgeRequest, add_usage, majority_vote, run_panel
+from evalsuite.metrics.coverage import coverage
+from evalsuite.metrics.process import NOVELTY_MAX_OVERLAP, extract_queries, novelty_flags, search_quality_rates, search_rounds
+from evalsuite.metrics.query_quality import completeness, granularity
+from evalsuite.runs import RunDirectory
+from evalsuite.runs.schema import ExampleRecord, MetricSummary
+from evalsuite.runs.summary import mean_ci
+
+JUDGMENTS_FILE = "judgments.jsonl"
+METRICS = ("completeness", "granularity", "coverage", "usefulness")
+DOC_CHARS = 300
+
+
+def default_cache_path() -> Path:
+    """$EVALSUITE_CACHE_DIR/judges.sqlite, else ~/.cache/evalsuite/judges.sqlite: shared by runs, so repeats are free."""
+    root = Path(os.environ.get("EVALSUITE_CACHE_DIR") or Path.home() / ".cache" / "evalsuite")
+    return root / "judges.sqlite"
+
+
+def _numbered(items: Sequence[str]) -> str:
+    return "\n".join(f"{i}. {item}" for i, item in enumerate(items, start=1))
+
+
+def _documents(record: ExampleRecord, turn_index: int) -> str:
+    passages = record.turns[turn_index].passages
+    return "\n".join(f"Doc {i} (Title: {p.title or ''}) {p.text[:DOC_CHARS]}" for i, p in enumerate(passages, start=1)) or "(none)"
+
+
+def _search_turns(record: ExampleRecord) -> list[int]:
+    return [i for i, t in enumerate(record.turns) if t.sub_queries or t.query is not None]
+
+
+def build_requests(records: Sequence[ExampleRecord], metrics: Sequence[str], teacher: dict[str, list[str]] | None = None) -> list[JudgeRequest]:
+    """The panel requests of every metric for every example, in a fixed order."""
+    requests: list[JudgeRequest] = []
+    for r in records:
+        queries = extract_queries(r.turns)
+        if "completeness" in metrics and queries:
+            requests.append(JudgeRequest(r.id, r.task, "completeness", "question", prompts.COMPLETENESS, {"question": r.question, "queries": _numbered(queries)}))
+        if "granularity" in metrics:
+            for i, q in enumerate(queries):
+                requests.append(JudgeRequest(r.id, r.task, "granularity", f"q{i}", prompts.GRANULARITY, {"question": r.question, "query": q}))
+        if "coverage" in metrics and teacher is not None:
+            for i, q in enumerate(queries):
+                for j, t in enumerate(teacher[r.id]):
+                    requests.append(JudgeRequest(r.id, r.task, "coverage", f"p{i}-t{j}", prompts.COVERAGE_MATCH, {"question": r.question, "policy_query": q, "teacher_query": t}))
+        if "usefulness" in metrics:
+            turns = _search_turns(r)
+            for k, ti in enumerate(turns):
+                turn = r.turns[ti]
+                history = "\n".join(
+                    f"{n}. {' ## '.join(r.turns[tj].sub_queries) or r.turns[tj].query} -> " + "; ".join(p.title or p.text[:60] for p in r.turns[tj].passages)
+                    for n, tj in enumerate(turns[:k], start=1)
+                ) or "(none)"
+                values = {"question": r.question, "answer": " | ".join(r.golden_answers), "history": history, "query": " ## ".join(turn.sub_queries) or str(turn.query), "documents": _documents(r, ti)}
+                requests.append(JudgeRequest(r.id, r.task, "usefulness", f"r{k}", prompts.USEFULNESS, values))
+    return requests
+
+
+def _table(judgments: Sequence[Judgment], judges: Sequence[str]) -> dict[tuple[str, str, str, str], list[bool | None]]:
+    """(task, example, metric, item) -> verdicts in panel order."""
+    table: dict[tuple[str, str, str, str], list[bool | None]] = {}
+    index = {name: i for i, name in enumerate(judges)}
+    for j in judgments:
+        row = table.setdefault((j.task, j.example_id, j.metric, j.item), [None] * len(judges))
+        row[index[j.judge]] = j.verdict
+    return table
+
+
+def _summary(values: list[float]) -> MetricSummary | None:
+    return mean_ci(np.array(values, dtype=float)) if values else None
+
+
+def _coverage_scores(records, table, judges, teacher) -> dict[str, Any]:
+    per_example, per_judge_f1 = [], defaultdict(list)
+    for r in records:
+        queries = extract_queries(r.turns)
+        n_p, n_t = len(queries), len(teacher[r.id])
+        cells = [[table.get((r.task, r.id, "coverage", f"p{i}-t{j}"), [None] * len(judges)) for j in range(n_t)] for i in range(n_p)]
+        majority = [[majority_vote(c) is True for c in row] for row in cells]
+        result = coverage(majority, n_p, n_t)
+        per_example.append(result)
+        for k, name in enumerate(judges):
+            per_judge_f1[name].append(coverage([[c[k] is True for c in row] for row in cells], n_p, n_t).f1)
+    return {
+        "precision": float(np.mean([c.precision for c in per_example])) if per_example else None,
+        "recall": float(np.mean([c.recall for c in per_example])) if per_example else None,
+        "f1": float(np.mean([c.f1 for c in per_example])) if per_example else None,
+        "per_judge_f1": {k: float(np.mean(v)) for k, v in per_judge_f1.items()},
+        "n_examples": len(per_example),
+        "unmatched_rule": "pairs without a parsed majority count as not matched",
+        "_examples": per_example,
+    }
+
+
+def _usefulness_scores(records, table, judges, max_overlap) -> dict[str, Any]:
+    rows, quality, undecided = [], [], 0
+    for r in records:
+        rounds = search_rounds(r.turns)
+        novel = novelty_flags(rounds, max_overlap)
+        votes = []
+        for k in range(len(rounds)):
+            row = table.get((r.task, r.id, "usefulness", f"r{k}"), [None] * len(judges))
+            rows.append(row)
+            votes.append(majority_vote(row))
+        if any(v is None for v in votes):
+            undecided += 1
+            continue
+        quality.append((r.metrics.get("em", 0.0) >= 1.0, [n and bool(v) for n, v in zip(novel, votes)]))
+    score = granularity(rows, judges)  # the same micro-average over (round, judge) verdicts
+    return {
+        "usefulness": score.model_dump(),
+        **search_quality_rates(quality),
+        "n_examples_without_majority": undecided,
+        "novelty_max_overlap": max_overlap,
+    }
+
+
+def aggregate(records: Sequence[ExampleRecord], judgments: Sequence[Judgment], judges: Sequence[str], metrics: Sequence[str], teacher: dict[str, list[str]] | None, max_overlap: int = NOVELTY_MAX_OVERLAP) -> dict[str, dict[str, Any]]:
+    """Per task and metric: panel scores, per-judge scores, majority and Fleiss' kappa."""
+    table = _table(judgments, judges)
+    by_task: dict[str, list[ExampleRecord]] = defaultdict(list)
+    for r in records:
+        by_task[r.task].append(r)
+    out: dict[str, dict[str, Any]] = {}
+    for task, rows in by_task.items():
+        result: dict[str, Any] = {}
+        if "completeness" in metrics:
+            with_queries = [r for r in rows if extract_queries(r.turns)]
+            verdicts = [table.get((task, r.id, "completeness", "question"), [None] * len(judges)) for r in with_queries]
+            result["completeness"] = {**completeness(verdicts, judges).model_dump(), "n_without_queries": len(rows) - len(with_queries)}
+        if "granularity" in metrics:
+            verdicts = [v for (t, _, m, _), v in table.items() if t == task and m == "granularity"]
+            result["granularity"] = granularity(verdicts, judges).model_dump()
+        if "coverage" in metrics and teacher is not None:
+            result["coverage"] = _coverage_scores(rows, table, judges, teacher)
+        if "usefulness" in metrics:
+            result["usefulness"] = _usefulness_scores(rows, table, judges, max_overlap)
+        out[task] = result
+    return out
+
+
+def _task_summaries(results: dict[str, dict[str, Any]], judgments: Sequence[Judgment]) -> dict[str, dict[str, MetricSummary]]:
+    """Panel metrics as per-task MetricSummary entries (mean and bootstrap CI) for tables."""
+    sample_means: dict[tuple[str, str], list[float]] = defaultdict(list)
+    flat: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for j in judgments:
+        if j.verdict is None:
+            continue
+        if j.metric == "completeness":
+            sample_means[(j.task, j.example_id)].append(float(j.verdict))
+        elif j.metric in ("granularity", "usefulness"):
+            flat[(j.task, j.metric)].append(float(j.verdict))
+    out: dict[str, dict[str, MetricSummary]] = {}
+    for task, result in results.items():
+        entries: dict[str, MetricSummary | None] = {}
+        if "completeness" in result:
+            entries["completeness"] = _summary([float(np.mean(v)) for (t, _), v in sample_means.items() if t == task])
+        for name in ("granularity", "usefulness"):
+            if name in result:
+                entries[name] = _summary(flat[(task, name)])
+        if "coverage" in result:
+            for part in ("precision", "recall", "f1"):
+                entries[f"coverage_{part}"] = _summary([getattr(c, part) for c in result["coverage"]["_examples"]])
+            result["coverage"].pop("_examples")
+        out[task] = {k: v for k, v in entries.items() if v is not None}
+    return out
+
+
+def _write_judgments(path: Path, judgments: Sequence[Judgment], replaced_metrics: Sequence[str]) -> None:
+    """Keep other metrics' lines, replace those of the metrics judged now; atomic."""
+    kept: list[str] = []
+    if path.exists():
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                metric = json.loads(line)["metric"]
+            except (ValueError, KeyError, TypeError):
+                raise DataError(f"{path}:{lineno}: not a judgment line", hint="delete the file and judge again (the cache makes it free)") from None
+            if metric not in replaced_metrics:
+                kept.append(line)
+    tmp = path.with_suffix(".jsonl.tmp")
+    tmp.write_text("".join(line + "\n" for line in kept) + "".join(j.model_dump_json() + "\n" for j in judgments), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+@dataclass
+class JudgeRunResult:
+    results: dict[str, dict[str, Any]]
+    usage: dict[str, dict[str, float]]
+    n_requests: int
+    judgments: list[Judgment] = field(repr=False)
+
+
+def judge_run(
+    run_dir: str | Path,
+    panel: PanelConfig,
+    metrics: Sequence[str],
+    *,
+    cache_path: str | Path | None = None,
+    teacher_file: str | Path | None = None,
+    data_dir: str | Path | None = None,
+    teacher_split: str | None = None,
+    limit: int | None = None,
+    max_overlap: int = NOVELTY_MAX_OVERLAP,
+) -> JudgeRunResult:
+    """Judge a scored run directory; predictions.jsonl is only read, never rewritten."""
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown or not metrics:
+        raise EvalsuiteError(f"unknown judge metrics {unknown or metrics}", hint=f"choose from {', '.join(METRICS)}")
+    run = RunDirectory(run_dir)
+    run.read_manifest()
+    records = [r for r in run.read_predictions() if r.status == "ok"]
+    if limit is not None:
+        records = records[:limit]
+    if not records:
+        raise EvalsuiteError(f"{run.path} has no scored examples to judge", hint="run `evalsuite score` on it first")
+    metrics_file = run.read_metrics()
+    teacher = None
+    if "coverage" in metrics:
+        from evalsuite.judges.teacher import teacher_queries_for
+
+        teacher = teacher_queries_for(records, teacher_file, data_dir, teacher_split)
+    requests = build_requests(records, metrics, teacher)
+    cache_path = Path(cache_path or panel.cache or default_cache_path())
+    judgments, usage = run_panel(panel, cache_path, requests)
+    judges = [j.name for j in panel.judges]
+    results = aggregate(records, judgments, judges, metrics, teacher, max_overlap)
+    summaries = _task_summaries(results, judgments)
+    for task, entries in summaries.items():
+        if task in metrics_file.tasks:
+            metrics_file.tasks[task].metrics.update(entries)
+    previous = metrics_file.extra.get("judges", {})
+    merged_results = previous.get("results", {})
+    for task, result in results.items():
+        merged_results.setdefault(task, {}).update(result)
+    metrics_file.extra["judges"] = {
+        "panel": panel.identities(),
+        "templates": {name: t.hash for name, t in prompts.TEMPLATES.items()},
+        "n_examples_judged": len(records),
+        "limit": limit,
+        "results": merged_results,
+        "usage_last": usage,
+        "usage_total": add_usage(previous.get("usage_total", {}), usage),
+        "cache": str(cache_path),
+    }
+    _write_judgments(run.path / JUDGMENTS_FILE, judgments, metrics)
+    run.write_metrics(metrics_file)
+    return JudgeRunResult(results=results, usage=usage, n_requests=len(requests), judgments=judgments)
