@@ -5,9 +5,10 @@ from __future__ import annotations
 import zlib
 
 import numpy as np
+from scipy import sparse
 
-# Index entries generated per chunk: bounds memory (~32 MB of int64) whatever the resample count.
-CHUNK_CELLS = 1 << 22
+# Index entries generated per chunk: bounds memory (about 12 MB) whatever the resample count.
+CHUNK_CELLS = 1 << 20
 DEFAULT_SEED = 12345  # sacrebleu's default seed
 
 
@@ -24,16 +25,21 @@ def _chunks(n_draws: int, n: int) -> list[tuple[int, int]]:
 def bootstrap_means(scores: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     """(systems × n) scores → (n_resamples × systems) means, each resample drawing the same n examples for all systems.
 
-    A resample is stored as per-example counts, so all systems' means come out of one matrix product.
+    The resamples form a sparse (resamples × n) selection matrix with one entry per draw; its product with the
+    scores sums the drawn examples (repeats included) of every system at once, 2.5× faster than counting draws
+    into a dense matrix (benchmarks/stats.py).
     """
     scores = np.atleast_2d(np.asarray(scores, dtype=float))
     k, n = scores.shape
+    columns = np.ascontiguousarray(scores.T)
     out = np.empty((n_resamples, k))
-    for start, m in _chunks(n_resamples, n):
-        idx = rng.integers(0, n, size=(m, n))
-        idx += (np.arange(m) * n)[:, None]
-        counts = np.bincount(idx.ravel(), minlength=m * n).reshape(m, n).astype(float)
-        out[start : start + m] = counts @ scores.T
+    chunks = _chunks(n_resamples, n)
+    ones = np.ones(chunks[0][1] * n) if chunks else np.ones(0)
+    for start, m in chunks:
+        picks = rng.integers(0, n, size=m * n, dtype=np.int32)
+        rows = np.arange(0, m * n + 1, n, dtype=np.int32)
+        selection = sparse.csr_matrix((ones[: m * n], picks, rows), shape=(m, n))
+        out[start : start + m] = selection @ columns
     out /= n
     return out
 
@@ -42,14 +48,18 @@ def sign_flip_means(diffs: np.ndarray, n_permutations: int, rng: np.random.Gener
     """(systems × n) per-example differences → (n_permutations × systems) mean differences after random swaps.
 
     Swapping the two systems' outputs on an example flips the sign of its difference (paired approximate
-    randomization); one swap pattern per permutation is shared by all systems.
+    randomization); one swap pattern per permutation is shared by all systems. Each pattern is a row of random bits
+    b, and the permuted sum is Σ (2b − 1)·d = 2·b·d − Σ d.
     """
     diffs = np.atleast_2d(np.asarray(diffs, dtype=float))
     k, n = diffs.shape
+    columns = np.ascontiguousarray(diffs.T)
+    total = diffs.sum(axis=1)
     out = np.empty((n_permutations, k))
     for start, m in _chunks(n_permutations, n):
-        signs = rng.integers(0, 2, size=(m, n)).astype(float) * 2.0 - 1.0
-        out[start : start + m] = signs @ diffs.T
+        packed = rng.integers(0, 256, size=(m, (n + 7) // 8), dtype=np.uint8)
+        bits = np.unpackbits(packed, axis=1, count=n).astype(float)
+        out[start : start + m] = 2.0 * (bits @ columns) - total
     out /= n
     return out
 

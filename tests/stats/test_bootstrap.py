@@ -6,9 +6,9 @@ from evalsuite.stats.resample import stream
 
 
 def _naive_paired_bootstrap(a, b, n_resamples, seed, key, confidence=0.95):
-    """The textbook loop, drawing the same indices as the vectorized code (one (B × n) draw for small inputs)."""
+    """The textbook loop, drawing the same indices as the vectorized code (one draw of B·n int32 for small inputs)."""
     n = len(a)
-    indices = stream(seed, key).integers(0, n, size=(n_resamples, n))
+    indices = stream(seed, key).integers(0, n, size=(n_resamples, n), dtype=np.int32)
     diffs = []
     for row in indices:
         diffs.append(sum(a[i] for i in row) / n - sum(b[i] for i in row) / n)
