@@ -210,19 +210,22 @@ def check_files(root: Path, limits: Limits, report: VerificationReport) -> None:
         report.add("checksum", rel, f"listed in {CHECKSUMS_FILE} but missing")
 
 
-def read_records(run_dir: Path, where: str, limits: Limits, report: VerificationReport) -> list[tuple[int, ExampleRecord]]:
-    """(line number, record) for each predictions line; every bad line is a problem naming file:line."""
+def read_records(run_dir: Path, where: str, limits: Limits, report: VerificationReport) -> list[tuple[int, ExampleRecord]] | None:
+    """(line number, record) for each predictions line; every bad line is a problem naming file:line.
+
+    None when the file itself cannot be read (missing, oversized, not UTF-8): that one problem is reported.
+    """
     candidates = [run_dir / PREDICTIONS_GZ, run_dir / PREDICTIONS_FILE]
     present = [p for p in candidates if p.is_file()]
     if len(present) != 1:
         report.add("schema", where, f"needs exactly one of {PREDICTIONS_GZ} or {PREDICTIONS_FILE}, found {len(present)}")
-        return []
+        return None
     path = present[0]
     where = f"{where}/{path.name}"
     data = _read_bounded(path, limits, where, report)
     text = None if data is None else _decode(data, where, report)
     if text is None:
-        return []
+        return None
     records: list[tuple[int, ExampleRecord]] = []
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
@@ -355,6 +358,8 @@ def verify_run(root: Path, name: str, tasks: dict[str, str], data_dir: str | Pat
     lines = read_records(run_dir, where, limits, report)
     if manifest is not None:
         report.manifests[name] = manifest
+    if lines is None:
+        return  # the unreadable file is the problem; listing every id as missing would bury it
     pred_where = f"{where}/{PREDICTIONS_GZ if (run_dir / PREDICTIONS_GZ).is_file() else PREDICTIONS_FILE}"
     by_task: dict[str, list[tuple[int, ExampleRecord]]] = defaultdict(list)
     for lineno, record in lines:

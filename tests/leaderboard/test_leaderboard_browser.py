@@ -1,0 +1,128 @@
+"""The built site in a real browser: Debian's Chromium, headless, driven by Playwright, over HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from pathlib import Path
+
+import pytest
+
+from leaderboard_support import XSS_NAME
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync"]
+INSTALL_HINT = "install it with: apt-get update && apt-get install -y chromium  (and pip install playwright)"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.is_file():
+        pytest.fail(f"the browser tests need Debian's Chromium at {CHROMIUM}; {INSTALL_HINT}")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail(f"the browser tests need the Playwright package; {INSTALL_HINT}")
+    with sync_playwright() as p:
+        instance = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture(scope="module")
+def server(built_site: Path):
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:  # keep test output clean
+            pass
+
+    handler = functools.partial(Quiet, directory=str(built_site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.problems = []  # console errors, uncaught exceptions and dialogs (an alert() would be a script injection)
+    page.on("console", lambda m: page.problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: page.problems.append(f"page error: {e}"))
+    page.on("dialog", lambda d: (page.problems.append(f"dialog: {d.message}"), d.dismiss()))
+    yield page
+    context.close()
+
+
+def column_values(page, table: str, key: str) -> list[float | None]:
+    index = page.eval_on_selector(f"#{table} thead th[data-key='{key}']", "th => th.cellIndex")
+    raw = page.eval_on_selector_all(f"#{table} tbody tr", f"rows => rows.map(r => r.cells[{index}].getAttribute('data-value'))")
+    return [float(v) if v else None for v in raw]
+
+
+def row_names(page, table: str) -> list[str]:
+    return page.eval_on_selector_all(f"#{table} tbody tr th.name", "cells => cells.map(c => c.querySelector('a, span') ? c.firstElementChild.textContent : c.textContent)")
+
+
+def test_leaderboard_in_chromium(page, server, tmp_path: Path):
+    page.goto(f"{server}/index.html")
+    table = "setting-1-em"  # settings sort by key: top-3 first
+    assert "top-3" in page.inner_text("#setting-1 h2")
+    # Rows: the base seed-1 entry, the instruct seed-1 entry and the script-named entry.
+    names = row_names(page, table)
+    assert len(names) == 3 and XSS_NAME in names
+    # The name is shown as text, and the page holds no script element but the site's own.
+    xss_link = page.locator(f"#{table} th.name a", has_text="alert(1)")
+    assert xss_link.inner_text() == XSS_NAME
+    assert page.eval_on_selector_all("script", "s => s.map(e => e.getAttribute('src'))") == ["assets/leaderboard.js"]
+
+    # Sort by Bamboogle: the first click orders best first, the second reverses it.
+    header = page.locator(f"#{table} thead th[data-key='bamboogle'] button")
+    header.click()
+    values = column_values(page, table, "bamboogle")
+    assert values == sorted(values, reverse=True) and values[0] > values[-1]
+    assert page.get_attribute(f"#{table} thead th[data-key='bamboogle']", "aria-sort") == "descending"
+    header.click()
+    assert column_values(page, table, "bamboogle") == sorted(values)
+    # NQ: only the base entry has it; empty cells stay last in either direction.
+    page.locator(f"#{table} thead th[data-key='nq'] button").click()
+    nq = column_values(page, table, "nq")
+    assert nq[0] == pytest.approx(39.0) and nq[1:] == [None, None]
+
+    # Filter and metric switch.
+    page.fill("#row-filter", "instruct")
+    visible = page.eval_on_selector_all(f"#{table} tbody tr", "rows => rows.filter(r => !r.hidden).length")
+    assert visible == 1
+    page.fill("#row-filter", "")
+    page.select_option("#metric-select", "f1")
+    assert page.is_visible("#setting-1-f1") and not page.is_visible(f"#{table}")
+    page.select_option("#metric-select", "em")
+    page.screenshot(path=str(tmp_path / "leaderboard.png"), full_page=True)
+
+    # Entry page of the script-named entry: escaped title and metadata, the plot, the example browser.
+    xss_link.click()
+    page.wait_for_load_state("load")
+    assert page.inner_text("#entry-name").startswith(XSS_NAME)
+    assert page.title().startswith(XSS_NAME)
+    assert page.locator("figure.plot img").evaluate("img => img.complete && img.naturalWidth > 0")
+    page.click("text=browse 125")
+    page.wait_for_load_state("load")
+    assert page.locator("article.example").count() == 25
+    page.click("a[rel=next] >> nth=0")
+    assert page.inner_text("article.example >> nth=0").startswith("#26")
+    page.screenshot(path=str(tmp_path / "examples.png"))
+    assert page.problems == []
+
+
+def test_site_works_from_file_urls(page, built_site: Path):
+    page.goto((built_site / "index.html").as_uri())
+    header = page.locator("#setting-1-em thead th[data-key='bamboogle'] button")
+    header.click()
+    assert page.get_attribute("#setting-1-em thead th[data-key='bamboogle']", "aria-sort") == "descending"
+    assert page.problems == []
