@@ -163,7 +163,9 @@ def build_run_table(
                     task = c.tasks[0]
                     cells[c.key] = _value_cell(comp.means.get((run.name, task)), comp.differences.get((run.name, task)), comp.metric, with_ci)
         rows.append(Row([run.name], cells, marks.get(run.name, "")))
-    column_groups = [ColumnGroup(title, [Column(c.key, c.label) for c in cols]) for title, cols in plan]
+    # Best/second only where higher is better: scores, not counts such as n_searches.
+    column_groups = [ColumnGroup(title, [Column(c.key, c.label, highlight=(c.metric or metric) in PERCENT_METRICS) for c in cols])
+                     for title, cols in plan]
     table = Table(title=f"{layout.name} ({', '.join(metrics)})", lead_headers=["Method"], column_groups=column_groups,
                   row_groups=[RowGroup("", rows)])
     mark_best(table)
@@ -175,11 +177,13 @@ def _footnotes(comparisons: dict[str, Comparison], layout: Layout, baseline: str
                run_tasks: list[str]) -> list[str]:
     comp = next(iter(comparisons.values()))
     tests = sorted({d.test for c in comparisons.values() for d in c.differences.values()})
+    percent = [m for m in comparisons if m in PERCENT_METRICS]
+    scale = f"Scores ×100 for {', '.join(percent)}; bold: best, underline: second best per column. " if percent else ""
+    permutations = f", {comp.n_permutations} permutations" if "approximate-randomization" in tests else ""
     notes = [
-        "Scores ×100 for " + ", ".join(m for m in comparisons if m in PERCENT_METRICS) + "; averages are macro-averages over the benchmarks named. "
-        "Bold: best, underline: second best per column.",
-        f"{BETTER}/{WORSE}: better/worse than the baseline {baseline} at p ≤ {comp.alpha} after Holm–Bonferroni across the benchmarks "
-        f"of each run ({', '.join(tests) or 'no paired benchmark'}; randomization with {comp.n_permutations} permutations); "
+        scale + "Averages are macro-averages over the benchmarks named.",
+        f"{BETTER}/{WORSE}: significantly higher/lower than the baseline {baseline} (p ≤ {comp.alpha} after Holm–Bonferroni across the benchmarks "
+        f"of each run; {', '.join(tests) or 'no paired benchmark'}{permutations}); "
         f"averages: dataset-stratified paired bootstrap, {comp.n_resamples} resamples, uncorrected. Seed {comp.seed}.",
     ]
     if with_ci:

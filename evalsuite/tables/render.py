@@ -79,7 +79,7 @@ _LATEX_SPECIAL = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
     "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
     "†": r"$^{\dagger}$", "⋆": r"$^{\star}$", "∗": r"$^{*}$", "‡": r"$^{\ddagger}$", "§": r"$^{\S}$",
-    "▲": r"$^{\blacktriangle}$", "▼": r"$^{\blacktriangledown}$", "±": r"$\pm$", "Δ": r"$\Delta$", "–": "--", "−": "$-$",
+    "▲": r"$^{\blacktriangle}$", "×": r"$\times$", "≤": r"$\leq$", "≥": r"$\geq$", "·": r"$\cdot$", "▼": r"$^{\blacktriangledown}$", "±": r"$\pm$", "Δ": r"$\Delta$", "–": "--", "−": "$-$",
     "<": r"\textless{}", ">": r"\textgreater{}",
 }
 

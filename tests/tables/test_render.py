@@ -89,3 +89,9 @@ def test_terminal_shows_groups_and_footnotes():
 def test_unknown_format():
     with pytest.raises(EvalsuiteError, match="unknown table format 'docx'"):
         render(_table(), "docx")
+
+
+def test_latex_maps_symbols_pdflatex_lacks():
+    from evalsuite.tables.render import latex_escape
+
+    assert latex_escape("p ≤ 0.05, ×100, A–B, 50%") == r"p $\leq$ 0.05, $\times$100, A--B, 50\%"

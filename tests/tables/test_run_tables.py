@@ -151,3 +151,10 @@ def test_oases_layout_reports_f1_and_em(make_run, cli, tmp_path):
     assert table[2][6:8] == ["50.00", "100.00"]  # 2Wiki: F1 0.5 everywhere, EM 4/4
     assert table[2][8:10] == ["–", "–"]  # no Bamboogle scores, hence no average either
     assert table[2][12:14] == ["–", "–"]
+
+
+def test_count_metrics_get_no_best_marks(bamboogle_runs, cli):
+    text = cli("table", *map(str, bamboogle_runs.values()), "--metric", "n_searches", "--format", "markdown",
+               "--no-differences", "--resamples", "300", "--permutations", "300").output
+    assert "**" not in text.split("\n\n")[1] and "<u>" not in text
+    assert "Scores ×100" not in text
