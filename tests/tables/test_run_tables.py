@@ -158,3 +158,13 @@ def test_count_metrics_get_no_best_marks(bamboogle_runs, cli):
                "--no-differences", "--resamples", "300", "--permutations", "300").output
     assert "**" not in text.split("\n\n")[1] and "<u>" not in text
     assert "Scores ×100" not in text
+
+
+def test_baseline_by_manifest_method_and_unknown_layout(make_run, cli, tmp_path):
+    scores = {"nq": {"a": {"em": 1.0}, "b": {"em": 0.0}}}
+    first = make_run(tmp_path / "run-a", scores, method="progress")
+    second = make_run(tmp_path / "run-b", scores, method="search-r1")
+    text = cli("table", str(first), str(second), "--baseline", "search-r1", "--format", "markdown", "--resamples", "200").output
+    assert "Paired differences from run-b (em)" in text
+    with pytest.raises(EvalsuiteError, match="unknown layout 'progress-table9'"):
+        cli("table", str(first), "--layout", "progress-table9")
