@@ -38,7 +38,8 @@ INVALID_ACTION = (
 ACTION_PATTERN = re.compile(r"<(search|answer)>(.*?)</\1>", re.DOTALL)
 
 # An evalsuite addition, not Search-R1's: small base models (Gemma-3-270M) only follow the protocol after one worked
-# example (../shared/docs/SMALL_MODELS.md). The instruction stays verbatim; the demonstration precedes it.
+# example (../shared/docs/SMALL_MODELS.md). The verbatim instruction carries the demonstration question; the real
+# question follows the demonstration as "Question: ...".
 ONE_SHOT_DEMO = (
     INSTRUCTION.format(question="In which city is the Colosseum?")
     + "<think> I need to find where the Colosseum is. </think>\n"
@@ -68,7 +69,7 @@ class SearchR1(Method):
 
     def template_source(self, style: str) -> str:
         if style == "base-1shot":
-            return ONE_SHOT_DEMO + INSTRUCTION
+            return ONE_SHOT_DEMO + "Question: {question}\n"
         return f"[{style}] " + INSTRUCTION
 
     def prompt(self, question: str, style: str, chat: ChatRenderer) -> str:
@@ -76,7 +77,7 @@ class SearchR1(Method):
         if style == "base":
             return text
         if style == "base-1shot":
-            return ONE_SHOT_DEMO + text
+            return ONE_SHOT_DEMO + f"Question: {question}\n"
         if style == "instruct":
             rendered = chat([{"role": "user", "content": text}])
             if rendered is None:

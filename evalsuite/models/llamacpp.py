@@ -37,14 +37,17 @@ class LlamaCppBackend(Backend):
             )
             for chunk in stream:
                 choice = chunk["choices"][0]
+                if choice.get("finish_reason") is not None and not choice["text"]:
+                    break  # the closing chunk carries no token
                 text += choice["text"]
                 pieces += 1
                 cut, stop = cut_at_stop(text, request.stop)
                 if stop is not None:
                     text, finish = cut, "stop"
                     break
-                if choice.get("finish_reason") == "stop":
-                    finish = "eos"
+            if finish != "stop":
+                # llama-cpp-python's stream does not tell max_tokens from end-of-sequence reliably; the count does
+                finish = "length" if pieces >= request.max_tokens else "eos"
         except Exception as exc:  # context overflow, decode errors: this example fails, the run goes on
             return Generation(text="", finish_reason="error", error=f"{type(exc).__name__}: {exc}", latency_s=time.perf_counter() - start)
         stop = next((s for s in request.stop if finish == "stop" and text.endswith(s)), None)

