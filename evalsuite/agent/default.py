@@ -6,7 +6,9 @@ Search-R1 prompt: the only small packaged model measured to follow the protocol 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from evalsuite.errors import require
 
@@ -37,13 +39,25 @@ def demo_model_path() -> str:
 
 def demo_settings() -> DemoSettings:
     """The settings of the embedded default run."""
-    adqa = require("evalsuite.tasks.adqa", "demo", "the AD-QA demo task")
     return DemoSettings(
         model=demo_model_path(),
         backend="llamacpp",
         tasks=DEMO_TASK,
         subset=DEMO_SUBSET,
-        retriever=str(adqa.adqa_index_dir()),
+        retriever=str(demo_index_dir()),
         prompt_style="base-1shot",
         max_tokens=128,
     )
+
+
+def demo_index_dir() -> Path:
+    """A retrieval-format BM25 index of the shipped AD-QA corpus, built into the user cache on first use."""
+    from evalsuite.retrieval import build_index
+    from evalsuite.tasks.adqa.shipped import shipped_corpus_path
+
+    corpus = shipped_corpus_path()
+    cache = Path(os.environ.get("EVALSUITE_CACHE", Path.home() / ".cache" / "evalsuite"))
+    out = cache / "demo" / f"adqa-bm25-{corpus.stat().st_size}"
+    if not (out / "index.json").is_file():
+        build_index(corpus, out, overwrite=True)
+    return out
