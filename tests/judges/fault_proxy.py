@@ -13,7 +13,10 @@ from urllib.parse import urlsplit
 
 
 class FaultProxy:
-    """Forwards to `upstream`; a seeded share `fault_rate` of requests instead gets a 429, a 500 or no reply (a hang)."""
+    """Forwards to `upstream`; a seeded share `fault_rate` of requests instead gets a 429, a 500 or no reply (a hang).
+
+    Which requests fail is seeded; the kinds take turns (429, 500, hang), so any three faults include each kind.
+    """
 
     def __init__(self, upstream: str, fault_rate: float = 0.0, seed: int = 0, hang_s: float = 5.0):
         parts = urlsplit(upstream)
@@ -46,7 +49,11 @@ class FaultProxy:
     def _decide(self) -> str:
         with self._lock:
             self.counts["received"] += 1
-            kind = self._rng.choice(["429", "500", "hang"]) if self._rng.random() < self.fault_rate else "forward"
+            if self._rng.random() < self.fault_rate:
+                kind = ("429", "500", "hang")[self.counts["faults"] % 3]
+                self.counts["faults"] += 1
+            else:
+                kind = "forward"
             self.counts[kind] += 1
             return kind
 
@@ -65,7 +72,11 @@ class FaultProxy:
                     self.send_header(key, value)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    with proxy._lock:
+                        proxy.counts["client_gone"] += 1  # the client gave up first (it timed out)
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
