@@ -127,7 +127,8 @@ def _process_table(scored: list[ScoredInput]) -> Table:
         process = RunDirectory(item.out_dir).read_metrics().extra.get("process", {})
         for task, p in process.get("tasks", {}).items():
             t = p["turns"]
-            gap = "-" if t["gap_searches"] is None else f"{t['gap_searches']:+.2f} ({num(t['relative_gap_searches'] and 100 * t['relative_gap_searches'], 0)}%)"
+            relative = t["relative_gap_searches"]
+            gap = "-" if t["gap_searches"] is None else f"{t['gap_searches']:+.2f} ({num(None if relative is None else 100 * relative, 0)}%)"
             table.add_row(
                 item.name, task, num(p["novelty_rate"]), num(p["search_efficiency"]),
                 f"{num(t['success']['mean_turns'], 2)}/{num(t['failure']['mean_turns'], 2)}",
