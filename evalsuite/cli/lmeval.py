@@ -1,0 +1,45 @@
+"""`evalsuite lmeval export`: lm-evaluation-harness task YAMLs for our tasks, prompts and metrics (offline)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+lmeval_app = typer.Typer(help="Interoperate with lm-evaluation-harness.", no_args_is_help=True)
+
+
+@lmeval_app.command("export")
+def export_command(
+    out: Path = typer.Option(..., "--out", "-o", help="Directory for the task YAMLs (pass it to lm_eval --include_path)."),
+    tasks: str = typer.Option("nq,triviaqa,popqa,hotpotqa,2wikimultihopqa,musique,bamboogle,adqa", "--tasks", "-t", help="Comma-separated tasks."),
+    settings: str = typer.Option("direct,naive-rag", "--settings", help="direct and/or naive-rag (precomputed passages)."),
+    retriever: Optional[str] = typer.Option(None, "--retriever", "-r", help="Index directory or URL for naive-rag's passages."),
+    topk: int = typer.Option(3, "--topk", help="Passages per question for naive-rag."),
+    data_dir: Optional[str] = typer.Option(None, "--data-dir", help="Directory of <task>.<split>.jsonl files."),
+    split: Optional[str] = typer.Option(None, "--split", help="Split (default: each task's eval split)."),
+    subset: str = typer.Option("full", "--subset", help="full | first:N | sample:N:SEED."),
+    max_gen_toks: int = typer.Option(32, "--max-gen-toks", help="Generated tokens per answer."),
+) -> None:
+    """Write lm-eval tasks `evalsuite_<task>_<setting>` (and groups `evalsuite_<task>`) with local data files."""
+    from evalsuite.lmeval_export import export_tasks
+
+    loaded = None
+    if retriever is not None:
+        from evalsuite.retrieval import load_retriever
+
+        loaded = load_retriever(retriever)
+    written = export_tasks(
+        out, [t.strip() for t in tasks.split(",") if t.strip()], [s.strip() for s in settings.split(",") if s.strip()],
+        data_dir=data_dir, split=split, subset=subset, retriever=loaded, topk=topk, max_gen_toks=max_gen_toks,
+    )
+    console = Console()
+    for task in written:
+        console.print(f"{task.name}: {task.rows} rows → {task.yaml}")
+    console.print(f"run: lm_eval --include_path {out} --tasks {written[0].name if written else 'evalsuite_nq'} --model hf --model_args pretrained=MODEL")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(lmeval_app, name="lmeval")

@@ -1,0 +1,128 @@
+"""Export evalsuite tasks as lm-evaluation-harness task YAMLs that run offline with our prompts and metrics.
+
+For each task and setting it writes `data/<name>.jsonl` (one row per question with the finished prompt, the gold
+answers and, for naive-rag, the precomputed passages), `<name>.yaml` (`dataset_path: json` over that local file,
+`generate_until`, greedy) and one shared `utils.py` whose `process_results` scores the generation with evalsuite's
+answer rule and metrics (em, cover_em, f1), so lm-eval reports exactly the numbers `evalsuite score` would.
+A group `evalsuite_<task>` runs both settings. Prompts are the baselines' `base` style (raw text, FlashRAG's system
+and user texts joined by a blank line); with `--apply_chat_template` lm-eval sends that whole text as one user message,
+which chat models (SmolLM2-Instruct) need to answer at all.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalsuite.errors import EvalsuiteError
+
+SETTINGS = {"direct": "direct", "naive-rag": "naive-rag"}
+DEFAULT_TASKS = ("nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle", "adqa")
+METRICS = ("em", "cover_em", "f1")
+NO_CHAT = staticmethod(lambda messages: None)
+
+UTILS = '''"""lm-eval hooks written by `evalsuite lmeval export`: score a generation with evalsuite's answer rule and metrics."""
+
+from evalsuite.lmeval_export import process_results  # noqa: F401
+'''
+
+
+@dataclass(frozen=True)
+class ExportedTask:
+    """One written lm-eval task: its name, YAML path, data file and row count."""
+
+    name: str
+    yaml: Path
+    data: Path
+    rows: int
+
+
+def task_name(task: str, setting: str) -> str:
+    """`evalsuite_<task>_<setting>` with dashes as underscores (lm-eval task names)."""
+    return f"evalsuite_{task}_{setting}".replace("-", "_")
+
+
+def process_results(doc: dict[str, Any], results: Sequence[str]) -> dict[str, float]:
+    """lm-eval `process_results`: the method's answer rule on the generation, then evalsuite's answer metrics."""
+    from evalsuite.agent.method import get_method
+    from evalsuite.metrics.answer import answer_metrics
+
+    prediction = get_method(doc["method"]).extract_answer(results[0])
+    scores = answer_metrics(prediction, doc["golden_answers"])
+    return {name: float(scores[name]) for name in METRICS}
+
+
+def _yaml(name: str, data: Path, max_gen_toks: int, stop: Sequence[str]) -> str:
+    import yaml
+
+    spec = {
+        "task": name,
+        "dataset_path": "json",
+        "dataset_kwargs": {"data_files": {"test": str(data.resolve())}},
+        "test_split": "test",
+        "output_type": "generate_until",
+        "doc_to_text": "{{prompt}}",
+        "doc_to_target": "{{golden_answers[0]}}",
+        "generation_kwargs": {"until": list(stop), "max_gen_toks": max_gen_toks, "do_sample": False},
+        "metric_list": [{"metric": m, "aggregation": "mean", "higher_is_better": True} for m in METRICS],
+        "metadata": {"version": 1.0, "exported_by": "evalsuite lmeval export"},
+    }
+    # `!function` is lm-eval's YAML tag for a Python hook next to the YAML file.
+    return yaml.safe_dump(spec, sort_keys=False, allow_unicode=True) + "process_results: !function utils.process_results\n"
+
+
+def export_tasks(
+    out: str | Path,
+    tasks: Sequence[str] = DEFAULT_TASKS,
+    settings: Sequence[str] = ("direct", "naive-rag"),
+    data_dir: str | None = None,
+    split: str | None = None,
+    subset: str = "full",
+    retriever: Any = None,
+    topk: int = 3,
+    max_gen_toks: int = 32,
+) -> list[ExportedTask]:
+    """Write the task YAMLs, data files, utils.py and per-task groups into `out`; returns what was written."""
+    from evalsuite.agent.method import get_method
+    from evalsuite.tasks import apply_subset, get_task, load_split
+
+    unknown = [s for s in settings if s not in SETTINGS]
+    if unknown:
+        raise EvalsuiteError(f"unknown lm-eval setting(s): {', '.join(unknown)}", hint=f"use {', '.join(SETTINGS)}")
+    if "naive-rag" in settings and retriever is None:
+        raise EvalsuiteError("the naive-rag setting needs precomputed passages", hint="pass --retriever INDEX_DIR (or --settings direct)")
+    out = Path(out)
+    (out / "data").mkdir(parents=True, exist_ok=True)
+    (out / "utils.py").write_text(UTILS, encoding="utf-8")
+    written: list[ExportedTask] = []
+    for task_spec in tasks:
+        task = get_task(task_spec)
+        loaded = load_split(task, split, data_dir)
+        rows = apply_subset(loaded.rows, subset)
+        names = []
+        for setting in settings:
+            method = get_method(SETTINGS[setting])
+            name = task_name(task.name, setting)
+            data = out / "data" / f"{name}.jsonl"
+            hits = retriever.search([row.question for row in rows], topk) if setting == "naive-rag" else [None] * len(rows)
+            with open(data, "w", encoding="utf-8") as handle:
+                for row, row_hits in zip(rows, hits):
+                    if row_hits is None:
+                        prompt, passages = method.prompt(row.question, "base", NO_CHAT), []
+                    else:
+                        prompt = method.prompt_with_passages(row.question, "base", NO_CHAT, [row_hits], lambda text: text)
+                        passages = [{"id": str(h.doc_id), "contents": h.contents, "score": float(h.score)} for h in row_hits]
+                    record = {"id": row.id, "question": row.question, "golden_answers": row.golden_answers, "method": method.name, "prompt": prompt, "passages": passages}
+                    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            yaml_path = out / f"{name}.yaml"
+            yaml_path.write_text(_yaml(name, data, max_gen_toks, stop=["\n\n"]), encoding="utf-8")
+            written.append(ExportedTask(name, yaml_path, data, len(rows)))
+            names.append(name)
+        group = f"evalsuite_{task.name}"
+        (out / f"{group}.yaml").write_text(
+            f"group: {group}\ntask:\n" + "".join(f"  - {n}\n" for n in names) + "metadata:\n  version: 1.0\n", encoding="utf-8"
+        )
+    return written
