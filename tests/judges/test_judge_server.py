@@ -108,7 +108,7 @@ def test_faults_are_retried_and_the_judged_run_equals_the_fault_free_run(traject
     faulty_run = _scored_run(trajectories_dir, tmp_path / "faulty", pattern)
     metrics = ["completeness", "granularity"]
     clean = judge_run(clean_run, load_panel(_panel(tmp_path / "clean.yaml", f"{judge_server}/v1")), metrics, cache_path=tmp_path / "clean.sqlite", limit=2)
-    # One request in flight at a time, so a real reply never comes near the timeout and only injected hangs time out.
+    # One request in flight at a time, so that normally only the injected hangs reach the timeout.
     timeout_s = 40.0
     proxy = FaultProxy(judge_server, fault_rate=0.3, seed=3, hang_s=timeout_s + 2).start()
     try:
@@ -119,9 +119,11 @@ def test_faults_are_retried_and_the_judged_run_equals_the_fault_free_run(traject
     counts = proxy.counts
     assert counts["429"] and counts["500"] and counts["hang"], counts
     assert 0.15 < counts["faults"] / counts["received"] < 0.5, counts
-    assert counts["upstream_ok"] == 12 and counts["client_gone"] == 0, counts
     usage = faulty.usage
-    assert sum(u["retries"] for u in usage.values()) == counts["faults"] and sum(u["failures"] for u in usage.values()) == 0
+    # Every retry answers an injected fault or a forwarded request the client stopped waiting for (on a loaded
+    # machine a real reply can outlast the timeout too); each of the 12 judgments was served exactly once.
+    abandoned = counts["forward"] - 12
+    assert sum(u["retries"] for u in usage.values()) == counts["faults"] + abandoned and sum(u["failures"] for u in usage.values()) == 0
     assert sum(u["requests"] for u in usage.values()) == counts["received"]
     clean_lines, faulty_lines = _lines(clean_run), _lines(faulty_run)
     assert len(faulty_lines) == 12 and all(n == 1 for n in Counter(_key(j) for j in faulty_lines).values())
