@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from evalsuite.agent.method import Action, HitLike, register_method, split_contents
-from evalsuite.agent.methods.protocol import TagMethod
+from evalsuite.agent.methods.protocol import DemoHit, TagMethod
 from evalsuite.agent.methods.tags import TagPair
 
 # FlashRAG ReasoningPipeline.user_prompt, verbatim.
@@ -55,8 +55,6 @@ class R1Searcher(TagMethod):
     source = "R1-Searcher prompt and document layout as in FlashRAG reasoning_pipeline.py ReasoningPipeline, verbatim"
     protocol = "prompt ends with 'Assistant: <think>'; <|begin_of_query|> q <|end_of_query|>; <|begin_of_documents|> (i)Title: t Text: x <|end_of_documents|>; <answer>"
     invalid_message = INVALID_ACTION
-    # R1-Searcher is trained on the raw prompt (no chat template), so base is its only faithful style.
-    styles = ("base", "instruct", "base-1shot")
 
     def messages(self, question: str) -> list[dict[str, str]]:
         return [{"role": "user", "content": TEMPLATE.format(question=question)}]
@@ -64,8 +62,6 @@ class R1Searcher(TagMethod):
     def one_shot_demo(self) -> str:
         # The template already opens <think>; the demo continues it in kind.
         turn1 = f" {self.search.open} Colosseum {self.search.close}"
-        from evalsuite.agent.methods.protocol import DemoHit
-
         observation = self.observation(Action("search", queries=["Colosseum"]), [[DemoHit()]], lambda text: text)
         turn2 = "The Colosseum is in Rome. </think>\n\n<answer> Rome </answer>\n\n"
         return TEMPLATE.format(question="In which city is the Colosseum?") + turn1 + observation + turn2
