@@ -1,0 +1,59 @@
+"""OASES's outcome-aligned process reward (seeds/003, Figure 2 and Tables 7-9).
+
+For the ordered search states s_0..s_T of a trajectory (s_0: the question alone; s_t: the passages of the first t
+searches), the same policy answers from each state (`agent.methods.oases.StateEvaluator`, run by the rollout) and
+γ_t is that answer's token F1 against the gold (Table 8: γ_0 = 0.333). The process reward of step t is γ_t − γ_{t−1};
+the outcome score γ_out is the final answer's F1. PPO credits each step's difference to that step's tokens; GRPO
+gives one scalar per completion, so we sum them (which telescopes to γ_T − γ_0):
+
+    r = γ_out + λ_proc · Σ_{t=1..T} (γ_t − γ_{t−1})
+
+The state scores reach the reward as the rollout column `state_scores`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from evalsuite.agent.methods.oases import process_rewards
+from evalsuite.errors import EvalsuiteError
+from evalsuite.metrics.answer import f1_score
+from evalsuite.rewards.base import MethodReward, Sample
+
+
+@dataclass(frozen=True)
+class OasesRewardConfig:
+    """λ_proc: the weight of the summed process rewards against the outcome score."""
+
+    process_weight: float = 1.0
+
+
+class OasesReward(MethodReward):
+    """Outcome F1 plus the summed state-score differences γ_t − γ_{t−1}."""
+
+    name = "oases"
+    components = ("outcome_f1", "process", "gamma_first", "gamma_last", "n_states")
+
+    def __init__(self, config: OasesRewardConfig | None = None):
+        super().__init__()
+        self.settings = config or OasesRewardConfig()
+
+    def score_one(self, sample: Sample) -> dict[str, float]:
+        """One completion's components and total."""
+        gammas = sample.row.get("state_scores")
+        if gammas is None:
+            raise EvalsuiteError("the oases reward needs a `state_scores` column (γ_0..γ_T)", hint="train with the oases rollout, which evaluates every search state")
+        gammas = [float(g) for g in gammas]
+        outcome = f1_score(sample.answer, sample.golds) if sample.answer is not None else 0.0
+        process = sum(process_rewards(gammas)) if gammas else 0.0
+        total = outcome + self.settings.process_weight * process
+        return {
+            "outcome_f1": outcome, "process": process, "gamma_first": gammas[0] if gammas else 0.0,
+            "gamma_last": gammas[-1] if gammas else 0.0, "n_states": float(len(gammas)), "total": total,
+        }
+
+    def score_batch(self, batch: list[Sample]) -> list[dict[str, float]]:
+        return [self.score_one(s) for s in batch]
+
+    def config(self) -> dict:
+        return {"name": self.name, **asdict(self.settings)}

@@ -1,0 +1,275 @@
+"""Hand-computed values for every reward formula, in TRL's calling convention (completions + columns)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalsuite.errors import EvalsuiteError
+from evalsuite.rewards import get_reward, list_rewards
+from evalsuite.rewards.matching import LexicalMatcher, token_jaccard
+from evalsuite.rewards.search_r1 import SearchR1RewardConfig
+from evalsuite.runs.schema import Passage, Turn
+
+VALID_CORRECT = (
+    "<think>find the capital</think>\n<search>capital of France</search>\n\n"
+    "<information>Doc 1(Title: \"France\") Paris is the capital of France.\nDoc 2(Title: \"Lyon\") Lyon is a city.</information>\n\n"
+    "<think>it is Paris</think>\n<answer>Paris</answer>"
+)
+
+
+def turns(*rounds, answer="Paris"):
+    """Turns: each round is (query or list of sub-queries, [(title, text), ...]); a final answer turn."""
+    out = []
+    for query, docs in rounds:
+        subs = query if isinstance(query, list) else []
+        out.append(Turn(text="<think>t</think><search>x</search>", think=["t"], query=None if subs else query, sub_queries=subs,
+                        passages=[Passage(title=t, text=x) for t, x in docs]))
+    out.append(Turn(text=f"<think>t</think><answer>{answer}</answer>", think=["t"], answer=answer))
+    return out
+
+
+def test_registry_names_the_six_methods():
+    assert list_rewards() == ["oases", "progress", "search-p1", "search-r1", "smartsearch", "subsearch"]
+    with pytest.raises(EvalsuiteError, match="did you mean search-r1"):
+        get_reward("search-r2")
+    with pytest.raises(EvalsuiteError, match="bad settings"):
+        get_reward("progress", {"lambda_cov": 0.3})
+
+
+# --- Search-R1 -------------------------------------------------------------------------------------------------
+
+
+def test_search_r1_em_only_by_default():
+    reward = get_reward("search-r1")
+    wrong = VALID_CORRECT.replace("<answer>Paris</answer>", "<answer>Lyon</answer>")
+    assert reward([VALID_CORRECT, wrong, "no tags at all"], golden_answers=[["Paris"], ["Paris"], ["Paris"]]) == [1.0, 0.0, 0.0]
+
+
+def test_search_r1_reads_the_answer_of_the_response_not_the_prompt_or_passages():
+    reward = get_reward("search-r1")
+    # the gold appears in a retrieved passage and in a prompt-like example, but the model's own answer is wrong
+    text = VALID_CORRECT.replace("<answer>Paris</answer>", "<answer>Lyon</answer>").replace("Paris is", "<answer>Paris</answer> is")
+    assert reward([text], golden_answers=[["Paris"]]) == [0.0]
+
+
+def test_search_r1_shaped_reward_cases():
+    reward = get_reward("search-r1", SearchR1RewardConfig.shaped().__dict__)
+    wrong_valid = VALID_CORRECT.replace("<answer>Paris</answer>", "<answer>Lyon</answer>")
+    wrong_valid_no_gold = wrong_valid.replace("Paris is the capital", "It is the capital")
+    invalid_correct = "<answer>Paris</answer>"  # no <think>: not a valid sequence
+    invalid_wrong = "<answer>Rome</answer>"
+    got = reward([VALID_CORRECT, wrong_valid, wrong_valid_no_gold, invalid_correct, invalid_wrong, "nothing"],
+                 golden_answers=[["Paris"]] * 6)
+    # 1; λ_f + λ_r = 0.3; λ_f = 0.2; 1 − λ_f = 0.8; final format 0.1; no answer, invalid: 0
+    assert got == pytest.approx([1.0, 0.3, 0.2, 0.8, 0.1, 0.0])
+    rows = reward.breakdown([VALID_CORRECT, wrong_valid_no_gold], golden_answers=[["Paris"]] * 2)
+    assert rows[0] == {"em": 1.0, "format_valid": 1.0, "retrieval_hit": 1.0, "total": 1.0}
+    assert rows[1]["retrieval_hit"] == 0.0 and rows[1]["format_valid"] == 1.0
+
+
+def test_trl_reward_funcs_total_first_components_at_weight_zero():
+    reward = get_reward("search-r1")
+    funcs, weights = reward.trl_reward_funcs()
+    assert [f.__name__ for f in funcs] == ["search-r1/total", "search-r1/em", "search-r1/format_valid", "search-r1/retrieval_hit"]
+    assert weights == [1.0, 0.0, 0.0, 0.0]
+    conversational = [[{"role": "assistant", "content": VALID_CORRECT}]]
+    assert [f(conversational, golden_answers=[["Paris"]]) for f in funcs] == [[1.0], [1.0], [1.0], [1.0]]
+
+
+def test_mismatched_column_length_is_an_error():
+    with pytest.raises(EvalsuiteError, match="golden_answers"):
+        get_reward("search-r1")([VALID_CORRECT, VALID_CORRECT], golden_answers=[["Paris"]])
+
+
+# --- Progress -------------------------------------------------------------------------------------------------
+
+
+def test_progress_eq5_with_coverage():
+    reward = get_reward("progress")
+    t = turns(("capital of France", [("France", "Paris is the capital")]), ("population of Paris", []))
+    # policy: 2 queries; teacher: 3, two of them matched -> P = 2/2, R = 2/3, F1 = 0.8
+    teacher = ["capital of France", "population of Paris", "mayor of Paris"]
+    row = reward.breakdown(["x"], golden_answers=[["Paris"]], turns=[t], teacher_queries=[teacher], question=["q"])[0]
+    assert row["coverage_precision"] == 1.0 and row["coverage_recall"] == pytest.approx(2 / 3)
+    assert row["coverage_f1"] == pytest.approx(0.8)
+    assert row["total"] == pytest.approx(1.0 + 0.2 + 0.2 * 0.8)
+
+
+def test_progress_one_to_one_matching_repeated_query_counts_once():
+    reward = get_reward("progress")
+    t = turns(("capital of France", []), ("capital of France", []))
+    row = reward.breakdown(["x"], golden_answers=[["Rome"]], turns=[t], teacher_queries=[["capital of France", "mayor of Paris"]])[0]
+    # |I| = 1: P = 1/2, R = 1/2, F1 = 0.5; EM 0 (answer Paris vs Rome), format valid 0.2
+    assert row["coverage_f1"] == pytest.approx(0.5)
+    assert row["total"] == pytest.approx(0.0 + 0.2 + 0.2 * 0.5)
+
+
+def test_progress_no_policy_queries_and_no_teacher_queries():
+    reward = get_reward("progress")
+    direct = [Turn(text="<think>t</think><answer>Paris</answer>", think=["t"], answer="Paris")]
+    rows = reward.breakdown(["x", "y"], golden_answers=[["Paris"], ["Paris"]], turns=[direct, turns(("q", []))],
+                            teacher_queries=[["capital of France"], []])
+    assert rows[0]["coverage_f1"] == 0.0 and rows[0]["coverage_defined"] == 1.0
+    assert rows[0]["total"] == pytest.approx(1.2)
+    assert rows[1]["coverage_defined"] == 0.0 and rows[1]["total"] == pytest.approx(1.2)
+
+
+def test_lexical_matcher_threshold():
+    assert token_jaccard("the capital of France", "capital of france?") == 1.0
+    assert token_jaccard("capital of France", "population of France") == pytest.approx(2 / 4)
+    assert LexicalMatcher(0.6)("q", ["capital of France"], ["population of France", "France capital of"]) == [[False, True]]
+
+
+# --- SubSearch ------------------------------------------------------------------------------------------------
+
+
+def subsearch_turns():
+    # round 1: two sub-queries with distinct docs, one holds the gold; round 2: single query, no gold
+    return turns(
+        (["capital of France", "river of Paris"], [("France", "Paris is the capital"), ("A", "a"), ("Seine", "the Seine"), ("B", "b")]),
+        ("anything", [("C", "nothing here")]),
+    )
+
+
+def test_subsearch_components():
+    reward = get_reward("subsearch", {"aggregation": "weighted_sum"})
+    row = reward.breakdown(["x"], golden_answers=[["Paris"]], turns=[subsearch_turns()])[0]
+    assert row["answerability"] == 0.5  # 1 of 2 rounds retrieved the gold
+    assert row["decomposition"] == 1.0  # both sub-queries retrieved their own documents
+    assert row["total"] == pytest.approx(1.0 + 0.5 * 0.5 + 0.5 * 1.0)
+
+
+def test_subsearch_decomposition_repeated_and_too_many_subqueries():
+    same = turns((["a", "b"], [("X", "x"), ("Y", "y"), ("X", "x"), ("Y", "y")]))
+    four = turns((["a", "b", "c", "d"], [("X", "x")] * 4))
+    reward = get_reward("subsearch", {"aggregation": "weighted_sum"})
+    rows = reward.breakdown(["1", "2"], golden_answers=[["z"], ["z"]], turns=[same, four])
+    assert rows[0]["decomposition"] == 0.0 and rows[1]["decomposition"] == 0.0
+
+
+def test_subsearch_residual_and_no_queries():
+    reward = get_reward("subsearch", {"aggregation": "residual", "beta": 0.4})
+    direct = [Turn(text="<think>t</think><answer>Rome</answer>", think=["t"], answer="Rome")]
+    rows = reward.breakdown(["a", "b", "c"], golden_answers=[["Paris"], ["Lyon"], ["Paris"]],
+                            turns=[subsearch_turns(), subsearch_turns(), direct])
+    assert rows[0]["total"] == 1.0  # correct: the outcome leaves no residual
+    # wrong: answerability 0 (no Lyon in docs), decomposition 1 -> p = 0.5, r = 0 + 1 * 0.4 * 0.5
+    assert rows[1]["total"] == pytest.approx(0.2)
+    assert rows[2]["total"] == 0.0 and rows[2]["answerability"] == 0.0 and rows[2]["decomposition"] == 0.0
+
+
+def test_subsearch_adaptive_beta_follows_the_ema_of_accuracy():
+    reward = get_reward("subsearch", {"aggregation": "adaptive_residual", "ema_alpha": 0.5})
+    wrong = turns(("q", [("D", "Paris")]), answer="Rome")  # a = 1, d = 0 -> p = 0.5
+    right = turns(("q", [("D", "Paris")]), answer="Paris")
+    first = reward([s for s in "ab"], golden_answers=[["Paris"]] * 2, turns=[right, wrong])
+    assert first == pytest.approx([1.0, 1.0 * 0.5])  # β_0 = 1 − 0 = 1
+    # EMA_1 = 0.5 * 0.5 + 0.5 * 0 = 0.25 -> β_1 = 0.75
+    assert reward.current_beta() == pytest.approx(0.75)
+    second = reward(["c"], golden_answers=[["Paris"]], turns=[wrong])
+    assert second == pytest.approx([0.75 * 0.5])
+    # EMA_2 = 0.5 * 0 + 0.5 * 0.25 = 0.125
+    assert reward.current_beta() == pytest.approx(0.875)
+
+
+def test_subsearch_rejects_unknown_aggregation():
+    with pytest.raises(EvalsuiteError, match="aggregation"):
+        get_reward("subsearch", {"aggregation": "sum"})
+
+
+# --- Search-P1 ------------------------------------------------------------------------------------------------
+
+
+def test_search_p1_all_paths_identical_gives_full_self_consistency():
+    reward = get_reward("search-p1")
+    t = turns(("capital of France", [("France", "Paris is the capital"), ("Lyon", "a city")]))
+    rows = reward.breakdown(["a", "b", "c"], golden_answers=[["Paris"]] * 3, turns=[t, t, t], id=["q1"] * 3)
+    for row in rows:
+        assert row["self_consistency"] == 1.0 and row["path"] == 1.0 and row["format"] == 1.0
+        assert row["total"] == pytest.approx(0.1 + 0.3 + 0.6)
+
+
+def test_search_p1_jaccard_and_efficiency():
+    reward = get_reward("search-p1")
+    a = turns(("x", [("A", "a"), ("B", "b")]), answer="no")
+    b = turns(("x", [("B", "b"), ("C", "c")]), ("y", [("D", "d")]), answer="no")
+    c = turns(("x", [("A", "a"), ("B", "b")]), answer="no")
+    rows = reward.breakdown(["1", "2", "3"], golden_answers=[["gold"]] * 3, turns=[a, b, c], id=["q"] * 3)
+    # a: J(a,b) = |{B}|/|{A,B,C,D}| = 1/4, J(a,c) = 1 -> 0.625, efficiency min(1, 1/1)
+    assert rows[0]["self_consistency"] == pytest.approx(0.625)
+    # b: J = 1/4 and 1/4 -> 0.25, two searches against the group's fewest (1) -> × 1/2
+    assert rows[1]["self_consistency"] == pytest.approx(0.125)
+    # wrong answers: soft outcome = 0.5 × path
+    assert rows[0]["outcome"] == pytest.approx(0.5 * 0.625)
+    assert rows[0]["total"] == pytest.approx(0.1 * 1.0 + 0.3 * 0.625 + 0.6 * 0.5 * 0.625)
+
+
+def test_search_p1_failed_answer_with_perfect_reference_path_gets_partial_credit():
+    reward = get_reward("search-p1")
+    t = turns(("director of Big Fish", [("Big Fish", "Tim Burton")]), ("Tim Burton birthplace", [("TB", "Burbank")]), answer="London")
+    plan = ["Tim Burton birthplace", "director of Big Fish"]  # order-agnostic
+    row = reward.breakdown(["a"], golden_answers=[["Burbank"]], turns=[t], reference_plan=[plan], question=["q"])[0]
+    assert row["reference_alignment"] == 1.0 and row["self_consistency"] == 0.0  # alone in its group
+    assert row["em"] == 0.0 and row["outcome"] == 0.5
+    assert row["total"] == pytest.approx(0.1 + 0.3 * 1.0 + 0.6 * 0.5)
+
+
+def test_search_p1_reference_alignment_partial_and_redundant():
+    reward = get_reward("search-p1")
+    t = turns(("director of Big Fish", []), ("director of Big Fish", []), ("director of Big Fish", []), ("weather", []))
+    row = reward.breakdown(["a"], golden_answers=[["z"]], turns=[t], reference_plan=[["director of Big Fish", "Tim Burton birthplace"]])[0]
+    # 1 of 2 steps covered, 4 searches for 2 steps -> 0.5 × 0.5
+    assert row["reference_alignment"] == pytest.approx(0.25)
+
+
+def test_search_p1_no_queries_and_soft_format():
+    reward = get_reward("search-p1")
+    bare = [Turn(text="Paris", answer=None)]
+    row = reward.breakdown(["a"], golden_answers=[["Paris"]], turns=[bare], reference_plan=[["x"]])[0]
+    # no answer (1 check failed), no think (failed), no invalid action (passed) -> 1/3
+    assert row["format"] == pytest.approx(1 / 3) and row["path"] == 0.0 and row["total"] == pytest.approx(0.1 / 3)
+
+
+# --- OASES ----------------------------------------------------------------------------------------------------
+
+
+def test_oases_process_reward_telescopes_and_adds_outcome_f1():
+    reward = get_reward("oases")
+    t = turns(("q", []), ("q2", []), answer="April 14, 1955")
+    # Table 8: γ_0 = 0.333; later states improve
+    row = reward.breakdown(["a"], golden_answers=[["April 14, 1955"]], turns=[t], state_scores=[[1 / 3, 0.5, 1.0]])[0]
+    assert row["process"] == pytest.approx((0.5 - 1 / 3) + (1.0 - 0.5))
+    assert row["total"] == pytest.approx(1.0 + 2 / 3)
+    partial = reward.breakdown(["b"], golden_answers=[["April 14, 1955"]], turns=[turns(answer="April 1955")], state_scores=[[0.0]])[0]
+    # F1: 2 of 2 predicted tokens, 2 of 3 gold tokens -> 0.8; one state: no process reward
+    assert partial["outcome_f1"] == pytest.approx(0.8) and partial["process"] == 0.0 and partial["total"] == pytest.approx(0.8)
+
+
+def test_oases_needs_state_scores():
+    with pytest.raises(EvalsuiteError, match="state_scores"):
+        get_reward("oases")(["<answer>x</answer>"], golden_answers=[["x"]])
+
+
+# --- SmartSearch ----------------------------------------------------------------------------------------------
+
+
+def test_smartsearch_novelty_usefulness_and_scale():
+    reward = get_reward("smartsearch")
+    t = turns(("a", [("A", "a"), ("B", "b")]), ("b", [("A", "a"), ("B", "b")]), ("c", [("C", "c")]))
+    t[0].extra["usefulness"] = 1
+    t[1].extra["usefulness"] = 1
+    t[2].extra["usefulness"] = 0
+    row = reward.breakdown(["x"], golden_answers=[["Paris"]], turns=[t])[0]
+    # novelty: 1, 0 (2 repeated docs > K=1), 1; usefulness 1,1,0 -> s = 1,0,0 -> process = 0.2 × (1−1−1)/3
+    assert row["novelty"] == pytest.approx(2 / 3) and row["query_score"] == pytest.approx(1 / 3)
+    assert row["process"] == pytest.approx(-0.2 / 3)
+    assert row["total"] == pytest.approx(1.0 - 0.2 / 3 + 0.1)
+
+
+def test_smartsearch_no_queries_and_unjudged_usefulness():
+    reward = get_reward("smartsearch")
+    direct = [Turn(text="<think>t</think><answer>Rome</answer>", think=["t"], answer="Rome")]
+    unjudged = turns(("a", [("A", "a")]))
+    rows = reward.breakdown(["x", "y"], golden_answers=[["Paris"], ["Paris"]], turns=[direct, unjudged])
+    assert rows[0]["process"] == 0.0 and rows[0]["total"] == pytest.approx(0.1)
+    assert rows[1]["usefulness_judged"] == 0.0 and rows[1]["process"] == pytest.approx(0.2)
