@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from evalsuite.cli import app
 from evalsuite.tasks.adqa.check import RAW_MAX, SUB_MIN, check_release, read_jsonl
-from evalsuite.tasks.adqa.index import build_bm25, Bm25Index
+from evalsuite.tasks.adqa.index import CorpusSearcher, build_bm25
 from evalsuite.tasks.adqa.shipped import adqa_index, adqa_index_dir, shipped_corpus_path, shipped_dir
 
 
@@ -25,16 +25,16 @@ def test_bm25_ranks_the_passage_that_names_the_entity_first(tmp_path):
         {"id": "b", "contents": '"Aurora Spring Sale UK (campaign)"\nThe campaign Aurora Spring Sale UK uses the bidding strategy Silver Cove.'},
         {"id": "c", "contents": '"Bid caps"\nA bid cap is the highest bid a bidding strategy may place.'},
     ]
-    index = Bm25Index(build_bm25(rows, tmp_path / "idx"))
+    index = CorpusSearcher(build_bm25(rows, tmp_path / "idx"))
     assert index.search_ids(["bid cap of a bidding strategy"], 1) == [["c"]]
     assert index.search_ids(["Which bidding strategy does the campaign Aurora Spring Sale UK use?"], 2)[0][0] == "b"
 
 
 def test_index_is_built_once_and_reused(cache_dir):
     first = adqa_index_dir()
-    assert first.is_relative_to(cache_dir) and (first / "ids.json").is_file()
-    stamp = (first / "ids.json").stat().st_mtime_ns
-    assert adqa_index_dir() == first and (first / "ids.json").stat().st_mtime_ns == stamp
+    assert first.is_relative_to(cache_dir) and (first / "index.json").is_file()
+    stamp = (first / "index.json").stat().st_mtime_ns
+    assert adqa_index_dir() == first and (first / "index.json").stat().st_mtime_ns == stamp
 
 
 def test_shipped_copy_is_multi_hop_within_the_bounds(cache_dir):

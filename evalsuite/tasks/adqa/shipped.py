@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalsuite.tasks.adqa.check import read_jsonl
-from evalsuite.tasks.adqa.index import Bm25Index, cached_bm25
+from evalsuite.tasks.adqa.index import CorpusSearcher, cached_bm25
 from evalsuite.tasks.packaged import packaged_dir, read_manifest, unpacked_file
 
 PACKAGED_DATA = "adqa/v1"
@@ -27,7 +27,7 @@ def shipped_corpus_path() -> Path:
     return path
 
 
-def adqa_index() -> Bm25Index:
+def adqa_index() -> CorpusSearcher:
     """The BM25 index of the shipped corpus, built into the user cache on first use and reused afterwards."""
     corpus_path = shipped_corpus_path()
     rows, digest = read_jsonl(corpus_path)
