@@ -65,6 +65,8 @@ class Rollout:
     stop_reason: str | None = None
     error: str | None = None
     prediction: str | None = None
+    # `response` as (text, generated_by_model) pieces in order: training masks the environment's pieces out of the loss.
+    segments: list[tuple[str, bool]] = field(default_factory=list)
 
     @property
     def done(self) -> bool:
@@ -170,6 +172,7 @@ class RolloutEngine:
             )
             rollout.turns.append(turn)
             rollout.response += text
+            rollout.segments.append((text, True))
             rollout.context_tokens += completion_tokens
             if action.kind == "answer":
                 rollout.stop_reason = "answer"
@@ -258,6 +261,7 @@ class RolloutEngine:
 
     def _append(self, rollout: Rollout, observation: str) -> None:
         rollout.response += observation
+        rollout.segments.append((observation, False))
         rollout.context_tokens += self.backend.count_tokens(observation)
 
     def _start_all(self, items: Sequence[tuple[str, str]]) -> list[Rollout]:

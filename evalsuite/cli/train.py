@@ -1,0 +1,43 @@
+"""`evalsuite train METHOD --config FILE -o CKPT_DIR`: run a training recipe; `evalsuite train search-p1 plans`: reference plans."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+
+def train_command(
+    method: str = typer.Argument(..., help="search-r1, progress, subsearch, search-p1, oases or smartsearch."),
+    action: str = typer.Argument("run", help="run (default), or plans: build Search-P1 reference plans offline."),
+    config: Path = typer.Option(..., "--config", "-c", help="Recipe YAML, e.g. train_recipes/configs/search-r1/cpu_smoke.yaml."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (checkpoint/, training_log.jsonl, training_curves.png, train_manifest.json); plans: the JSONL file."),
+    samples: int = typer.Option(4, "--samples", help="plans: sampled trajectories per question."),
+) -> None:
+    """Train METHOD with the recipe in --config, or (search-p1 plans) build its cached reference plans."""
+    from evalsuite.training.config import load_config
+
+    console = Console()
+    settings = load_config(config, method)
+    if action == "plans":
+        if method != "search-p1":
+            raise typer.BadParameter("only search-p1 has reference plans", param_hint="ACTION")
+        from evalsuite.training.plans import build_plans
+
+        target = out or Path("reference_plans.jsonl")
+        summary = build_plans(settings, target, samples)
+        console.print(f"wrote {summary['rows']} reference plans to {target} ({summary['from_trajectories']} distilled from correct trajectories, {summary['from_decomposition']} from the gold decomposition, {summary['empty']} empty)")
+        return
+    if action != "run":
+        raise typer.BadParameter(f"unknown action {action!r} (run or plans)", param_hint="ACTION")
+    from evalsuite.training.trainer import train
+
+    result = train(settings, out or Path("checkpoints") / method)
+    per_step = ", ".join(f"{s:.1f}" for s in result.seconds_per_step)
+    console.print(f"checkpoint: {result.checkpoint}\nlog: {result.log}\nplot: {result.plot}\nmanifest: {result.manifest}\nseconds per step: {per_step}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("train")(train_command)

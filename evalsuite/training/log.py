@@ -1,0 +1,67 @@
+"""The training log (one JSON object per logging step: TRL's metrics, rewards per component, KL, lengths, turns) and its plot."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from evalsuite.errors import require
+
+LOG_FILE = "training_log.jsonl"
+PLOT_FILE = "training_curves.png"
+
+
+def make_callback(path: Path, stage: str):
+    """A transformers TrainerCallback appending each `on_log` to `path`, with the stage and seconds since the last log."""
+    transformers = require("transformers", "train", "training")
+
+    class JsonlLog(transformers.TrainerCallback):
+        def __init__(self) -> None:
+            self.last = time.perf_counter()
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            now = time.perf_counter()
+            record = {"stage": stage, "step": state.global_step, "seconds": now - self.last, **(logs or {})}
+            self.last = now
+            with path.open("a") as handle:
+                handle.write(json.dumps(record) + "\n")
+
+    return JsonlLog()
+
+
+def read_log(path: Path) -> list[dict[str, Any]]:
+    """The log's records."""
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
+
+
+def plot_log(records: list[dict[str, Any]], out: Path) -> Path:
+    """Curves of every reward component, KL, completion length and turns against the step, one panel each group."""
+    require("matplotlib", "train", "the training plot")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = [r for r in records if r.get("stage") == "grpo" and "reward" in r]
+    groups = {
+        "rewards": [k for k in sorted({k for r in steps for k in r}) if k.startswith("rewards/") and k.endswith("/mean")],
+        "kl": ["kl"],
+        "length": ["completions/mean_length"],
+        "turns": ["rewards/n_turns/mean", "rewards/n_searches/mean"],
+    }
+    fig, axes = plt.subplots(1, len(groups), figsize=(5 * len(groups), 3.6))
+    for ax, (title, keys) in zip(axes, groups.items()):
+        for key in keys:
+            xs = [r["step"] for r in steps if key in r]
+            if xs:
+                ax.plot(xs, [r[key] for r in steps if key in r], marker="o", label=key.removeprefix("rewards/").removesuffix("/mean"))
+        ax.set_title(title)
+        ax.set_xlabel("step")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out

@@ -1,0 +1,129 @@
+"""TRL `GRPOTrainer` rollouts played through the evaluator's own loop (`agent.engine.RolloutEngine`).
+
+`rollout_func(prompts, trainer)` (TRL ≥ 1.16, SMALL_MODELS.md §7): prompts arrive repeated `num_generations` times;
+we return, per prompt, `prompt_ids`, `completion_ids`, `logprobs=None` and `env_mask` (1 = a token the model
+generated, 0 = an environment token: retrieved passages, the invalid-action message), which TRL multiplies into the
+loss mask (Search-R1's `info_mask`). Token ids come from tokenizing the engine's segments one by one, as Search-R1
+re-tokenizes its responses. Extra keys (`turns`, `model_text`, `n_turns`, `n_searches`, `stop_reason`, and for OASES
+`state_scores`) reach the reward functions as columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evalsuite.agent.engine import Rollout, RolloutConfig, RolloutEngine
+from evalsuite.agent.method import Method
+from evalsuite.errors import EvalsuiteError
+from evalsuite.training.backend import TrainerBackend
+
+
+@dataclass
+class TokenizedRollout:
+    """One rollout as ids: the prompt, the completion and its environment mask (same length as the completion)."""
+
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    env_mask: list[int]
+
+
+def tokenize_rollout(tokenizer: Any, rollout: Rollout, append_eos: bool) -> TokenizedRollout:
+    """Tokenize the prompt and each response segment; mask 0 on environment segments; EOS after a final answer."""
+    bos = tokenizer.bos_token
+    add_special = not (bos and rollout.prompt.startswith(bos))  # as HFBackend encodes the prompt it generates from
+    prompt_ids = tokenizer(rollout.prompt, add_special_tokens=add_special)["input_ids"]
+    completion_ids: list[int] = []
+    env_mask: list[int] = []
+    for text, by_model in rollout.segments:
+        if not text:
+            continue
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        completion_ids.extend(ids)
+        env_mask.extend([1 if by_model else 0] * len(ids))
+    if append_eos and tokenizer.eos_token_id is not None:
+        completion_ids.append(tokenizer.eos_token_id)
+        env_mask.append(1)
+    if not completion_ids:  # TRL needs at least one completion token per row
+        completion_ids, env_mask = [tokenizer.eos_token_id], [1]
+    check_mask(completion_ids, env_mask)
+    return TokenizedRollout(prompt_ids, completion_ids, env_mask)
+
+
+def check_mask(completion_ids: Sequence[int], env_mask: Sequence[int]) -> None:
+    """TRL pads a short mask with 1 (silently training environment tokens): refuse any length mismatch."""
+    if len(completion_ids) != len(env_mask):
+        raise EvalsuiteError(f"env_mask has {len(env_mask)} entries for {len(completion_ids)} completion tokens")
+    if any(m not in (0, 1) for m in env_mask):
+        raise EvalsuiteError("env_mask entries must be 0 or 1")
+
+
+def prompt_question(prompt: Any) -> str:
+    """The question a dataset prompt carries: the prompt string, or the last user message's content."""
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, list):
+        users = [m.get("content", "") for m in prompt if isinstance(m, dict) and m.get("role") == "user"]
+        if users:
+            return str(users[-1])
+    raise EvalsuiteError("a training prompt must be the question string or a message list with a user message")
+
+
+class SearchRollout:
+    """The rollout function: plays `method` against `retriever` with the trainer's live model."""
+
+    def __init__(
+        self, method: Method, retriever: Any, config: RolloutConfig, style: str = "auto",
+        golds: dict[str, list[str]] | None = None, state_evaluator: bool = False, eval_max_tokens: int = 32,
+    ):
+        self.method, self.retriever, self.config = method, retriever, config
+        self.style = style
+        self.golds = golds or {}
+        self.state_evaluator = state_evaluator
+        self.eval_max_tokens = eval_max_tokens
+        self.last: list[Rollout] = []
+
+    def engine(self, trainer: Any) -> RolloutEngine:
+        """An engine over the trainer's live model, sampling at the trainer's temperature, seeded by its step."""
+        backend = TrainerBackend(trainer.model, trainer.processing_class)
+        temperature = float(getattr(trainer.args, "temperature", 1.0) or 1.0)
+        seed = int(getattr(trainer.args, "seed", 0)) + int(getattr(trainer.state, "global_step", 0))
+        config = RolloutConfig(**{**self.config.__dict__, "temperature": temperature, "seed": seed})
+        style = self.method.resolve_style(self.style, backend.chat_template([{"role": "user", "content": "x"}]) is not None)
+        return RolloutEngine(backend, self.method, self.retriever, config, style)
+
+    def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
+        engine = self.engine(trainer)
+        questions = [prompt_question(p) for p in prompts]
+        rollouts = engine.run([(f"r{i}", q) for i, q in enumerate(questions)])
+        self.last = rollouts
+        tokenizer = trainer.processing_class
+        out: dict[str, list[Any]] = {k: [] for k in ("prompt_ids", "completion_ids", "env_mask", "turns", "model_text", "n_turns", "n_searches", "stop_reason")}
+        for rollout in rollouts:
+            tokens = tokenize_rollout(tokenizer, rollout, append_eos=rollout.stop_reason == "answer")
+            out["prompt_ids"].append(tokens.prompt_ids)
+            out["completion_ids"].append(tokens.completion_ids)
+            out["env_mask"].append(tokens.env_mask)
+            out["turns"].append([t.model_dump() for t in rollout.turns])
+            out["model_text"].append("".join(text for text, by_model in rollout.segments if by_model))
+            out["n_turns"].append(sum(1 for t in rollout.turns if not t.extra.get("initial_retrieval")))
+            out["n_searches"].append(sum(1 for t in rollout.turns if t.query is not None or t.sub_queries))
+            out["stop_reason"].append(rollout.stop_reason)
+        if self.state_evaluator:
+            out["state_scores"] = self._state_scores(engine, rollouts)
+        out["logprobs"] = None  # TRL recomputes them from the ids (no vLLM sampling logprobs here)
+        return out
+
+    def _state_scores(self, engine: RolloutEngine, rollouts: list[Rollout]) -> list[list[float]]:
+        """OASES γ_0..γ_T: the same policy answers from each search state; F1 against the gold."""
+        from evalsuite.agent.methods.oases import StateEvaluator, search_states
+
+        evaluator = StateEvaluator(engine.backend, style="base" if engine.backend.chat_template([{"role": "user", "content": "x"}]) is None else "instruct", max_tokens=self.eval_max_tokens)
+        scores = []
+        for rollout in rollouts:
+            golds = self.golds.get(rollout.question)
+            if golds is None:
+                raise EvalsuiteError(f"no golden answers for the training question {rollout.question[:80]!r}", hint="pass the dataset's golds to SearchRollout(golds=...)")
+            scores.append([e.score for e in evaluator(rollout.question, golds, search_states(rollout.turns))])
+        return scores

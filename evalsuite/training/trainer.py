@@ -1,0 +1,182 @@
+"""Shared trainer glue: build the reward, the rollout and TRL's GRPOTrainer from a TrainConfig; write checkpoint, log, plot, manifest."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from evalsuite.errors import EvalsuiteError, require
+from evalsuite.rewards import MethodReward, get_reward
+from evalsuite.rewards.matching import JudgeMatcher, LexicalMatcher
+from evalsuite.training.config import TrainConfig
+from evalsuite.training.data import training_rows
+from evalsuite.training.log import LOG_FILE, PLOT_FILE, make_callback, plot_log, read_log
+from evalsuite.training.model import resolve_model
+from evalsuite.training.rollout import SearchRollout
+
+MANIFEST = "train_manifest.json"
+CHECKPOINT = "checkpoint"
+# Which evaluator protocol each recipe plays (evalsuite.agent methods).
+PROTOCOL = {"search-r1": "search-r1", "progress": "search-r1", "subsearch": "subsearch", "search-p1": "search-p1", "oases": "oases", "smartsearch": "smartsearch"}
+
+
+@dataclass
+class TrainResult:
+    """Where the outputs went and the measured seconds per optimizer step."""
+
+    out: Path
+    checkpoint: Path
+    log: Path
+    plot: Path
+    manifest: Path
+    seconds_per_step: list[float]
+
+
+def build_reward(config: TrainConfig) -> MethodReward:
+    """The recipe's reward, with a lexical or judge matcher where the method matches queries."""
+    objects: dict[str, Any] = {}
+    if config.method in ("progress", "search-p1"):
+        if config.reward.matcher == "judge":
+            if not config.reward.panel:
+                raise EvalsuiteError("reward.matcher: judge needs reward.panel (a judge panel YAML)")
+            objects["matcher"] = JudgeMatcher(config.reward.panel)
+        elif config.reward.matcher == "lexical":
+            objects["matcher"] = LexicalMatcher(config.reward.matcher_threshold)
+        else:
+            raise EvalsuiteError(f"unknown reward.matcher {config.reward.matcher!r}", hint="lexical or judge")
+    return get_reward(config.method, config.reward.settings, **objects)
+
+
+def load_retriever(spec: str) -> Any:
+    """`adqa` → the BM25 index of the shipped AD-QA corpus; else an index directory or a /retrieve URL."""
+    from evalsuite.retrieval import load_retriever as load
+
+    if spec == "adqa":
+        from evalsuite.agent.default import demo_index_dir
+
+        return load(str(demo_index_dir()))
+    return load(spec)
+
+
+def statistic(name: str):
+    """A zero-weight 'reward' that makes TRL log a rollout column (turns, searches) per step."""
+
+    def func(completions, **columns):
+        return [float(v) for v in columns[name]]
+
+    func.__name__ = name
+    return func
+
+
+def question_overlap(completions, model_text, question, **columns):
+    """Smoke-only dense signal: the fraction of the question's normalized tokens that the model's own text repeats."""
+    from evalsuite.metrics.answer import normalize_answer
+
+    out = []
+    for text, q in zip(model_text, question):
+        wanted = set(normalize_answer(q).split())
+        said = set(normalize_answer(text).split())
+        out.append(len(wanted & said) / len(wanted) if wanted else 0.0)
+    return out
+
+
+def build_grpo(config: TrainConfig, model_path: str, out: Path, rows: list[dict[str, Any]], reward: MethodReward, extra_callbacks: list | None = None):
+    """TRL's GRPOTrainer with the evaluator-loop rollout, the reward's components and the JSONL log callback."""
+    trl = require("trl", "train", "training")
+    datasets = require("datasets", "train", "training")
+    from evalsuite.agent.method import get_method
+
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    funcs, weights = reward.trl_reward_funcs()
+    funcs += [statistic("n_turns"), statistic("n_searches")]
+    weights += [0.0, 0.0]
+    if config.smoke_overlap_weight:
+        funcs.append(question_overlap)
+        weights.append(config.smoke_overlap_weight)
+    options = {"report_to": "none", "save_strategy": "no", "logging_steps": 1, **config.grpo, "output_dir": str(out / "trl"), "reward_weights": weights}
+    grpo_config = trl.GRPOConfig(**options)
+    golds = {r["question"]: r["golden_answers"] for r in rows}
+    rollout = SearchRollout(
+        get_method(PROTOCOL[config.method]), load_retriever(config.retriever), config.rollout_config(), config.prompt_style,
+        golds=golds, state_evaluator=config.method == "oases",
+    )
+    trainer = trl.GRPOTrainer(
+        model=model_path, reward_funcs=funcs, args=grpo_config, train_dataset=datasets.Dataset.from_list(rows),
+        rollout_func=rollout, callbacks=[make_callback(out / LOG_FILE, "grpo"), *(extra_callbacks or [])],
+    )
+    return trainer, rollout
+
+
+def git_commit() -> str | None:
+    """The evalsuite checkout's commit, when it is one."""
+    import subprocess
+
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True, cwd=Path(__file__).parent).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def write_manifest(path: Path, config: TrainConfig, reward: MethodReward, model_path: str, stages: dict[str, Any], started: float) -> None:
+    """The run's provenance: config, reward settings, the paper's setting and every deviation, versions, timing."""
+    import importlib.metadata as md
+
+    versions = {}
+    for name in ("evalsuite", "trl", "transformers", "torch", "datasets", "accelerate"):
+        try:
+            versions[name] = md.version(name)
+        except md.PackageNotFoundError:
+            versions[name] = None
+    manifest = {
+        "kind": "train", "method": config.method, "algorithm": config.algorithm, "model": config.model, "model_path": model_path,
+        "protocol": PROTOCOL[config.method], "reward": reward.config(), "config": asdict(config), "paper": config.paper,
+        "deviations": config.deviations, "stages": stages, "versions": versions, "git_commit": git_commit(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), "wall_s": time.time() - started,
+    }
+    path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+
+
+def train(config: TrainConfig, out: Path) -> TrainResult:
+    """Run the recipe (SmartSearch: SFT → DPO → GRPO) and write checkpoint, training log, plot and manifest into `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / LOG_FILE).unlink(missing_ok=True)
+    started = time.time()
+    model_path = resolve_model(config.model)
+    rows = training_rows(config)
+    reward = build_reward(config)
+    stages: dict[str, Any] = {}
+    if config.method == "smartsearch" and (config.sft is not None or config.dpo is not None):
+        from evalsuite.training.curriculum import run_curriculum
+
+        model_path, stages = run_curriculum(config, model_path, out, rows)
+    trainer, _ = build_grpo(config, model_path, out, rows, reward)
+    trainer.train()
+    checkpoint = out / CHECKPOINT
+    trainer.save_model(str(checkpoint))
+    trainer.processing_class.save_pretrained(str(checkpoint))
+    records = read_log(out / LOG_FILE)
+    step_seconds = [r["seconds"] for r in records if r.get("stage") == "grpo" and "loss" in r]
+    stages["grpo"] = {"steps": trainer.state.global_step, "seconds_per_step": step_seconds}
+    plot = plot_log(records, out / PLOT_FILE)
+    write_manifest(out / MANIFEST, config, reward, model_path, stages, started)
+    return TrainResult(out, checkpoint, out / LOG_FILE, plot, out / MANIFEST, step_seconds)
+
+
+def recipe_main(method: str, argv: list[str] | None = None) -> TrainResult:
+    """The command line of a `train_recipes/<method>.py` script: --config (default its cpu_smoke.yaml) and --out."""
+    import argparse
+
+    from evalsuite.training.config import load_config
+
+    default = Path(__file__).resolve().parents[2] / "train_recipes" / "configs" / method / "cpu_smoke.yaml"
+    parser = argparse.ArgumentParser(description=f"the {method} training recipe")
+    parser.add_argument("--config", "-c", type=Path, default=default)
+    parser.add_argument("--out", "-o", type=Path, default=Path("checkpoints") / method)
+    args = parser.parse_args(argv)
+    result = train(load_config(args.config, method), args.out)
+    print(f"checkpoint {result.checkpoint}; seconds per step {result.seconds_per_step}")
+    return result

@@ -1,0 +1,52 @@
+"""The environment mask: retrieved tokens are context, never trained (Search-R1's info_mask, TRL's env_mask)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from evalsuite.agent.engine import Rollout
+from evalsuite.errors import EvalsuiteError
+from evalsuite.training.rollout import check_mask, prompt_question, tokenize_rollout
+
+transformers = pytest.importorskip("transformers")
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from evalsuite.training.model import resolve_model
+
+    return transformers.AutoTokenizer.from_pretrained(resolve_model("smollm2-135m"))
+
+
+def test_segments_tokenize_to_a_mask_of_the_completion_length(tokenizer):
+    rollout = Rollout(key="k", question="q", prompt="Question: who?\n")
+    pieces = [("<think>look</think>\n<search>capital of France</search>", True),
+              ("\n\n<information>Doc 1(Title: France) Paris is the capital.</information>\n\n", False),
+              ("<think>so</think>\n<answer>Paris</answer>", True)]
+    for text, by_model in pieces:
+        rollout.response += text
+        rollout.segments.append((text, by_model))
+    tokens = tokenize_rollout(tokenizer, rollout, append_eos=True)
+    lengths = [len(tokenizer(t, add_special_tokens=False)["input_ids"]) for t, _ in pieces]
+    assert len(tokens.completion_ids) == len(tokens.env_mask) == sum(lengths) + 1
+    assert tokens.env_mask == [1] * lengths[0] + [0] * lengths[1] + [1] * lengths[2] + [1]
+    assert tokens.completion_ids[-1] == tokenizer.eos_token_id
+    # the masked stretch decodes to exactly the retrieved block
+    start = lengths[0]
+    assert tokenizer.decode(tokens.completion_ids[start : start + lengths[1]]) == pieces[1][0]
+
+
+def test_mask_length_mismatch_is_refused():
+    with pytest.raises(EvalsuiteError, match="3 entries for 2"):
+        check_mask([5, 6], [1, 0, 1])
+    with pytest.raises(EvalsuiteError, match="0 or 1"):
+        check_mask([5], [2])
+
+
+def test_prompt_question_accepts_strings_and_messages():
+    assert prompt_question("Who?") == "Who?"
+    assert prompt_question([{"role": "system", "content": "s"}, {"role": "user", "content": "Who?"}]) == "Who?"
+    with pytest.raises(EvalsuiteError):
+        prompt_question(42)
