@@ -45,7 +45,7 @@ def demo_settings() -> DemoSettings:
         tasks=DEMO_TASK,
         subset=DEMO_SUBSET,
         retriever=str(demo_index_dir()),
-        prompt_style="base-1shot",
+        prompt_style="base-fewshot",
         max_tokens=128,
     )
 

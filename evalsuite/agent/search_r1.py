@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from evalsuite.agent.method import Action, ChatRenderer, HitLike, Method, register_method, split_contents
 from evalsuite.errors import EvalsuiteError
@@ -37,6 +38,16 @@ INVALID_ACTION = (
 # generation.py postprocess_predictions: the first complete search or answer block.
 ACTION_PATTERN = re.compile(r"<(search|answer)>(.*?)</\1>", re.DOTALL)
 
+
+def format_passages(hits: Sequence[HitLike], truncate: Callable[[str], str] = lambda text: text) -> str:
+    """`Doc i(Title: t) text\\n` per hit, as `_passages2string` writes it (t keeps the wiki-18 quotes)."""
+    out = ""
+    for index, hit in enumerate(hits):
+        title, text = split_contents(hit.contents)
+        out += f"Doc {index + 1}(Title: {title}) {text}\n"
+    return truncate(out)
+
+
 # An evalsuite addition, not Search-R1's: small base models (Gemma-3-270M) only follow the protocol after one worked
 # example (../shared/docs/SMALL_MODELS.md). The verbatim instruction carries the demonstration question; the real
 # question follows the demonstration as "Question: ...".
@@ -51,13 +62,54 @@ ONE_SHOT_DEMO = (
 )
 
 
-def format_passages(hits: Sequence[HitLike], truncate: Callable[[str], str] = lambda text: text) -> str:
-    """`Doc i(Title: t) text\\n` per hit, as `_passages2string` writes it (t keeps the wiki-18 quotes)."""
-    out = ""
-    for index, hit in enumerate(hits):
-        title, text = split_contents(hit.contents)
-        out += f"Doc {index + 1}(Title: {title}) {text}\n"
-    return truncate(out)
+@dataclass(frozen=True)
+class _DemoHit:
+    doc_id: str
+    contents: str
+    score: float = 1.0
+
+
+def demonstration(question: str, thought: str, query: str, docs: Sequence[tuple[str, str]], conclusion: str, answer: str) -> str:
+    """One worked Search-R1 trajectory: `Question:` line, think, search, observation, think, answer.
+
+    The observation is rendered as the engine renders a real one, so the model sees the format it will get.
+    """
+    hits = [_DemoHit(f"demo-{i}", f'"{title}"\n{text}') for i, (title, text) in enumerate(docs)]
+    observation = f"\n\n<information>{format_passages(hits).strip()}</information>\n\n"
+    return (
+        f"Question: {question}\n<think> {thought} </think>\n<search> {query} </search>{observation}"
+        f"<think> {conclusion} </think>\n<answer> {answer} </answer>\n\n"
+    )
+
+
+# Also an evalsuite addition: three worked examples written by us, after the verbatim instruction with its question
+# removed. Measured with Gemma-3-270M base (docs/agent.md): after the one-shot demo it searched on the first turn for
+# 0/10 AD-QA questions (it copies a short think and answers); after these three, for 10/10 AD-QA and 10/10 Bamboogle
+# questions. The third uses invented entities (a two-hop chain found in no corpus): unknown names get looked up.
+FEW_SHOT_DEMO = INSTRUCTION.split("Question: {question}")[0] + "".join(
+    [
+        demonstration(
+            "In which city is the Colosseum?", "I need to search for the Colosseum.", "Colosseum",
+            [("Colosseum", "The Colosseum is an elliptical amphitheatre in the centre of the city of Rome, Italy.")],
+            "The Colosseum is in Rome.", "Rome",
+        ),
+        demonstration(
+            "Who wrote the novel that the film Big Fish is based on?", "I need to search for the novel behind the film Big Fish.",
+            "Big Fish novel",
+            [("Big Fish (novel)", "Big Fish: A Novel of Mythic Proportions is a 1998 novel by Daniel Wallace. It was adapted into the 2003 film Big Fish.")],
+            "The novel was written by Daniel Wallace.", "Daniel Wallace",
+        ),
+        demonstration(
+            "In which country is the company that owns the ferry Nordlys Quill headquartered?", "I need to search for the ferry Nordlys Quill.",
+            "ferry Nordlys Quill",
+            [
+                ("Nordlys Quill (ferry)", "The ferry Nordlys Quill is owned by the company Brakken Lines."),
+                ("Brakken Lines (company)", "Brakken Lines is a shipping company headquartered in Norway."),
+            ],
+            "Nordlys Quill is owned by Brakken Lines, which is headquartered in Norway.", "Norway",
+        ),
+    ]
+)
 
 
 class SearchR1(Method):
@@ -65,11 +117,13 @@ class SearchR1(Method):
 
     name = "search-r1"
     stop = ("</search>", "</answer>")
-    styles = ("base", "instruct", "base-1shot")
+    styles = ("base", "instruct", "base-1shot", "base-fewshot")
 
     def template_source(self, style: str) -> str:
         if style == "base-1shot":
             return ONE_SHOT_DEMO + "Question: {question}\n"
+        if style == "base-fewshot":
+            return FEW_SHOT_DEMO + "Question: {question}\n"
         return f"[{style}] " + INSTRUCTION
 
     def prompt(self, question: str, style: str, chat: ChatRenderer) -> str:
@@ -78,12 +132,14 @@ class SearchR1(Method):
             return text
         if style == "base-1shot":
             return ONE_SHOT_DEMO + f"Question: {question}\n"
+        if style == "base-fewshot":
+            return FEW_SHOT_DEMO + f"Question: {question}\n"
         if style == "instruct":
             rendered = chat([{"role": "user", "content": text}])
             if rendered is None:
                 raise EvalsuiteError(
                     "prompt style 'instruct' needs a chat template, and this model has none",
-                    hint="use --prompt-style base (or base-1shot for small base models)",
+                    hint="use --prompt-style base (or base-fewshot for small base models)",
                 )
             return rendered
         raise EvalsuiteError(f"search-r1 has no prompt style {style!r}", hint=f"use one of: auto, {', '.join(self.styles)}")

@@ -2,12 +2,77 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import time
+from collections import OrderedDict
 from typing import Any
 
 from evalsuite.errors import EvalsuiteError, require
 from evalsuite.models.base import Backend, Generation, GenerationRequest, cut_at_stop
+
+
+def free_cores() -> int:
+    """Cores this process may use minus the 1-minute load average of the others, at least 1.
+
+    llama-cpp-python's default is half the CPUs (1 on a 2-core VM, half the idle speed). More threads than free
+    cores is far worse: ggml's threads spin at every barrier, so one descheduled thread stalls the step (measured on
+    a 2-core VM at load 7: 64 tokens took 8-14 s with 1 thread, 20-60 s with 2). Thread count does not change output.
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:
+        busy = 0.0
+    return max(1, min(cores, round(cores - busy)))
+
+
+class SequenceStates:
+    """KV-cache snapshots of sequence 0, one per rollout (least recently used dropped beyond `capacity`).
+
+    llama-cpp-python reuses the KV cache only for the prefix shared with the previous call. Restoring a rollout's
+    own snapshot before its next turn leaves only the new tokens (the observation) to evaluate; llama-cpp-python's
+    prefix match then trims whatever the new prompt does not share, so a stale snapshot costs time, never text.
+    Gemma-3-270M keeps ~18 KB of KV per token, so a 1,000-token rollout is an 18 MB snapshot.
+    """
+
+    def __init__(self, llm: Any, capacity: int):
+        self.llm, self.capacity = llm, capacity
+        self._states: OrderedDict[str, tuple[bytes, list[int]]] = OrderedDict()
+
+    def save(self, key: str | None) -> None:
+        if key is None or self.capacity <= 0:
+            return
+        import llama_cpp
+
+        ctx, n = self.llm.ctx, self.llm.n_tokens
+        size = llama_cpp.llama_state_seq_get_size(ctx, 0)
+        buffer = (ctypes.c_uint8 * size)()
+        written = llama_cpp.llama_state_seq_get_data(ctx, buffer, size, 0)
+        self._states[key] = (bytes(buffer[:written]), self.llm.input_ids[:n].tolist())
+        self._states.move_to_end(key)
+        while len(self._states) > self.capacity:
+            self._states.popitem(last=False)
+
+    def restore(self, key: str | None) -> None:
+        if key is None or key not in self._states:
+            return
+        import llama_cpp
+
+        blob, ids = self._states[key]
+        if ids == self.llm.input_ids[: self.llm.n_tokens].tolist():
+            return  # already in the context
+        buffer = (ctypes.c_uint8 * len(blob)).from_buffer_copy(blob)
+        if llama_cpp.llama_state_seq_set_data(self.llm.ctx, buffer, len(blob), 0) != len(blob):
+            self.llm.reset()  # a failed restore leaves nothing trustworthy in the cache: evaluate from scratch
+            self._states.pop(key)
+            return
+        self.llm.input_ids[: len(ids)] = ids
+        self.llm.n_tokens = len(ids)
+        self.llm._requires_eval = True  # the logits are not the snapshot's: never sample from them
+
+    def forget(self, key: str | None) -> None:
+        self._states.pop(key, None)
 
 
 class LlamaCppBackend(Backend):
@@ -15,14 +80,23 @@ class LlamaCppBackend(Backend):
 
     name = "llamacpp"
 
-    def __init__(self, model: str, n_ctx: int = 8192, n_threads: int | None = None, n_gpu_layers: int = 0, seed: int = 0, **options: Any):
+    def __init__(
+        self, model: str, n_ctx: int = 8192, n_threads: int | None = None, n_threads_batch: int | None = None,
+        n_gpu_layers: int = 0, seed: int = 0, kv_states: int = 64, **options: Any,
+    ):
         llama_cpp = require("llama_cpp", "llamacpp", "the llamacpp backend")
         if not os.path.isfile(model):
             raise EvalsuiteError(f"GGUF file {model} does not exist", hint="pass --model path/to/model.gguf")
         self.version = getattr(llama_cpp, "__version__", "unknown")
         self.path = model
-        self.llm = llama_cpp.Llama(model_path=model, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers, seed=seed, verbose=False, **options)
+        self.n_threads = n_threads or free_cores()
+        self.n_threads_batch = n_threads_batch or self.n_threads
+        self.llm = llama_cpp.Llama(
+            model_path=model, n_ctx=n_ctx, n_threads=self.n_threads, n_threads_batch=self.n_threads_batch,
+            n_gpu_layers=n_gpu_layers, seed=seed, verbose=False, **options,
+        )
         self._template = self.llm.metadata.get("tokenizer.chat_template")
+        self.states = SequenceStates(self.llm, kv_states)
 
     def generate(self, requests: list[GenerationRequest]) -> list[Generation]:
         return [self._one(request) for request in requests]
@@ -30,7 +104,11 @@ class LlamaCppBackend(Backend):
     def _one(self, request: GenerationRequest) -> Generation:
         start = time.perf_counter()
         text, pieces, finish = "", 0, "length"
+        rollout = request.key[0] if request.key is not None else None
         try:
+            # The engine runs turn t of every rollout before turn t+1, so the context holds another rollout's text;
+            # this rollout's own KV state brings back everything but the new observation.
+            self.states.restore(rollout)
             # Streamed without server-side stops so the matched stop string stays in the text (Search-R1 keeps it).
             stream = self.llm.create_completion(
                 request.prompt, max_tokens=request.max_tokens, temperature=request.temperature, seed=request.seed, stream=True,
@@ -49,7 +127,9 @@ class LlamaCppBackend(Backend):
                 # llama-cpp-python's stream does not tell max_tokens from end-of-sequence reliably; the count does
                 finish = "length" if pieces >= request.max_tokens else "eos"
         except Exception as exc:  # context overflow, decode errors: this example fails, the run goes on
+            self.states.forget(rollout)
             return Generation(text="", finish_reason="error", error=f"{type(exc).__name__}: {exc}", latency_s=time.perf_counter() - start)
+        self.states.save(rollout)
         stop = next((s for s in request.stop if finish == "stop" and text.endswith(s)), None)
         return Generation(
             text=text,
@@ -83,7 +163,10 @@ class LlamaCppBackend(Backend):
         return self.llm.detokenize(tokens[:max_tokens]).decode("utf-8", "ignore")
 
     def info(self) -> dict[str, Any]:
-        return {"backend": self.name, "version": self.version, "model": self.path, "n_ctx": self.llm.n_ctx()}
+        return {
+            "backend": self.name, "version": self.version, "model": self.path, "n_ctx": self.llm.n_ctx(),
+            "n_threads": self.n_threads, "n_threads_batch": self.n_threads_batch,
+        }
 
     def close(self) -> None:
         close = getattr(self.llm, "close", None)

