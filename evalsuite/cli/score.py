@@ -35,7 +35,7 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None) -> list[str]
     from evalsuite.runs.flashrag import compare_with_recorded, records_from_result_file
     from evalsuite.runs.provenance import base_manifest_fields
     from evalsuite.scoring import score_record
-    from evalsuite.tasks.loader import file_sha256
+    from evalsuite.files import file_sha256
     from evalsuite.tasks.subset import ids_hash
 
     task_name, records, recorded = records_from_result_file(path, task)

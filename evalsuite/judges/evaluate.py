@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from evalsuite.errors import DataError, EvalsuiteError
+from evalsuite.files import cache_root
 from evalsuite.judges import prompts
 from evalsuite.judges.config import PanelConfig
 from evalsuite.judges.panel import Judgment, JudgeRequest, add_usage, majority_vote, run_panel
@@ -30,7 +31,7 @@ DOC_CHARS = 300
 
 def default_cache_path() -> Path:
     """$EVALSUITE_CACHE_DIR/judges.sqlite, else ~/.cache/evalsuite/judges.sqlite: shared by runs, so repeats are free."""
-    root = Path(os.environ.get("EVALSUITE_CACHE_DIR") or Path.home() / ".cache" / "evalsuite")
+    root = cache_root()
     return root / "judges.sqlite"
 
 

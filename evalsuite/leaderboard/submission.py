@@ -25,7 +25,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evalsuite.errors import DataError, EvalsuiteError
-from evalsuite.tasks.loader import file_sha256 as sha256_file
+from evalsuite.files import file_sha256 as sha256_file
 
 FORMAT_VERSION = 1
 SUBMISSION_FILE = "submission.json"

@@ -17,16 +17,8 @@ from typing import Any, Iterator
 import numpy as np
 
 from evalsuite.errors import DataError
+from evalsuite.files import file_sha256
 from evalsuite.retrieval.types import Document, join_contents, split_contents
-
-
-def file_sha256(path: str | Path, chunk_size: int = 1 << 22) -> str:
-    """The sha256 of a file's bytes, read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(chunk_size), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def document_from_row(obj: Any, where: str) -> Document:

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from evalsuite.errors import EvalsuiteError
-from evalsuite.retrieval.corpus import CorpusReader, DocStore, file_sha256
+from evalsuite.files import file_sha256
+from evalsuite.retrieval.corpus import CorpusReader, DocStore
 
 MANIFEST_NAME = "index.json"
 OFFSETS_NAME = "docstore.offsets.npy"

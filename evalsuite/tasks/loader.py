@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from evalsuite.errors import DataError, EvalsuiteError, require
+from evalsuite.files import file_sha256
 from evalsuite.tasks.registry import Task, get_task
 from evalsuite.tasks.rows import TaskRow, check_unique_ids, normalize_question, row_from_dict
 
@@ -58,14 +58,6 @@ def available_splits(data_dir: Path, task: str) -> list[str]:
     if (data_dir / task).is_dir():
         splits |= {p.stem for p in (data_dir / task).iterdir() if p.suffix in (".jsonl", ".parquet")}
     return sorted(splits)
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def read_jsonl_rows(path: Path) -> list[TaskRow]:

@@ -11,18 +11,10 @@ from importlib import resources
 from pathlib import Path
 
 from evalsuite.errors import DataError
+from evalsuite.files import cache_root, file_sha256
 from evalsuite.tasks.registry import Task
 
-CACHE_ENV = "EVALSUITE_CACHE_DIR"
 MANIFEST = "MANIFEST.json"
-
-
-def cache_root() -> Path:
-    """$EVALSUITE_CACHE_DIR, else $XDG_CACHE_HOME/evalsuite, else ~/.cache/evalsuite."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "evalsuite"
 
 
 def packaged_dir(packaged_data: str) -> Path:
@@ -41,14 +33,6 @@ def read_manifest(packaged_data: str) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def unpacked_file(packaged_data: str, filename: str) -> Path | None:
     """The JSONL behind `<filename>` (e.g. 'test.jsonl.gz'), decompressed into the cache once and checked by hash."""
     manifest = read_manifest(packaged_data)
@@ -56,7 +40,7 @@ def unpacked_file(packaged_data: str, filename: str) -> Path | None:
     if entry is None:
         return None
     target = cache_root() / packaged_data / filename.removesuffix(".gz")
-    if target.is_file() and _sha256_file(target) == entry["jsonl_sha256"]:
+    if target.is_file() and file_sha256(target) == entry["jsonl_sha256"]:
         return target
     source = packaged_dir(packaged_data) / filename
     packed = source.read_bytes()

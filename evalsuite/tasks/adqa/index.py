@@ -11,7 +11,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from evalsuite.tasks.packaged import cache_root
+from evalsuite.files import cache_root
 
 
 class CorpusSearcher:
