@@ -43,6 +43,7 @@ def scored(tmp_path_factory):
     trainer, rollout = build_grpo(config, resolve_model(config.model), Path(out), rows, build_reward(config))
     rollout.method = AlwaysSearch()
     trainer.model.train()
+    trainer.current_gradient_accumulation_steps = 1  # set by the training loop, which this test does not enter
     inputs = trainer._generate_and_score_completions([rows[0], rows[0]])
     # forced, non-zero advantages so that every trained token gets a gradient
     inputs["advantages"] = torch.tensor([1.0, -0.5])
