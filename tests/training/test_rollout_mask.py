@@ -15,9 +15,10 @@ transformers = pytest.importorskip("transformers")
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    from evalsuite.training.model import resolve_model
+    from evalsuite.training.model import smollm2_gguf
 
-    return transformers.AutoTokenizer.from_pretrained(resolve_model("smollm2-135m"))
+    gguf = smollm2_gguf()  # the real SmolLM2 tokenizer, read straight from the packaged GGUF (no dequantizing)
+    return transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
 
 
 def test_segments_tokenize_to_a_mask_of_the_completion_length(tokenizer):
