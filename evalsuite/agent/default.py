@@ -46,7 +46,7 @@ def demo_settings() -> DemoSettings:
         subset=DEMO_SUBSET,
         retriever=str(demo_index_dir()),
         prompt_style="base-fewshot",
-        max_tokens=128,
+        max_tokens=64,
     )
 
 

@@ -53,7 +53,7 @@ def run_command(
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Checkpoint: local path, hub name, GGUF file, endpoint model name, or recording (replay). Omit for the embedded CPU demo."),
     backend: Optional[str] = typer.Option(None, "--backend", "-b", help="openai | hf | vllm | llamacpp | lmeval | replay (default: guessed from --model)."),
     method: str = typer.Option("search-r1", "--method", help="Agent method (prompt, action parser, observation format)."),
-    prompt_style: str = typer.Option("auto", "--prompt-style", help="auto (chat template if the model has one) | base | instruct | base-1shot."),
+    prompt_style: str = typer.Option("auto", "--prompt-style", help="auto (chat template if the model has one) | base | instruct | base-1shot | base-fewshot."),
     tasks: Optional[str] = typer.Option(None, "--tasks", "-t", help="Comma-separated tasks, e.g. nq,hotpotqa."),
     split: Optional[str] = typer.Option(None, "--split", help="Split to evaluate (default: the task's eval split)."),
     data_dir: Optional[str] = typer.Option(None, "--data-dir", help="Directory of <task>.<split>.jsonl files."),
