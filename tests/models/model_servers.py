@@ -29,7 +29,7 @@ def _free_port() -> int:
 
 
 @contextmanager
-def llama_server(gguf: str, log: Path, n_threads: int, n_ctx: int = 2048) -> Iterator[str]:
+def llama_server(gguf: str, log: Path, n_threads: int, n_ctx: int = 4096) -> Iterator[str]:
     """`python -m llama_cpp.server` on 127.0.0.1 and a free port; yields its `/v1` base URL and stops it after."""
     import httpx
 

