@@ -19,7 +19,7 @@ from evalsuite.training.model import SMOLLM2, resolve_model  # noqa: E402
 QUESTIONS = [
     "Who wrote Hamlet?",
     "What is the capital of the country where the Eiffel Tower is located, and which river flows through it?",
-    "Name a planet.",
+    "Name one planet of the solar system, please.",
 ]
 
 
