@@ -6,7 +6,6 @@ Search-R1 prompt: the only small packaged model measured to follow the protocol 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,13 +50,7 @@ def demo_settings() -> DemoSettings:
 
 
 def demo_index_dir() -> Path:
-    """A retrieval-format BM25 index of the shipped AD-QA corpus, built into the user cache on first use."""
-    from evalsuite.retrieval import build_index
-    from evalsuite.tasks.adqa.shipped import shipped_corpus_path
+    """The cached BM25 index of the shipped AD-QA corpus (an ordinary retrieval index, built on first use)."""
+    from evalsuite.tasks.adqa import adqa_index_dir
 
-    corpus = shipped_corpus_path()
-    cache = Path(os.environ.get("EVALSUITE_CACHE", Path.home() / ".cache" / "evalsuite"))
-    out = cache / "demo" / f"adqa-bm25-{corpus.stat().st_size}"
-    if not (out / "index.json").is_file():
-        build_index(corpus, out, overwrite=True)
-    return out
+    return adqa_index_dir()
