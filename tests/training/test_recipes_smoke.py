@@ -12,13 +12,11 @@ from typer.testing import CliRunner
 from evalsuite.cli import app
 from evalsuite.rewards import get_reward
 
-pytestmark = pytest.mark.slow
-pytest.importorskip("trl")
 REPO = Path(__file__).resolve().parents[2]
 RECIPES = ["search-r1", "progress", "subsearch", "search-p1", "oases", "smartsearch"]
 
 
-def test_configs_load_for_every_recipe():
+def test_configs_load_for_every_recipe_and_record_deviations():
     from evalsuite.training.config import load_config
 
     for method in RECIPES:
@@ -28,8 +26,10 @@ def test_configs_load_for_every_recipe():
             assert config.deviations, f"{method}/{name} records no deviation"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", RECIPES)
 def test_recipe_smoke_trains_and_evaluates(method, tmp_path):
+    pytest.importorskip("trl")
     runner = CliRunner()
     out = tmp_path / "ckpt"
     result = runner.invoke(app, ["train", method, "--config", str(REPO / "train_recipes" / "configs" / method / "cpu_smoke.yaml"), "-o", str(out)])
