@@ -28,7 +28,7 @@ def free_cores() -> int:
 
 
 class SequenceStates:
-    """KV-cache snapshots of sequence 0, one per rollout (least recently used dropped beyond `capacity`).
+    """KV-cache snapshots of sequence 0, one per rollout (least recently used dropped beyond `capacity` or `max_bytes`).
 
     llama-cpp-python reuses the KV cache only for the prefix shared with the previous call. Restoring a rollout's
     own snapshot before its next turn leaves only the new tokens (the observation) to evaluate; llama-cpp-python's
@@ -36,9 +36,10 @@ class SequenceStates:
     Gemma-3-270M keeps ~18 KB of KV per token, so a 1,000-token rollout is an 18 MB snapshot.
     """
 
-    def __init__(self, llm: Any, capacity: int):
-        self.llm, self.capacity = llm, capacity
+    def __init__(self, llm: Any, capacity: int, max_bytes: int = 2 << 30):
+        self.llm, self.capacity, self.max_bytes = llm, capacity, max_bytes
         self._states: OrderedDict[str, tuple[bytes, list[int]]] = OrderedDict()
+        self._bytes = 0
 
     def save(self, key: str | None) -> None:
         if key is None or self.capacity <= 0:
@@ -49,10 +50,11 @@ class SequenceStates:
         size = llama_cpp.llama_state_seq_get_size(ctx, 0)
         buffer = (ctypes.c_uint8 * size)()
         written = llama_cpp.llama_state_seq_get_data(ctx, buffer, size, 0)
+        self.forget(key)
         self._states[key] = (bytes(buffer[:written]), self.llm.input_ids[:n].tolist())
-        self._states.move_to_end(key)
-        while len(self._states) > self.capacity:
-            self._states.popitem(last=False)
+        self._bytes += written
+        while len(self._states) > self.capacity or (self._bytes > self.max_bytes and len(self._states) > 1):
+            self._bytes -= len(self._states.popitem(last=False)[1][0])
 
     def restore(self, key: str | None) -> None:
         if key is None or key not in self._states:
@@ -65,14 +67,16 @@ class SequenceStates:
         buffer = (ctypes.c_uint8 * len(blob)).from_buffer_copy(blob)
         if llama_cpp.llama_state_seq_set_data(self.llm.ctx, buffer, len(blob), 0) != len(blob):
             self.llm.reset()  # a failed restore leaves nothing trustworthy in the cache: evaluate from scratch
-            self._states.pop(key)
+            self.forget(key)
             return
         self.llm.input_ids[: len(ids)] = ids
         self.llm.n_tokens = len(ids)
         self.llm._requires_eval = True  # the logits are not the snapshot's: never sample from them
 
     def forget(self, key: str | None) -> None:
-        self._states.pop(key, None)
+        dropped = self._states.pop(key, None)
+        if dropped is not None:
+            self._bytes -= len(dropped[0])
 
 
 class LlamaCppBackend(Backend):
@@ -82,7 +86,7 @@ class LlamaCppBackend(Backend):
 
     def __init__(
         self, model: str, n_ctx: int = 8192, n_threads: int | None = None, n_threads_batch: int | None = None,
-        n_gpu_layers: int = 0, seed: int = 0, kv_states: int = 64, **options: Any,
+        n_gpu_layers: int = 0, seed: int = 0, kv_states: int = 64, kv_state_bytes: int = 2 << 30, **options: Any,
     ):
         llama_cpp = require("llama_cpp", "llamacpp", "the llamacpp backend")
         if not os.path.isfile(model):
@@ -96,7 +100,7 @@ class LlamaCppBackend(Backend):
             n_gpu_layers=n_gpu_layers, seed=seed, verbose=False, **options,
         )
         self._template = self.llm.metadata.get("tokenizer.chat_template")
-        self.states = SequenceStates(self.llm, kv_states)
+        self.states = SequenceStates(self.llm, kv_states, kv_state_bytes)
 
     def generate(self, requests: list[GenerationRequest]) -> list[Generation]:
         return [self._one(request) for request in requests]
