@@ -28,6 +28,7 @@ class DemoSettings:
     retriever: str
     prompt_style: str
     max_tokens: int
+    max_turns: int
 
 
 def demo_model_path() -> str:
@@ -46,6 +47,9 @@ def demo_settings() -> DemoSettings:
         retriever=str(demo_index_dir()),
         prompt_style="base-fewshot",
         max_tokens=64,
+        # Gemma-3-270M tends to repeat a search it already made; two search turns (then the answer-only turn) keep
+        # the demo short without changing what it demonstrates
+        max_turns=2,
     )
 
 

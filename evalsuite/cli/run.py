@@ -60,7 +60,7 @@ def run_command(
     subset: Optional[str] = typer.Option(None, "--subset", help="full | first:N | sample:N:SEED."),
     retriever: Optional[str] = typer.Option(None, "--retriever", "-r", help="Index directory, http://host:port/retrieve, or replay."),
     topk: int = typer.Option(3, "--topk", help="Passages per search."),
-    max_turns: int = typer.Option(4, "--max-turns", help="Turns with search enabled; one final turn without search follows."),
+    max_turns: Optional[int] = typer.Option(None, "--max-turns", help="Turns with search enabled; one final turn without search follows (default 4)."),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Generated tokens per turn (default 500)."),
     max_obs_tokens: int = typer.Option(500, "--max-obs-tokens", help="Tokens of retrieved text per observation."),
     max_context_tokens: int = typer.Option(4096, "--max-context-tokens", help="Total budget: prompt plus response."),
@@ -88,6 +88,7 @@ def run_command(
         tasks, subset = tasks or demo.tasks, subset or demo.subset
         style = demo.prompt_style if prompt_style == "auto" else prompt_style
         max_tokens = max_tokens or demo.max_tokens
+        max_turns = demo.max_turns if max_turns is None else max_turns
         note = DEMO_NOTE
     if tasks is None:
         raise EvalsuiteError("no task given", hint="pass --tasks nq,hotpotqa (see `evalsuite tasks`)")
@@ -104,7 +105,7 @@ def run_command(
         subset=subset or "full",
         retriever=retriever,
         rollout=RolloutConfig(
-            max_turns=max_turns, max_tokens=max_tokens or 500, max_obs_tokens=max_obs_tokens,
+            max_turns=4 if max_turns is None else max_turns, max_tokens=max_tokens or 500, max_obs_tokens=max_obs_tokens,
             max_context_tokens=max_context_tokens, topk=topk, temperature=temperature, seed=seed,
         ),
         batch_size=batch_size,
