@@ -67,12 +67,12 @@ def test_two_questions_through_the_real_loop_with_bm25(tmp_path, backend, gguf, 
     spec = RunSpec(
         model=gguf, backend="llamacpp", tasks="bamboogle", out=tmp_path / "run", prompt_style="base-fewshot",
         data_dir=str(benchmarks_dir), subset="first:2", retriever=str(index),
-        rollout=RolloutConfig(max_turns=1, max_tokens=32), batch_size=2,
+        rollout=RolloutConfig(max_turns=1, max_tokens=64), batch_size=2,
     )
     result = execute(spec, backend=backend)
     assert [r.status for r in result.records] == ["ok", "ok"]
     for record in result.records:
-        assert record.turns and all(t.completion_tokens <= 32 for t in record.turns)
+        assert record.turns and all(t.completion_tokens <= 64 for t in record.turns)
         assert record.stop_reason in {"answer", "max_turns", "context_budget"}
         assert record.metadata["prompt"].endswith(f"Question: {record.question}\n")
         # the few-shot prompt makes Gemma search on its first turn, and BM25 answers with top-3 wiki-18 passages
