@@ -231,7 +231,8 @@ def report(f: dict) -> None:
     ]
     if "dense_build_s" in f:
         reused = " (recorded when it was built)" if f.get("dense_build_reused") else ""
-        lines.append(f"  dense {f['dense_encoder'].split('/')[-1]} + faiss {f['dense_faiss']:5} {f['dense_build_s']:8.1f} s   ({f['documents'] / f['dense_build_s']:,.1f} passages/s){reused}")
+        label = f"dense {f['dense_encoder'].split('/')[-1]} + faiss {f['dense_faiss']}"
+        lines.append(f"  {label:<31} {f['dense_build_s']:8.1f} s   ({f['documents'] / f['dense_build_s']:,.1f} passages/s){reused}")
     lines += [
         "",
         f"queries per second (fastest of {f['repeat']} passes)      q/s   ratio",

@@ -223,6 +223,25 @@ def test_a_file_that_is_not_faiss_is_a_clear_error(tmp_path, small_corpus):
         import_index(tmp_path / "junk.index", small_corpus, tmp_path / "imported", "all-MiniLM-L6-v2")
 
 
+def post_to_server(retriever, queries):
+    import requests
+
+    from evalsuite.retrieval.server import ServerThread, create_app
+
+    with ServerThread(create_app(retriever)) as running:
+        response = requests.post(running.url, json={"queries": queries, "topk": 3, "return_scores": True}, timeout=120)
+    assert response.status_code == 200
+    return response.json()["result"]
+
+
+def test_server_answers_over_a_dense_index(small_dense):
+    retriever = load_retriever(small_dense, device="cpu")
+    result = post_to_server(retriever, QUERIES[:2])
+    expected = retriever.search(QUERIES[:2], 3)
+    assert [[e["document"]["id"] for e in hits] for hits in result] == [[h.doc_id for h in hits] for hits in expected]
+    assert [[e["score"] for e in hits] for hits in result] == [[h.score for h in hits] for hits in expected]
+
+
 @pytest.mark.slow
 def test_full_corpus_dense_build_with_minilm(tmp_path, multihop_corpus, hotpot_rows):
     from evalsuite.retrieval.evaluate import evaluate_supporting, supporting_titles
@@ -233,3 +252,5 @@ def test_full_corpus_dense_build_with_minilm(tmp_path, multihop_corpus, hotpot_r
     rows = hotpot_rows[:300]
     scores = evaluate_supporting(retriever.search([r["question"] for r in rows], 3), [supporting_titles(r["metadata"]) for r in rows], 3)
     assert scores.recall > 0.4
+    result = post_to_server(retriever, [rows[0]["question"]])
+    assert len(result[0]) == 3 and set(result[0][0]) == {"document", "score"}
