@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
 
 from evalsuite.errors import EvalsuiteError, require
+from evalsuite.files import cache_root
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2 = "smollm2-135m"
-
-
-def cache_root() -> Path:
-    """$EVALSUITE_CACHE, else ~/.cache/evalsuite (the same root as the demo index)."""
-    return Path(os.environ.get("EVALSUITE_CACHE", Path.home() / ".cache" / "evalsuite"))
 
 
 def smollm2_gguf() -> Path:
