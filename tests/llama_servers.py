@@ -1,4 +1,4 @@
-"""Helpers for backend tests: the SmolLM2 GGUF shipped on PyPI and a real llama.cpp server on 127.0.0.1."""
+"""Test helpers shared by backend and judge tests: the SmolLM2 GGUF shipped on PyPI and a real llama.cpp server on 127.0.0.1."""
 
 from __future__ import annotations
 
