@@ -105,3 +105,22 @@ class Backend(ABC):
 
     def close(self) -> None:
         """Release the model or connections."""
+
+
+class HFTokenizerMixin:
+    """Chat template, token counting and truncation through a transformers tokenizer (`self.tokenizer`),
+    shared by the backends that load one (hf, vllm)."""
+
+    tokenizer: Any
+
+    def chat_template(self, messages: list[dict[str, str]]) -> str | None:
+        if not getattr(self.tokenizer, "chat_template", None):
+            return None
+        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def truncate_tokens(self, text: str, max_tokens: int) -> str:
+        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        return text if len(ids) <= max_tokens else self.tokenizer.decode(ids[:max_tokens])

@@ -6,10 +6,10 @@ import time
 from typing import Any
 
 from evalsuite.errors import require
-from evalsuite.models.base import Backend, Generation, GenerationRequest, cut_at_stop
+from evalsuite.models.base import Backend, HFTokenizerMixin, Generation, GenerationRequest, cut_at_stop
 
 
-class HFBackend(Backend):
+class HFBackend(HFTokenizerMixin, Backend):
     """`--model` is a local directory or hub name; `gguf_file=` loads (and dequantizes) a GGUF inside that directory."""
 
     name = "hf"
@@ -78,18 +78,6 @@ class HFBackend(Backend):
             finish = "stop" if stop else ("eos" if hit_eos else "length")
             generations.append(Generation(text=text, prompt_tokens=int(mask.sum()), completion_tokens=len(new), finish_reason=finish, stop_string=stop, latency_s=latency))
         return generations
-
-    def chat_template(self, messages: list[dict[str, str]]) -> str | None:
-        if not getattr(self.tokenizer, "chat_template", None):
-            return None
-        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-
-    def count_tokens(self, text: str) -> int:
-        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
-
-    def truncate_tokens(self, text: str, max_tokens: int) -> str:
-        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
-        return text if len(ids) <= max_tokens else self.tokenizer.decode(ids[:max_tokens])
 
     def info(self) -> dict[str, Any]:
         return {"backend": self.name, **self.meta}

@@ -9,10 +9,10 @@ import time
 from typing import Any
 
 from evalsuite.errors import require
-from evalsuite.models.base import Backend, Generation, GenerationRequest
+from evalsuite.models.base import Backend, HFTokenizerMixin, Generation, GenerationRequest
 
 
-class VLLMBackend(Backend):
+class VLLMBackend(HFTokenizerMixin, Backend):
     """`--model` is a hub name or local directory; options go to `vllm.LLM` (tensor_parallel_size, dtype, ...)."""
 
     name = "vllm"
@@ -48,18 +48,6 @@ class VLLMBackend(Backend):
                 finish_reason=finish, stop_string=stop, latency_s=latency,
             ))
         return generations
-
-    def chat_template(self, messages: list[dict[str, str]]) -> str | None:
-        if not getattr(self.tokenizer, "chat_template", None):
-            return None
-        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-
-    def count_tokens(self, text: str) -> int:
-        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
-
-    def truncate_tokens(self, text: str, max_tokens: int) -> str:
-        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
-        return text if len(ids) <= max_tokens else self.tokenizer.decode(ids[:max_tokens])
 
     def info(self) -> dict[str, Any]:
         return {"backend": self.name, **self.meta}
