@@ -116,8 +116,7 @@ def parse_trajectory(text: str) -> ParsedTrajectory:
     model_text = "".join(segments)
     answers = _ANSWER.findall(model_text)
     answer = answers[-1].strip() if answers else None
-    last_close = model_text.rfind("</answer>")
-    if last_close != -1 and text[text.rfind("</answer>") + len("</answer>") :].strip():
+    if "</answer>" in model_text and text[text.rfind("</answer>") + len("</answer>") :].strip():
         errors.append("text after the answer")
     return ParsedTrajectory(turns=turns, answer=answer, errors=errors)
 

@@ -17,7 +17,8 @@ from evalsuite.errors import EvalsuiteError
 class ScoredInput:
     name: str
     out_dir: Path
-    differences: list[str]
+    # None for run directories: they carry no scores recorded by another pipeline to check against.
+    differences: list[str] | None
 
 
 def _unique_name(path: Path, taken: set[str]) -> str:
@@ -60,7 +61,7 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None) -> list[str]
     return compare_with_recorded(records, recorded)
 
 
-def _rescore_run(path: Path, out_dir: Path) -> list[str]:
+def _rescore_run(path: Path, out_dir: Path) -> None:
     from evalsuite.metrics.process import add_process_metrics
     from evalsuite.runs import RunDirectory, summarize
     from evalsuite.runs.provenance import now_iso
@@ -80,7 +81,6 @@ def _rescore_run(path: Path, out_dir: Path) -> list[str]:
         with target.writer(fresh=True) as writer:
             writer.extend(records)
     target.write_metrics(_with_process(summarize(records), process))
-    return []
 
 
 def _with_process(metrics, process: dict):
@@ -164,7 +164,9 @@ def score_command(
     if check_recorded:
         failed = [item for item in scored if item.differences]
         for item in scored:
-            if item.out_dir and not item.differences:
+            if item.differences is None:
+                console.print(f"[yellow]-[/] {item.name}: a run directory; no recorded scores from another pipeline to check")
+            elif not item.differences:
                 console.print(f"[green]✓[/] {item.name}: every recorded prediction and em/acc/f1 reproduced")
         for item in failed:
             console.print(f"[red]✗[/] {item.name}: {len(item.differences)} differences from the recorded scores; first {min(show, len(item.differences))}:")
