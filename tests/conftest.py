@@ -6,6 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI runs property tests with a fixed derandomized seed so a green run is reproducible; locally they explore freely.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("EVALSUITE_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))

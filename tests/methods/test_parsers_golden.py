@@ -182,3 +182,11 @@ def test_search_o1_parses_queries_answers_and_condensed_information():
     assert previous_reasoning("a\n\nb") == "Step 1: a\n\nStep 2: b"
     steps = previous_reasoning("\n".join(["s0", "s1", "<|begin_search_query|>q<|end_search_query|>", "s3", "s4", "s5", "s6", "s7", "s8"]))
     assert steps.split("\n\n") == ["Step 1: s0", "...", "Step 3: <|begin_search_query|>q<|end_search_query|>", "...", "Step 6: s5", "Step 7: s6", "Step 8: s7", "Step 9: s8"]
+
+
+def test_smartsearch_empty_search_is_an_invalid_action() -> None:
+    from evalsuite.agent.method import get_method
+
+    method = get_method("smartsearch")
+    assert method.parse_action("<search>   </search>").kind == "invalid"
+    assert method.parse_action("<search> q </search>").queries == ["q"]

@@ -49,6 +49,8 @@ class SmartSearch(SearchR1):
         content = block.content.strip()
         if block.pair == ANSWER:
             return Action("answer", answer=content, think=think)
+        if not content:
+            return Action("invalid", think=think)  # an empty query is no action (Search-R1 would search "")
         return Action("search", queries=[content], think=think)
 
     def extract_answer(self, response: str) -> str | None:
