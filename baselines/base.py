@@ -6,8 +6,9 @@ import json
 from collections.abc import Callable, Sequence
 
 from evalsuite.agent.method import Action, ChatRenderer, HitLike, Method
-from evalsuite.agent.methods.protocol import render
+from evalsuite.agent.methods.protocol import invalid_turn_errors, render
 from evalsuite.errors import EvalsuiteError
+from evalsuite.runs.schema import Turn
 
 # IRCoT's answer marker (FlashRAG `ircot_pred_parse`), also used by our CoT prompt.
 ANSWER_MARKER = "So the answer is:"
@@ -76,6 +77,9 @@ class Baseline(Method):
 
     def observation(self, action: Action, results: Sequence[Sequence[HitLike]], truncate: Callable[[str], str]) -> str:
         raise NotImplementedError(f"baseline {self.name!r} never searches mid-chain")
+
+    def protocol_errors(self, response: str, turns: Sequence[Turn]) -> list[str]:
+        return invalid_turn_errors(turns)  # free-text baselines have no markers to check
 
     def invalid_observation(self) -> str:
         return ""

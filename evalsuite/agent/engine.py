@@ -80,6 +80,11 @@ class _Pending:
     action: Action
 
 
+def model_turns(rollout: Rollout) -> int:
+    """Turns the model has taken (retrieval before the first model turn is not one): the next turn's index."""
+    return sum(1 for t in rollout.turns if not t.extra.get("initial_retrieval"))
+
+
 class RolloutEngine:
     """Runs a method's protocol with a backend and a retriever over batches of questions."""
 
@@ -116,15 +121,46 @@ class RolloutEngine:
 
     def run(self, items: Sequence[tuple[str, str]]) -> list[Rollout]:
         """Roll out every (key, question) pair to completion; returns them in input order."""
-        rollouts = self._start_all(items)
-        for turn_index in range(self.config.max_turns + 1):
-            active = [r for r in rollouts if not r.done]
-            if not active:
-                break
-            self.step(active, turn_index, final=turn_index == self.config.max_turns)
+        return self.finish(self._start_all(items))
+
+    def finish(self, rollouts: list[Rollout]) -> list[Rollout]:
+        """Play every unfinished rollout on from the turn it has reached (forks resume mid-way) and extract answers."""
+        while active := [r for r in rollouts if not r.done]:
+            by_turn: dict[int, list[Rollout]] = {}
+            for rollout in active:
+                by_turn.setdefault(model_turns(rollout), []).append(rollout)
+            for turn_index, group in sorted(by_turn.items()):
+                self.step(group, turn_index, final=turn_index >= self.config.max_turns)
         for rollout in rollouts:
             rollout.prediction = self.method.extract_answer(rollout.response)
         return rollouts
+
+    def fork(self, source: Rollout, turn_position: int, text: str, key: str, extra: dict[str, Any] | None = None) -> Rollout:
+        """A new rollout sharing `source`'s prefix before its turn `turn_position`, where the model is taken to have
+        written `text` instead (SmartSearch's query refinement); that turn is played (searched) and the result is
+        left unfinished for `finish`."""
+        kept = source.turns[:turn_position]
+        kept_model_turns = sum(1 for t in kept if not t.extra.get("initial_retrieval"))
+        segments, seen = [], 0
+        for segment in source.segments:
+            if segment[1]:
+                if seen == kept_model_turns:
+                    break
+                seen += 1
+            segments.append(segment)
+        response = "".join(piece for piece, _ in segments)
+        fork = Rollout(
+            key=key, question=source.question, prompt=source.prompt, prompt_tokens=source.prompt_tokens,
+            response=response, context_tokens=source.prompt_tokens + (self.backend.count_tokens(response) if response else 0),
+            turns=[t.model_copy(deep=True) for t in kept], segments=list(segments),
+        )
+        generation = Generation(text=text, completion_tokens=self.backend.count_tokens(text), finish_reason="stop")
+        searches: list[_Pending] = []
+        self._take_turn(fork, generation, final=kept_model_turns >= self.config.max_turns, searches=searches)
+        fork.turns[-1].extra.update(extra or {})
+        if searches:
+            self._observe(searches)
+        return fork
 
     def step(self, active: list[Rollout], turn_index: int, final: bool) -> None:
         """One turn for all active rollouts: a batched generation, then one retrieval call for all searches."""
@@ -151,40 +187,45 @@ class RolloutEngine:
         generations = self._generate(requests)
         searches: list[_Pending] = []
         for rollout, generation in zip(asking, generations):
-            if generation.error is not None:
-                rollout.error = generation.error
-                rollout.stop_reason = "error"
-                continue
-            text = self.method.postprocess(generation.text)
-            completion_tokens = generation.completion_tokens if text == generation.text and generation.completion_tokens is not None else self.backend.count_tokens(text)
-            action = self.method.parse_action(text)
-            turn = Turn(
-                text=text,
-                think=list(action.think),
-                query=action.queries[0] if len(action.queries) == 1 else None,
-                sub_queries=action.queries if len(action.queries) > 1 else [],
-                answer=action.answer,
-                prompt_tokens=generation.prompt_tokens,
-                completion_tokens=completion_tokens,
-                latency_s=generation.latency_s,
-                finish_reason=generation.finish_reason,
-                extra=dict(action.extra),
-            )
-            rollout.turns.append(turn)
-            rollout.response += text
-            rollout.segments.append((text, True))
-            rollout.context_tokens += completion_tokens
-            if action.kind == "answer":
-                rollout.stop_reason = "answer"
-            elif final:
-                rollout.stop_reason = "max_turns"  # the final turn runs with search disabled
-            elif action.kind == "search":
-                searches.append(_Pending(rollout, turn, action))
-            else:
-                turn.invalid_action = True
-                self._append(rollout, self.method.invalid_observation())
+            self._take_turn(rollout, generation, final, searches)
         if searches:
             self._observe(searches)
+
+    def _take_turn(self, rollout: Rollout, generation: Generation, final: bool, searches: list[_Pending]) -> None:
+        """Record one generated turn: an answer ends the rollout, a search is queued in `searches`, anything else
+        gets the method's invalid-action message."""
+        if generation.error is not None:
+            rollout.error = generation.error
+            rollout.stop_reason = "error"
+            return
+        text = self.method.postprocess(generation.text)
+        completion_tokens = generation.completion_tokens if text == generation.text and generation.completion_tokens is not None else self.backend.count_tokens(text)
+        action = self.method.parse_action(text)
+        turn = Turn(
+            text=text,
+            think=list(action.think),
+            query=action.queries[0] if len(action.queries) == 1 else None,
+            sub_queries=action.queries if len(action.queries) > 1 else [],
+            answer=action.answer,
+            prompt_tokens=generation.prompt_tokens,
+            completion_tokens=completion_tokens,
+            latency_s=generation.latency_s,
+            finish_reason=generation.finish_reason,
+            extra=dict(action.extra),
+        )
+        rollout.turns.append(turn)
+        rollout.response += text
+        rollout.segments.append((text, True))
+        rollout.context_tokens += completion_tokens
+        if action.kind == "answer":
+            rollout.stop_reason = "answer"
+        elif final:
+            rollout.stop_reason = "max_turns"  # the final turn runs with search disabled
+        elif action.kind == "search":
+            searches.append(_Pending(rollout, turn, action))
+        else:
+            turn.invalid_action = True
+            self._append(rollout, self.method.invalid_observation())
 
     def _generate(self, requests: list[GenerationRequest]) -> list[Generation]:
         start = time.perf_counter()

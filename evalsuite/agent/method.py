@@ -136,6 +136,13 @@ class Method(ABC):
     def annotate_search(self, question: str, turns: Sequence[Turn], turn: Turn) -> None:
         """Record per-query facts on a search turn once its passages are known (`turns` are the earlier turns)."""
 
+    def protocol_errors(self, response: str, turns: Sequence[Turn]) -> list[str]:
+        """Where the response breaks this method's protocol. The default is Search-R1's (`parse_trajectory`), for the
+        methods that speak it; methods with other markers override this."""
+        from evalsuite.agent.trajectory import parse_trajectory
+
+        return parse_trajectory(response).errors
+
 
 _METHODS: dict[str, Callable[[], Method]] = {}
 

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from evalsuite.agent.engine import RetrievalUnavailable, Rollout, RolloutConfig, RolloutEngine
-from evalsuite.agent.method import get_method
-from evalsuite.agent.trajectory import parse_trajectory
+from evalsuite.agent.method import Method, get_method
 from evalsuite.errors import EvalsuiteError
 from evalsuite.models.base import Backend
 from evalsuite.models.identity import model_identity
@@ -107,10 +106,15 @@ def load_examples(spec: RunSpec) -> tuple[list[Example], dict[str, Any]]:
     return examples, fields
 
 
-def load_retriever_spec(spec: str | None, backend: Backend) -> Any:
-    """A retriever from an index directory, an http://host:port/retrieve URL, or `replay` (the recording's passages)."""
+def load_retriever_spec(spec: str | None, backend: Backend | None) -> Any:
+    """A retriever from an index directory, an http://host:port/retrieve URL, `adqa` (BM25 over the shipped AD-QA
+    corpus) or `replay` (the recording's passages)."""
     if spec is None:
         return None
+    if spec == "adqa":
+        from evalsuite.agent.default import demo_index_dir
+
+        spec = str(demo_index_dir())
     if spec == "replay":
         from evalsuite.models.replay import ReplayBackend, ReplayRetriever
 
@@ -174,9 +178,8 @@ def settings_differences(old: Manifest, new: Manifest, keys: tuple[str, ...] = R
     ]
 
 
-def to_record(example: Example, rollout: Rollout) -> ExampleRecord:
-    """A finished rollout as a scored run-directory record."""
-    parsed = parse_trajectory(rollout.response)
+def to_record(example: Example, rollout: Rollout, method: Method) -> ExampleRecord:
+    """A finished rollout as a scored run-directory record (protocol errors by the method's own protocol)."""
     record = ExampleRecord(
         id=example.row.id,
         task=example.task,
@@ -186,7 +189,7 @@ def to_record(example: Example, rollout: Rollout) -> ExampleRecord:
         prediction=rollout.prediction,
         trajectory=rollout.response,
         turns=rollout.turns,
-        protocol_errors=parsed.errors,
+        protocol_errors=method.protocol_errors(rollout.response, rollout.turns),
         stop_reason=rollout.stop_reason,
         status="failed" if rollout.error else "ok",
         error=rollout.error,
@@ -256,7 +259,7 @@ def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, o
             except RetrievalUnavailable as exc:
                 stopped = exc.message
                 break
-            batch_records = [to_record(e, r) for e, r in zip(batch, rollouts)]
+            batch_records = [to_record(e, r, method) for e, r in zip(batch, rollouts)]
             writer.extend(batch_records)
             records.extend(batch_records)
             if on_batch:

@@ -58,7 +58,7 @@ def run_command(
     split: Optional[str] = typer.Option(None, "--split", help="Split to evaluate (default: the task's eval split)."),
     data_dir: Optional[str] = typer.Option(None, "--data-dir", help="Directory of <task>.<split>.jsonl files."),
     subset: Optional[str] = typer.Option(None, "--subset", help="full | first:N | sample:N:SEED."),
-    retriever: Optional[str] = typer.Option(None, "--retriever", "-r", help="Index directory, http://host:port/retrieve, or replay."),
+    retriever: Optional[str] = typer.Option(None, "--retriever", "-r", help="Index directory, http://host:port/retrieve, adqa (BM25 over the shipped AD-QA corpus), or replay."),
     topk: int = typer.Option(3, "--topk", help="Passages per search."),
     max_turns: Optional[int] = typer.Option(None, "--max-turns", help="Turns with search enabled; one final turn without search follows (default 4)."),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Generated tokens per turn (default 500)."),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from evalsuite.agent.method import Action, ChatRenderer, HitLike, Method
 from evalsuite.agent.methods.tags import TagPair, all_blocks, cut_after_first, first_block, last_block
 from evalsuite.errors import EvalsuiteError
+from evalsuite.runs.schema import Turn
 
 # The worked example of the `base-1shot` style (small base models need one, ../shared/docs/SMALL_MODELS.md).
 DEMO_QUESTION = "In which city is the Colosseum?"
@@ -30,6 +31,12 @@ class DemoHit:
     doc_id: str = "demo"
     contents: str = DEMO_DOC
     score: float = 1.0
+
+
+def invalid_turn_errors(turns: Sequence[Turn]) -> list[str]:
+    """One error per model turn that took no valid action (the engine marked it `invalid_action`)."""
+    model_turns = [t for t in turns if not t.extra.get("initial_retrieval")]
+    return [f"turn {i}: no valid action" for i, t in enumerate(model_turns, start=1) if t.invalid_action]
 
 
 def render_plain(messages: Sequence[dict[str, str]]) -> str:
@@ -109,6 +116,17 @@ class TagMethod(Method):
         if not queries:
             return Action("invalid", think=think, extra={"invalid_reason": "empty query", **extra})
         return Action("search", queries=queries, think=think, extra=extra)
+
+    def protocol_errors(self, response: str, turns: Sequence[Turn]) -> list[str]:
+        """This method's markers checked on the engine's turns: turns without a valid action, and unclosed markers
+        (a turn cut by its token budget)."""
+        errors = invalid_turn_errors(turns)
+        model_turns = [t for t in turns if not t.extra.get("initial_retrieval")]
+        for index, turn in enumerate(model_turns, start=1):
+            for pair in (self.search, self.answer, *self.thinks):
+                if turn.text.count(pair.open) > turn.text.count(pair.close):
+                    errors.append(f"turn {index}: unclosed {pair.open}")
+        return errors
 
     def queries(self, content: str) -> tuple[list[str], dict]:
         """The queries of a search block's stripped content, and facts to record about them."""
