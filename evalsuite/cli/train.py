@@ -15,6 +15,8 @@ def train_command(
     config: Path = typer.Option(..., "--config", "-c", help="Recipe YAML, e.g. train_recipes/configs/search-r1/cpu_smoke.yaml."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (checkpoint/, training_log.jsonl, training_curves.png, train_manifest.json); plans: the JSONL file."),
     samples: int = typer.Option(4, "--samples", help="plans: sampled trajectories per question."),
+    planner_backend: str = typer.Option("hf", "--planner-backend", help="plans: the planner's backend (hf, vllm, llamacpp, openai)."),
+    planner_model: Optional[str] = typer.Option(None, "--planner-model", help="plans: the planner model (default: the config's model)."),
 ) -> None:
     """Train METHOD with the recipe in --config, or (search-p1 plans) build its cached reference plans."""
     from evalsuite.training.config import load_config
@@ -27,7 +29,7 @@ def train_command(
         from evalsuite.training.plans import build_plans
 
         target = out or Path("reference_plans.jsonl")
-        summary = build_plans(settings, target, samples)
+        summary = build_plans(settings, target, samples, planner_backend, planner_model)
         console.print(f"wrote {summary['rows']} reference plans to {target} ({summary['from_trajectories']} distilled from correct trajectories, {summary['from_decomposition']} from the gold decomposition, {summary['empty']} empty)")
         return
     if action != "run":

@@ -21,7 +21,7 @@ from evalsuite.metrics.coverage import coverage
 from evalsuite.metrics.process import NOVELTY_MAX_OVERLAP, extract_queries, novelty_flags, search_quality_rates, search_rounds
 from evalsuite.metrics.query_quality import completeness, granularity
 from evalsuite.runs import RunDirectory
-from evalsuite.runs.schema import ExampleRecord, MetricSummary
+from evalsuite.runs.schema import ExampleRecord, MetricSummary, Turn
 from evalsuite.runs.summary import mean_ci
 
 JUDGMENTS_FILE = "judgments.jsonl"
@@ -39,13 +39,23 @@ def _numbered(items: Sequence[str]) -> str:
     return "\n".join(f"{i}. {item}" for i, item in enumerate(items, start=1))
 
 
-def _documents(record: ExampleRecord, turn_index: int) -> str:
-    passages = record.turns[turn_index].passages
-    return "\n".join(f"Doc {i} (Title: {p.title or ''}) {p.text[:DOC_CHARS]}" for i, p in enumerate(passages, start=1)) or "(none)"
+def _documents(turn: Turn) -> str:
+    return "\n".join(f"Doc {i} (Title: {p.title or ''}) {p.text[:DOC_CHARS]}" for i, p in enumerate(turn.passages, start=1)) or "(none)"
 
 
-def _search_turns(record: ExampleRecord) -> list[int]:
-    return [i for i, t in enumerate(record.turns) if t.sub_queries or t.query is not None]
+def _search_turns(turns: Sequence[Turn]) -> list[int]:
+    return [i for i, t in enumerate(turns) if t.sub_queries or t.query is not None]
+
+
+def usefulness_values(question: str, golds: Sequence[str], turns: Sequence[Turn], index: int) -> dict[str, str]:
+    """The USEFULNESS prompt's fields for search turn `turns[index]`, with the earlier search turns as its history."""
+    earlier = [i for i in _search_turns(turns) if i < index]
+    history = "\n".join(
+        f"{n}. {' ## '.join(turns[j].sub_queries) or turns[j].query} -> " + "; ".join(p.title or p.text[:60] for p in turns[j].passages)
+        for n, j in enumerate(earlier, start=1)
+    ) or "(none)"
+    turn = turns[index]
+    return {"question": question, "answer": " | ".join(golds), "history": history, "query": " ## ".join(turn.sub_queries) or str(turn.query), "documents": _documents(turn)}
 
 
 def build_requests(records: Sequence[ExampleRecord], metrics: Sequence[str], teacher: dict[str, list[str]] | None = None) -> list[JudgeRequest]:
@@ -63,14 +73,8 @@ def build_requests(records: Sequence[ExampleRecord], metrics: Sequence[str], tea
                 for j, t in enumerate(teacher[r.id]):
                     requests.append(JudgeRequest(r.id, r.task, "coverage", f"p{i}-t{j}", prompts.COVERAGE_MATCH, {"question": r.question, "policy_query": q, "teacher_query": t}))
         if "usefulness" in metrics:
-            turns = _search_turns(r)
-            for k, ti in enumerate(turns):
-                turn = r.turns[ti]
-                history = "\n".join(
-                    f"{n}. {' ## '.join(r.turns[tj].sub_queries) or r.turns[tj].query} -> " + "; ".join(p.title or p.text[:60] for p in r.turns[tj].passages)
-                    for n, tj in enumerate(turns[:k], start=1)
-                ) or "(none)"
-                values = {"question": r.question, "answer": " | ".join(r.golden_answers), "history": history, "query": " ## ".join(turn.sub_queries) or str(turn.query), "documents": _documents(r, ti)}
+            for k, ti in enumerate(_search_turns(r.turns)):
+                values = usefulness_values(r.question, r.golden_answers, r.turns, ti)
                 requests.append(JudgeRequest(r.id, r.task, "usefulness", f"r{k}", prompts.USEFULNESS, values))
     return requests
 

@@ -27,6 +27,28 @@ class RewardSpec:
 
 
 @dataclass
+class StateEvalSpec:
+    """OASES: the state-evaluation answers' budget, their temperature (None: the trainer's) and the weight of their
+    co-training loss (0 turns co-training off; the answers still give the state scores)."""
+
+    weight: float = 1.0
+    max_tokens: int = 32
+    temperature: float | None = None
+
+
+@dataclass
+class RefineSpec:
+    """SmartSearch stage 3: `slots` of each group's `num_generations` rollouts come from refining a weak query of the
+    others and regenerating from there; at most `max_shared_prefix` trajectories of a group share one source's prefix.
+    `refiner`: `policy` (the live model rewrites its own query) or a backend mapping `{backend, model, ...options}`."""
+
+    slots: int = 0
+    max_shared_prefix: int = 2
+    refiner: Any = "policy"
+    max_tokens: int = 32
+
+
+@dataclass
 class TrainConfig:
     """One recipe run. `deviations` are recorded in the manifest next to the paper's setting."""
 
@@ -44,6 +66,8 @@ class TrainConfig:
     sft: dict[str, Any] | None = None
     dpo: dict[str, Any] | None = None
     curriculum_samples: int = 2
+    state_eval: StateEvalSpec = field(default_factory=StateEvalSpec)
+    refine: RefineSpec = field(default_factory=RefineSpec)
     # Smoke runs only: weight of a dense `question_overlap` reward, because a 135M model's task rewards are all equal
     # (no tags, no answers), which gives zero advantages and zero gradients. 0 in every GPU config.
     smoke_overlap_weight: float = 0.0
@@ -85,8 +109,45 @@ def load_config(path: str | Path, method: str | None = None) -> TrainConfig:
     unknown = sorted(set(raw) - known)
     if unknown:
         raise DataError(f"{path}: unknown keys {unknown}", hint=f"known: {', '.join(sorted(known))}")
-    reward = raw.pop("reward", None) or {}
-    reward_known = {f.name for f in fields(RewardSpec)}
-    if set(reward) - reward_known:
-        raise DataError(f"{path}: unknown reward keys {sorted(set(reward) - reward_known)}", hint=f"known: {', '.join(sorted(reward_known))}")
-    return TrainConfig(**raw, reward=RewardSpec(**reward))
+    reward = _section(raw, "reward", RewardSpec, path)
+    state_eval = _section(raw, "state_eval", StateEvalSpec, path)
+    refine = _section(raw, "refine", RefineSpec, path)
+    config = TrainConfig(**raw, reward=reward, state_eval=state_eval, refine=refine)
+    check_config(config, path)
+    # files a config names are relative to the config (so a recipe runs from any directory)
+    config.reward.panel = _beside(path, config.reward.panel)
+    config.reference_plans = _beside(path, config.reference_plans)
+    config.teacher_queries = _beside(path, config.teacher_queries)
+    return config
+
+
+def check_config(config: TrainConfig, path: Path) -> None:
+    """Refuse settings that would only fail (or silently do nothing) minutes into a run."""
+    refine, generations = config.refine, config.grpo.get("num_generations", 8)  # TRL's default group size
+    if refine.slots < 0 or refine.max_shared_prefix < 1:
+        raise DataError(f"{path}: refine.slots must be >= 0 and refine.max_shared_prefix >= 1")
+    if refine.slots and config.method != "smartsearch":
+        raise DataError(f"{path}: refine is SmartSearch's; {config.method} does not refine queries")
+    if refine.slots >= generations:
+        raise DataError(f"{path}: refine.slots {refine.slots} leaves no fresh rollout in a group of {generations}", hint="use fewer slots than grpo.num_generations")
+    if refine.refiner != "policy" and not (isinstance(refine.refiner, dict) and {"backend", "model"} <= set(refine.refiner)):
+        raise DataError(f"{path}: refine.refiner must be 'policy' or a mapping with backend and model, got {refine.refiner!r}")
+    if config.state_eval.weight < 0 or config.state_eval.max_tokens < 1:
+        raise DataError(f"{path}: state_eval.weight must be >= 0 and state_eval.max_tokens >= 1")
+
+
+def _beside(config_path: Path, name: str | None) -> str | None:
+    if name is None or Path(name).is_absolute():
+        return name
+    return str((config_path.parent / name).resolve())
+
+
+def _section(raw: dict[str, Any], key: str, cls: type, path: Path) -> Any:
+    """A nested mapping of the YAML as its dataclass, refusing unknown keys."""
+    values = raw.pop(key, None) or {}
+    if not isinstance(values, dict):
+        raise DataError(f"{path}: {key} must be a mapping")
+    known = {f.name for f in fields(cls)}
+    if set(values) - known:
+        raise DataError(f"{path}: unknown {key} keys {sorted(set(values) - known)}", hint=f"known: {', '.join(sorted(known))}")
+    return cls(**values)

@@ -5,8 +5,10 @@ Screened trajectories: a trajectory qualifies when its answer is correct and eve
 useful when a judge is configured). Besides the policy's own sampled rollouts we build one per training row from its
 gold decomposition (each step searched against the real retriever, then the gold answer): the paper distils these
 from a teacher model; the decomposition stands in for that teacher here. DPO pairs prefer, for the same question,
-the qualifying trajectory over a policy rollout that failed or had weak queries (the paper's refined-vs-original pairs;
-our "refinement" is the decomposition trajectory, since no refiner model is available).
+the better over the worse of a policy rollout and its refined branches (`training.refinement`: each weak query
+rewritten with its feedback and the trajectory regenerated from there), ranked as the paper ranks them, by final
+correctness and then by fewer weak queries; and, where a question has one, the qualifying trajectory over a policy
+rollout that failed or had weak queries.
 """
 
 from __future__ import annotations
@@ -19,38 +21,78 @@ from evalsuite.training.config import TrainConfig
 from evalsuite.training.log import make_callback, LOG_FILE
 
 
-def decomposition_trajectory(method: Any, retriever: Any, question: str, steps: list[str], answer: str, topk: int, truncate) -> str:
+Segments = list[tuple[str, bool]]  # (text, written by the model): retrieved text is False
+
+
+def decomposition_trajectory(method: Any, retriever: Any, steps: list[str], answer: str, topk: int, truncate) -> Segments:
     """A Search-R1-protocol response that searches each step with the real retriever and answers with the gold."""
-    parts = []
+    from evalsuite.agent.method import Action
+
+    segments: Segments = []
     for step in steps:
-        hits = retriever.search([step], topk)
-        parts.append(f"<think> I need to find: {step} </think>\n<search> {step} </search>")
-        from evalsuite.agent.method import Action
-
-        parts.append(method.observation(Action("search", queries=[step]), hits, truncate))
-    parts.append(f"<think> I have the information I need. </think>\n<answer> {answer} </answer>")
-    return "".join(parts)
+        segments.append((f"<think> I need to find: {step} </think>\n<search> {step} </search>", True))
+        segments.append((method.observation(Action("search", queries=[step]), retriever.search([step], topk), truncate), False))
+    segments.append((f"<think> I have the information I need. </think>\n<answer> {answer} </answer>", True))
+    return segments
 
 
-def _quality_ok(reward: Any, question: str, text: str, golds: list[str], turns: list) -> bool:
+def sft_example(tokenizer: Any, prompt: str, segments: Segments) -> dict[str, list[int]]:
+    """A pre-tokenized SFT row whose labels keep only the model's own tokens (-100 on prompt and retrieved text)."""
+    from evalsuite.training.rollout import tokenize_segments
+
+    tokens = tokenize_segments(tokenizer, prompt, segments, append_eos=True)
+    labels = [-100] * len(tokens.prompt_ids) + [t if m else -100 for t, m in zip(tokens.completion_ids, tokens.env_mask)]
+    return {"input_ids": tokens.prompt_ids + tokens.completion_ids, "labels": labels}
+
+
+def _quality_ok(reward: Any, text: str, golds: list[str], turns: list) -> bool:
     row = reward.breakdown([text], golden_answers=[golds], turns=[turns])[0]
     return row["em"] == 1.0 and (row["query_score"] == 1.0 or not any(t.query or t.sub_queries for t in turns))
 
 
+def preference_key(reward: Any, rollout: Any, golds: list[str]) -> tuple[float, int]:
+    """Final correctness first, then fewer low-quality queries (seeds/004, Stage 2)."""
+    from evalsuite.training.refinement import weak_queries
+
+    em = reward.breakdown([rollout.response], golden_answers=[golds], turns=[rollout.turns])[0]["em"]
+    return em, -len(weak_queries(rollout))
+
+
+def refinement_pairs(engine: Any, refiner: Any, reward: Any, rollouts: list, golds_of: dict[str, list[str]], prompt_of: dict[str, str]) -> list[dict]:
+    """DPO pairs from refining every weak query of every rollout: best vs worst of (original, its branches)."""
+    from evalsuite.training.refinement import refine, weak_queries
+
+    wanted = [(r, w) for r in rollouts for w in weak_queries(r)]
+    branches = refine(engine, refiner, wanted, [f"{r.key}~{w.turn_position}" for r, w in wanted])
+    family: dict[str, list] = {}
+    for (source, _), branch in zip(wanted, branches):
+        if branch is not None:
+            family.setdefault(source.key, [source]).append(branch)
+    pairs = []
+    for members in family.values():
+        golds = golds_of[members[0].question]
+        ranked = sorted(members, key=lambda r: preference_key(reward, r, golds), reverse=True)
+        best, worst = ranked[0], ranked[-1]
+        if preference_key(reward, best, golds) > preference_key(reward, worst, golds):
+            pairs.append({"prompt": prompt_of[best.question], "chosen": best.response, "rejected": worst.response})
+    return pairs
+
+
 def build_curriculum_data(config: TrainConfig, model_path: str, rows: list[dict[str, Any]]) -> tuple[list[dict], list[dict], dict[str, Any]]:
-    """SFT rows (prompt, completion) and DPO rows (prompt, chosen, rejected), and counts for the manifest."""
+    """SFT rows (pre-tokenized, loss on the model's own tokens) and DPO rows (prompt, chosen, rejected), and counts."""
     transformers = require("transformers", "train", "the SmartSearch curriculum")
     from evalsuite.agent.engine import RolloutEngine
-    from evalsuite.agent.method import get_method
     from evalsuite.agent.trajectory import parse_trajectory
     from evalsuite.rewards import get_reward
     from evalsuite.training.backend import TrainerBackend
-    from evalsuite.training.trainer import load_retriever
+    from evalsuite.training.refinement import load_refiner
+    from evalsuite.training.trainer import load_retriever, rollout_method
 
     tokenizer = transformers.AutoTokenizer.from_pretrained(model_path)
     model = transformers.AutoModelForCausalLM.from_pretrained(model_path)
     backend = TrainerBackend(model, tokenizer)
-    method = get_method("smartsearch")
+    golds_of = {r["question"]: r["golden_answers"] for r in rows}
+    method = rollout_method(config, golds_of)
     retriever = load_retriever(config.retriever)
     rollout_config = config.rollout_config()
     style = method.resolve_style(config.prompt_style, backend.chat_template([{"role": "user", "content": "x"}]) is not None)
@@ -63,23 +105,34 @@ def build_curriculum_data(config: TrainConfig, model_path: str, rows: list[dict[
     by_question: dict[str, list] = {}
     for rollout in rollouts:
         by_question.setdefault(rollout.question, []).append(rollout)
+    prompts = {row["question"]: engine.start("p", row["question"]).prompt for row in rows}
     for row in rows:
         golds = row["golden_answers"]
-        prompt = engine.start("p", row["question"]).prompt
-        good: list[str] = []
+        prompt = prompts[row["question"]]
+        good: list[Segments] = []
         bad: list[str] = []
         for rollout in by_question.get(row["question"], []):
-            (good if _quality_ok(reward, row["question"], rollout.response, golds, rollout.turns) else bad).append(rollout.response)
+            if _quality_ok(reward, rollout.response, golds, rollout.turns):
+                good.append(rollout.segments)
+            else:
+                bad.append(rollout.response)
         counts["policy_screened"] += len(good)
         if row["reference_plan"] and golds:
-            text = decomposition_trajectory(method, retriever, row["question"], row["reference_plan"], golds[0], rollout_config.topk, engine._truncate_obs)
-            if _quality_ok(reward, row["question"], text, golds, parse_trajectory(text).turns):
-                good.append(text)
+            segments = decomposition_trajectory(method, retriever, row["reference_plan"], golds[0], rollout_config.topk, engine._truncate_obs)
+            text = "".join(piece for piece, _ in segments)
+            if _quality_ok(reward, text, golds, parse_trajectory(text).turns):
+                good.append(segments)
                 counts["decomposition_trajectories"] += 1
-        sft += [{"prompt": prompt, "completion": text} for text in good]
+        sft += [sft_example(tokenizer, prompt, segments) for segments in good]
         if good and bad:
-            dpo += [{"prompt": prompt, "chosen": good[0], "rejected": text} for text in bad]
-    counts.update(sft_rows=len(sft), dpo_pairs=len(dpo))
+            chosen = "".join(piece for piece, _ in good[0])
+            dpo += [{"prompt": prompt, "chosen": chosen, "rejected": text} for text in bad]
+    refiner_style = "base" if backend.chat_template([{"role": "user", "content": "x"}]) is None else "instruct"
+    refiner = load_refiner(config.refine.refiner, backend, refiner_style, config.refine.max_tokens, 0.0, 0)
+    refined = refinement_pairs(engine, refiner, reward, rollouts, golds_of, prompts)
+    counts.update(sft_rows=len(sft), dpo_pairs_decomposition=len(dpo), dpo_pairs_refined=len(refined))
+    dpo = refined + dpo
+    counts["dpo_pairs"] = len(dpo)
     return sft, dpo, counts
 
 
@@ -100,7 +153,8 @@ def run_curriculum(config: TrainConfig, model_path: str, out: Path, rows: list[d
     current = model_path
     common = {"report_to": "none", "save_strategy": "no", "logging_steps": 1}
     if config.sft is not None and sft_rows:
-        sft_config = trl.SFTConfig(**{**common, **config.sft, "output_dir": str(out / "sft"), "completion_only_loss": True})
+        # rows come pre-tokenized with labels -100 on prompt and retrieved tokens: TRL uses the labels as they are
+        sft_config = trl.SFTConfig(**{**common, **config.sft, "output_dir": str(out / "sft")})
         trainer = trl.SFTTrainer(model=current, args=sft_config, train_dataset=datasets.Dataset.from_list(sft_rows), callbacks=[make_callback(out / LOG_FILE, "sft")])
         current = _train_and_save(trainer, out / "sft" / "model")
         stages["sft"] = {"steps": trainer.state.global_step, "rows": len(sft_rows)}

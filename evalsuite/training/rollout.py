@@ -29,14 +29,24 @@ class TokenizedRollout:
     env_mask: list[int]
 
 
+def tokenize_text(tokenizer: Any, prompt: str, completion: str, append_eos: bool) -> TokenizedRollout:
+    """A single-segment completion written wholly by the model (OASES's evaluation answers)."""
+    return tokenize_segments(tokenizer, prompt, [(completion, True)], append_eos)
+
+
 def tokenize_rollout(tokenizer: Any, rollout: Rollout, append_eos: bool) -> TokenizedRollout:
     """Tokenize the prompt and each response segment; mask 0 on environment segments; EOS after a final answer."""
+    return tokenize_segments(tokenizer, rollout.prompt, rollout.segments, append_eos)
+
+
+def tokenize_segments(tokenizer: Any, prompt: str, segments: Sequence[tuple[str, bool]], append_eos: bool) -> TokenizedRollout:
+    """Prompt ids, then each segment's ids with mask 1 (model text) or 0 (environment text)."""
     bos = tokenizer.bos_token
-    add_special = not (bos and rollout.prompt.startswith(bos))  # as HFBackend encodes the prompt it generates from
-    prompt_ids = tokenizer(rollout.prompt, add_special_tokens=add_special)["input_ids"]
+    add_special = not (bos and prompt.startswith(bos))  # as HFBackend encodes the prompt it generates from
+    prompt_ids = tokenizer(prompt, add_special_tokens=add_special)["input_ids"]
     completion_ids: list[int] = []
     env_mask: list[int] = []
-    for text, by_model in rollout.segments:
+    for text, by_model in segments:
         if not text:
             continue
         ids = tokenizer(text, add_special_tokens=False)["input_ids"]
@@ -76,13 +86,18 @@ class SearchRollout:
     def __init__(
         self, method: Method, retriever: Any, config: RolloutConfig, style: str = "auto",
         golds: dict[str, list[str]] | None = None, state_evaluator: bool = False, eval_max_tokens: int = 32,
+        eval_temperature: float | None = None, refine: Any = None,
     ):
         self.method, self.retriever, self.config = method, retriever, config
         self.style = style
         self.golds = golds or {}
         self.state_evaluator = state_evaluator
         self.eval_max_tokens = eval_max_tokens
+        self.eval_temperature = eval_temperature  # None: the trainer's temperature
         self.last: list[Rollout] = []
+        self.eval_samples: list[Any] = []  # OASES: the last batch's state-evaluation answers (co-trained)
+        self.refine = refine if refine is not None and refine.slots > 0 else None  # SmartSearch: a RefineSpec
+        self._refiner: Any = None
 
     def engine(self, trainer: Any) -> RolloutEngine:
         """An engine over the trainer's live model, sampling at the trainer's temperature, seeded by its step."""
@@ -96,10 +111,10 @@ class SearchRollout:
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
         engine = self.engine(trainer)
         questions = [prompt_question(p) for p in prompts]
-        rollouts = engine.run([(f"r{i}", q) for i, q in enumerate(questions)])
+        rollouts = self._refined(engine, questions) if self.refine else engine.run([(f"r{i}", q) for i, q in enumerate(questions)])
         self.last = rollouts
         tokenizer = trainer.processing_class
-        out: dict[str, list[Any]] = {k: [] for k in ("prompt_ids", "completion_ids", "env_mask", "turns", "model_text", "n_turns", "n_searches", "stop_reason")}
+        out: dict[str, list[Any]] = {k: [] for k in ("prompt_ids", "completion_ids", "env_mask", "turns", "model_text", "n_turns", "n_searches", "stop_reason", "refined", "protocol_errors")}
         for rollout in rollouts:
             tokens = tokenize_rollout(tokenizer, rollout, append_eos=rollout.stop_reason == "answer")
             out["prompt_ids"].append(tokens.prompt_ids)
@@ -110,20 +125,49 @@ class SearchRollout:
             out["n_turns"].append(sum(1 for t in rollout.turns if not t.extra.get("initial_retrieval")))
             out["n_searches"].append(sum(1 for t in rollout.turns if t.query is not None or t.sub_queries))
             out["stop_reason"].append(rollout.stop_reason)
+            out["refined"].append(int(any("refined_from" in t.extra for t in rollout.turns)))
+            out["protocol_errors"].append(self.method.protocol_errors(rollout.response, rollout.turns))
         if self.state_evaluator:
-            out["state_scores"] = self._state_scores(engine, rollouts)
+            out["state_scores"] = self._state_scores(engine, rollouts, tokenizer)
         out["logprobs"] = None  # TRL recomputes them from the ids (no vLLM sampling logprobs here)
         return out
 
-    def _state_scores(self, engine: RolloutEngine, rollouts: list[Rollout]) -> list[list[float]]:
-        """OASES γ_0..γ_T: the same policy answers from each search state; F1 against the gold."""
-        from evalsuite.agent.methods.oases import StateEvaluator, search_states
+    def _refined(self, engine: RolloutEngine, questions: list[str]) -> list[Rollout]:
+        """SmartSearch stage 3: each run of identical prompts (TRL's group of `num_generations`) gets refined branches."""
+        from itertools import groupby
 
-        evaluator = StateEvaluator(engine.backend, style="base" if engine.backend.chat_template([{"role": "user", "content": "x"}]) is None else "instruct", max_tokens=self.eval_max_tokens)
-        scores = []
+        from evalsuite.training.refinement import expand_groups, load_refiner
+
+        groups = [(question, len(list(run))) for question, run in groupby(questions)]
+        spec = self.refine
+        if spec.refiner == "policy":
+            style = "base" if engine.backend.chat_template([{"role": "user", "content": "x"}]) is None else "instruct"
+            refiner = load_refiner("policy", engine.backend, style, spec.max_tokens, engine.config.temperature, engine.config.seed)
+        else:  # a second model, loaded once
+            if self._refiner is None:
+                self._refiner = load_refiner(spec.refiner, engine.backend, "base", spec.max_tokens, 0.0, 0)
+            refiner = self._refiner
+        return [rollout for group in expand_groups(engine, refiner, groups, spec.slots, spec.max_shared_prefix) for rollout in group]
+
+    def _state_scores(self, engine: RolloutEngine, rollouts: list[Rollout], tokenizer: Any) -> list[list[float]]:
+        """OASES γ_0..γ_T: the same policy answers from each search state; F1 against the gold. Keeps the answers as
+        `eval_samples` (token ids and γ) for the co-training loss (`training.cotrain`)."""
+        from evalsuite.agent.methods.oases import StateEvaluator, search_states
+        from evalsuite.training.cotrain import EvalSample
+
+        temperature = engine.config.temperature if self.eval_temperature is None else self.eval_temperature
+        style = "base" if engine.backend.chat_template([{"role": "user", "content": "x"}]) is None else "instruct"
+        evaluator = StateEvaluator(engine.backend, style=style, max_tokens=self.eval_max_tokens, temperature=temperature, seed=engine.config.seed)
+        scores, samples = [], []
         for rollout in rollouts:
             golds = self.golds.get(rollout.question)
             if golds is None:
                 raise EvalsuiteError(f"no golden answers for the training question {rollout.question[:80]!r}", hint="pass the dataset's golds to SearchRollout(golds=...)")
-            scores.append([e.score for e in evaluator(rollout.question, golds, search_states(rollout.turns))])
+            states = search_states(rollout.turns)
+            evaluations = evaluator(rollout.question, golds, states)
+            scores.append([e.score for e in evaluations])
+            for prompt, evaluation in zip(evaluator.prompts(rollout.question, states), evaluations):
+                ids = tokenize_text(tokenizer, prompt, evaluation.text, append_eos=evaluation.finish_reason in ("stop", "eos"))
+                samples.append(EvalSample(rollout.question, ids.prompt_ids, ids.completion_ids, evaluation.score))
+        self.eval_samples = samples
         return scores

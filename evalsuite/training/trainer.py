@@ -53,13 +53,21 @@ def build_reward(config: TrainConfig) -> MethodReward:
 
 def load_retriever(spec: str) -> Any:
     """`adqa` → the BM25 index of the shipped AD-QA corpus; else an index directory or a /retrieve URL."""
-    from evalsuite.retrieval import load_retriever as load
+    from evalsuite.agent.runner import load_retriever_spec
 
-    if spec == "adqa":
-        from evalsuite.agent.default import demo_index_dir
+    return load_retriever_spec(spec, backend=None)
 
-        return load(str(demo_index_dir()))
-    return load(spec)
+
+def rollout_method(config: TrainConfig, golds: dict[str, list[str]]) -> Any:
+    """The evaluator's method the recipe plays; SmartSearch with `reward.panel` gets its usefulness judge."""
+    from evalsuite.agent.method import get_method
+
+    if config.method == "smartsearch" and config.reward.panel:
+        from evalsuite.agent.methods.smartsearch import SmartSearch
+        from evalsuite.judges.usefulness import PanelUsefulnessJudge
+
+        return SmartSearch(judge=PanelUsefulnessJudge(config.reward.panel, golds))
+    return get_method(PROTOCOL[config.method])
 
 
 def statistic(name: str):
@@ -88,12 +96,14 @@ def build_grpo(config: TrainConfig, model_path: str, out: Path, rows: list[dict[
     """TRL's GRPOTrainer with the evaluator-loop rollout, the reward's components and the JSONL log callback."""
     trl = require("trl", "train", "training")
     datasets = require("datasets", "train", "training")
-    from evalsuite.agent.method import get_method
-
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     funcs, weights = reward.trl_reward_funcs()
     funcs += [statistic("n_turns"), statistic("n_searches")]
     weights += [0.0, 0.0]
+    refine = config.refine if config.method == "smartsearch" and config.refine.slots > 0 else None
+    if refine is not None:
+        funcs.append(statistic("refined"))
+        weights.append(0.0)
     if config.smoke_overlap_weight:
         funcs.append(question_overlap)
         weights.append(config.smoke_overlap_weight)
@@ -101,13 +111,20 @@ def build_grpo(config: TrainConfig, model_path: str, out: Path, rows: list[dict[
     grpo_config = trl.GRPOConfig(**options)
     golds = {r["question"]: r["golden_answers"] for r in rows}
     rollout = SearchRollout(
-        get_method(PROTOCOL[config.method]), load_retriever(config.retriever), config.rollout_config(), config.prompt_style,
-        golds=golds, state_evaluator=config.method == "oases",
+        rollout_method(config, golds), load_retriever(config.retriever), config.rollout_config(), config.prompt_style,
+        golds=golds, state_evaluator=config.method == "oases", eval_max_tokens=config.state_eval.max_tokens,
+        eval_temperature=config.state_eval.temperature, refine=refine,
     )
-    trainer = trl.GRPOTrainer(
-        model=model_path, reward_funcs=funcs, args=grpo_config, train_dataset=datasets.Dataset.from_list(rows),
-        rollout_func=rollout, callbacks=[make_callback(out / LOG_FILE, "grpo"), *(extra_callbacks or [])],
-    )
+    options = {
+        "model": model_path, "reward_funcs": funcs, "args": grpo_config, "train_dataset": datasets.Dataset.from_list(rows),
+        "rollout_func": rollout, "callbacks": [make_callback(out / LOG_FILE, "grpo"), *(extra_callbacks or [])],
+    }
+    if config.method == "oases" and config.state_eval.weight:
+        from evalsuite.training.cotrain import cotraining_trainer
+
+        trainer = cotraining_trainer(trl)(**options, search_rollout=rollout, eval_weight=config.state_eval.weight)
+    else:
+        trainer = trl.GRPOTrainer(**options)
     return trainer, rollout
 
 

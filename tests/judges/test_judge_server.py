@@ -180,3 +180,24 @@ def test_teacher_queries_from_a_teacher_model_are_cached(benchmarks_dir: Path, t
     counting_proxy.reset()
     assert subprocess.run(command, capture_output=True, text=True, timeout=600).returncode == 0
     assert counting_proxy.counts["received"] == 0 and [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()] == rows
+
+
+def test_training_usefulness_judge_scores_smartsearch_turns_through_the_panel(tmp_path: Path, counting_proxy: FaultProxy) -> None:
+    from evalsuite.agent.methods.smartsearch import SmartSearch
+    from evalsuite.judges.usefulness import PanelUsefulnessJudge
+    from evalsuite.runs.schema import Passage
+
+    panel = _panel(tmp_path / "panel.yaml", counting_proxy.url)
+    question = "Who directed the film Jaws?"
+    judge = PanelUsefulnessJudge(panel, {question: ["Steven Spielberg"]}, cache_path=tmp_path / "cache.sqlite")
+    earlier = Turn(text="<search> Jaws </search>", query="Jaws", passages=[Passage(doc_id="1", title="Jaws (film)", text="Jaws is a 1975 film.")])
+    turn = Turn(text="<search> Jaws director </search>", query="Jaws director", passages=[Passage(doc_id="2", title="Steven Spielberg", text="Spielberg directed Jaws.")])
+    method = SmartSearch(judge=judge)
+    method.annotate_search(question, [earlier], turn)
+    assert counting_proxy.counts["received"] == 2  # one request per panel judge
+    assert turn.extra["usefulness"] in (0, 1) and turn.extra["query_score"] == turn.extra["usefulness"] * turn.extra["novelty"]
+    again = turn.model_copy(deep=True)
+    method.annotate_search(question, [earlier], again)
+    assert counting_proxy.counts["received"] == 2 and again.extra["usefulness"] == turn.extra["usefulness"]  # cached
+    with pytest.raises(Exception, match="no golden answers"):
+        judge("another question", [], turn)

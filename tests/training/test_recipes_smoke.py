@@ -24,6 +24,27 @@ def test_configs_load_for_every_recipe_and_record_deviations():
             config = load_config(REPO / "train_recipes" / "configs" / method / name, method)
             config.rollout_config()
             assert config.deviations, f"{method}/{name} records no deviation"
+            for named in (config.reward.panel, config.reference_plans, config.teacher_queries):
+                assert named is None or Path(named).is_file(), f"{method}/{name} names a missing file {named}"
+
+
+@pytest.mark.parametrize("method", RECIPES)
+def test_gpu_configs_batch_the_papers_prompts_as_trl_requires(method):
+    """TRL counts completions: each generation must hold whole groups, and a generation must be the paper's batch of
+    prompts × rollouts (Search-R1's train_grpo.sh: 512 prompts × 5, updated in 2 mini-batches of 256 prompts)."""
+    import yaml
+
+    from evalsuite.training.config import load_config
+
+    config = load_config(REPO / "train_recipes" / "configs" / method / "gpu.yaml", method)
+    processes = yaml.safe_load((REPO / "train_recipes" / "configs" / "accelerate_zero3.yaml").read_text())["num_processes"]
+    grpo, paper = config.grpo, config.paper
+    per_update = processes * grpo["per_device_train_batch_size"] * grpo["gradient_accumulation_steps"]
+    per_generation = processes * grpo["per_device_train_batch_size"] * grpo.get("steps_per_generation", grpo["gradient_accumulation_steps"])
+    assert grpo["num_generations"] == paper["rollouts_per_prompt"]
+    assert per_update % grpo["num_generations"] == 0 and per_generation % per_update == 0
+    assert per_generation == paper["batch_size"] * paper["rollouts_per_prompt"]
+    assert grpo["max_steps"] == paper["steps"] * per_generation // per_update
 
 
 @pytest.mark.slow
@@ -43,11 +64,16 @@ def test_recipe_smoke_trains_and_evaluates(method, tmp_path):
     assert all("kl" in r and "completions/mean_length" in r and "rewards/n_turns/mean" in r for r in steps)
     manifest = json.loads((out / "train_manifest.json").read_text())
     assert manifest["method"] == method and manifest["deviations"]
+    if method == "oases":  # the state-evaluation answers are co-trained
+        assert all(r["oases/eval_samples"] >= 4 and "oases/eval_loss" in r for r in steps)
+    if method == "smartsearch":  # SFT and DPO ran before GRPO, whose groups had refine slots
+        stages = manifest["stages"]
+        assert stages["sft"]["steps"] == 1 and stages["dpo"]["steps"] == 1, stages
+        assert all("rewards/refined/mean" in r for r in steps)
+        assert {"sft", "dpo"} <= {r["stage"] for r in records}
     assert (out / "training_curves.png").stat().st_size > 0
-    from evalsuite.agent.default import demo_index_dir
-
     run_dir = tmp_path / "run"
     evaluated = runner.invoke(app, ["run", "--backend", "hf", "--model", str(out / "checkpoint"), "--tasks", "adqa", "--subset", "first:3",
-                                    "--retriever", str(demo_index_dir()), "--max-tokens", "16", "-o", str(run_dir)])
+                                    "--retriever", "adqa", "--max-tokens", "16", "-o", str(run_dir)])
     assert evaluated.exit_code == 0, evaluated.output
     assert len((run_dir / "predictions.jsonl").read_text().splitlines()) == 3

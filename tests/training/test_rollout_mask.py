@@ -51,3 +51,28 @@ def test_prompt_question_accepts_strings_and_messages():
     assert prompt_question([{"role": "system", "content": "s"}, {"role": "user", "content": "Who?"}]) == "Who?"
     with pytest.raises(EvalsuiteError):
         prompt_question(42)
+
+
+def test_sft_rows_train_only_the_models_own_tokens(tokenizer, tmp_path):
+    """SmartSearch stage 1: retrieved text in a screened trajectory is context, as in GRPO (TRL keeps our labels)."""
+    trl = pytest.importorskip("trl")
+    datasets = pytest.importorskip("datasets")
+    from evalsuite.training.curriculum import sft_example
+
+    segments = [("<search> campaign budget </search>", True), ("\n\n<information>Doc 1(Title: A) text</information>\n\n", False), ("<answer> 5 </answer>", True)]
+    row = sft_example(tokenizer, "Question: how much?\n", segments)
+    prompt_len = len(tokenizer("Question: how much?\n")["input_ids"])
+    lengths = [len(tokenizer(t, add_special_tokens=False)["input_ids"]) for t, _ in segments]
+    assert len(row["input_ids"]) == len(row["labels"]) == prompt_len + sum(lengths) + 1  # + EOS
+    trained = [i for i, label in enumerate(row["labels"]) if label != -100]
+    first, second = prompt_len, prompt_len + lengths[0] + lengths[1]
+    assert trained == [*range(first, first + lengths[0]), *range(second, second + lengths[2] + 1)]
+    assert all(row["labels"][i] == row["input_ids"][i] for i in trained)
+    config = transformers.LlamaConfig(vocab_size=len(tokenizer), hidden_size=8, intermediate_size=16, num_hidden_layers=1, num_attention_heads=1, num_key_value_heads=1)
+    trainer = trl.SFTTrainer(
+        model=transformers.LlamaForCausalLM(config), processing_class=tokenizer, train_dataset=datasets.Dataset.from_list([row]),
+        args=trl.SFTConfig(output_dir=str(tmp_path), report_to="none", use_cpu=True, max_steps=1),
+    )
+    assert trainer.train_dataset[0]["labels"] == row["labels"]
+    batch = trainer.data_collator([trainer.train_dataset[0]])
+    assert batch["labels"][0].tolist() == row["labels"]

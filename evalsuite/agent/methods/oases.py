@@ -102,6 +102,7 @@ class StateEvaluation:
     text: str
     answer: str | None
     score: float
+    finish_reason: str = "stop"
 
 
 @dataclass
@@ -112,6 +113,9 @@ class StateEvaluator:
     style: str = "base"
     max_tokens: int = 64
     stop: list[str] = field(default_factory=lambda: ["</eval>"])
+    # Greedy when scoring a finished run; training samples at the trainer's temperature (the answers are co-trained).
+    temperature: float = 0.0
+    seed: int = 0
 
     def prompts(self, question: str, states: Sequence[str]) -> list[str]:
         return [render(eval_messages(question, context), self.style, self.backend.chat_template, "oases-eval") for context in states]
@@ -120,14 +124,14 @@ class StateEvaluator:
         """Evaluate every state in one batched backend call."""
         from evalsuite.models.base import GenerationRequest
 
-        requests = [GenerationRequest(prompt=p, stop=self.stop, max_tokens=self.max_tokens, temperature=0.0) for p in self.prompts(question, states)]
+        requests = [GenerationRequest(prompt=p, stop=self.stop, max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed) for p in self.prompts(question, states)]
         generations = self.backend.generate(requests)
         out = []
         for index, generation in enumerate(generations):
             text = generation.text if generation.error is None else ""
             answer = parse_eval(text)
             score = token_scores(answer, golds)["f1"] if answer is not None else 0.0
-            out.append(StateEvaluation(index, text, answer, score))
+            out.append(StateEvaluation(index, text, answer, score, generation.finish_reason))
         return out
 
 

@@ -1,0 +1,43 @@
+"""Recipe YAMLs: nested sections, files named relative to the config, and early refusal of settings that would fail
+minutes into a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalsuite.errors import DataError
+from evalsuite.training.config import RefineSpec, StateEvalSpec, load_config
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "recipe.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_sections_load_as_their_dataclasses_and_files_resolve_beside_the_config(tmp_path):
+    path = write(tmp_path, "method: smartsearch\nrefine: {slots: 1, refiner: {backend: llamacpp, model: x.gguf}}\n"
+                           "reward: {panel: panels/p.yaml}\ngrpo: {num_generations: 4}\n")
+    config = load_config(path)
+    assert config.refine == RefineSpec(slots=1, refiner={"backend": "llamacpp", "model": "x.gguf"})
+    assert config.state_eval == StateEvalSpec()
+    assert config.reward.panel == str(tmp_path / "panels" / "p.yaml")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("method: smartsearch\nrefine: {slot: 1}\n", "unknown refine keys"),
+    ("method: smartsearch\nrefine: [1]\n", "refine must be a mapping"),
+    ("method: smartsearch\nrefine: {slots: 2}\ngrpo: {num_generations: 2}\n", "leaves no fresh rollout"),
+    ("method: smartsearch\nrefine: {slots: 1, max_shared_prefix: 0}\n", "max_shared_prefix >= 1"),
+    ("method: smartsearch\nrefine: {slots: 1, refiner: gpt}\n", "refine.refiner must be"),
+    ("method: search-r1\nrefine: {slots: 1}\n", "does not refine"),
+    ("method: oases\nstate_eval: {weight: -1}\n", "state_eval.weight"),
+    ("method: oases\nstate_eval: {temprature: 1}\n", "unknown state_eval keys"),
+])
+def test_bad_settings_are_refused_at_load(tmp_path, text, message):
+    with pytest.raises(DataError, match=message):
+        load_config(write(tmp_path, text))

@@ -1,0 +1,55 @@
+"""Search-P1's offline reference plans: the essential-step vote, and `evalsuite train search-p1 plans` with a real
+planner (SmolLM2 on llama.cpp), whose file the recipe reads back through `reference_plans:`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from evalsuite.cli import app
+from evalsuite.training.plans import essential_steps
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_essential_steps_are_the_first_trajectorys_queries_most_trajectories_share():
+    trajectories = [
+        ["director of Jaws", "birth year of Steven Spielberg", "weather today"],
+        ["Jaws director", "Steven Spielberg birth year"],
+        ["who directed Jaws", "Spielberg born"],
+    ]
+    # "director of Jaws" vs "Jaws director": Jaccard 2/3; vs "who directed Jaws": 1/5 -> shared by 2 of 3 (a majority)
+    assert essential_steps(trajectories) == ["director of Jaws", "birth year of Steven Spielberg"]
+    assert essential_steps([]) == []
+    assert essential_steps([[], ["a"]]) == []
+    assert essential_steps([["a b", "a b"]]) == ["a b"]  # a repeated query is one step
+
+
+def test_plans_command_writes_a_plan_per_row_and_the_recipe_reads_it(tmp_path):
+    pytest.importorskip("llama_cpp")
+    from llama_servers import smollm2_gguf
+
+    from evalsuite.training.config import load_config
+    from evalsuite.training.data import training_rows
+
+    out = tmp_path / "plans.jsonl"
+    config_file = REPO / "train_recipes" / "configs" / "search-p1" / "cpu_smoke.yaml"
+    result = CliRunner().invoke(app, ["train", "search-p1", "plans", "--config", str(config_file), "-o", str(out), "--samples", "2",
+                                      "--planner-backend", "llamacpp", "--planner-model", str(smollm2_gguf())])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    assert "wrote 2 reference plans" in result.output
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == 2 and all(line["source"] in ("trajectories", "decomposition", "none") for line in lines)
+    # SmolLM2 answers nothing correctly, so the plans fall back to AD-QA's gold decompositions
+    assert all(line["source"] == "decomposition" and line["plan"] and line["correct_trajectories"] == 0 for line in lines)
+    custom = tmp_path / "custom.yaml"
+    custom.write_text(config_file.read_text() + f"reference_plans: {out.name}\n")  # relative to the config file
+    edited = {line["id"]: ["my own step"] for line in lines}
+    out.write_text("".join(json.dumps({"id": i, "plan": p, "source": "edited"}) + "\n" for i, p in edited.items()))
+    rows = training_rows(load_config(custom, "search-p1"))
+    assert [row["reference_plan"] for row in rows] == [["my own step"], ["my own step"]]
+    wrong = CliRunner().invoke(app, ["train", "search-r1", "plans", "--config", str(REPO / "train_recipes" / "configs" / "search-r1" / "cpu_smoke.yaml")])
+    assert wrong.exit_code != 0 and "only search-p1" in wrong.output
