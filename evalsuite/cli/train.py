@@ -17,6 +17,7 @@ def train_command(
     samples: int = typer.Option(4, "--samples", help="plans: sampled trajectories per question."),
     planner_backend: str = typer.Option("hf", "--planner-backend", help="plans: the planner's backend (hf, vllm, llamacpp, openai)."),
     planner_model: Optional[str] = typer.Option(None, "--planner-model", help="plans: the planner model (default: the config's model)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the stopped run in --out from its last GRPO checkpoint (needs grpo.save_strategy: steps)."),
 ) -> None:
     """Train METHOD with the recipe in --config, or (search-p1 plans) build its cached reference plans."""
     from evalsuite.training.config import load_config
@@ -36,7 +37,7 @@ def train_command(
         raise typer.BadParameter(f"unknown action {action!r} (run or plans)", param_hint="ACTION")
     from evalsuite.training.trainer import train
 
-    result = train(settings, out or Path("checkpoints") / method)
+    result = train(settings, out or Path("checkpoints") / method, resume=resume)
     per_step = ", ".join(f"{s:.1f}" for s in result.seconds_per_step)
     console.print(f"checkpoint: {result.checkpoint}\nlog: {result.log}\nplot: {result.plot}\nmanifest: {result.manifest}\nseconds per step: {per_step}")
 

@@ -134,6 +134,19 @@ def check_config(config: TrainConfig, path: Path) -> None:
         raise DataError(f"{path}: refine.refiner must be 'policy' or a mapping with backend and model, got {refine.refiner!r}")
     if config.state_eval.weight < 0 or config.state_eval.max_tokens < 1:
         raise DataError(f"{path}: state_eval.weight must be >= 0 and state_eval.max_tokens >= 1")
+    for section in ("grpo", "sft", "dpo"):
+        for key, value in (getattr(config, section) or {}).items():
+            if isinstance(value, str) and _is_number(value):
+                # YAML 1.1 reads 1e-6 (no dot) as text; TRL passes it on and the optimizer fails at the first step
+                raise DataError(f"{path}: {section}.{key} is the text {value!r}, not a number", hint=f"write it with a dot, e.g. {float(value):.1e}")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _beside(config_path: Path, name: str | None) -> str | None:

@@ -136,6 +136,15 @@ def build_curriculum_data(config: TrainConfig, model_path: str, rows: list[dict[
     return sft, dpo, counts
 
 
+def finished_curriculum(config: TrainConfig, out: Path) -> str | None:
+    """The model a finished SmartSearch curriculum left in `out` (its last configured stage's), else None."""
+    if config.method != "smartsearch":
+        return None
+    last = "dpo" if config.dpo is not None else "sft" if config.sft is not None else None
+    model = out / last / "model" if last else None
+    return str(model) if model is not None and (model / "config.json").is_file() else None
+
+
 def _train_and_save(trainer: Any, path: Path) -> str:
     """Train one stage and save model and tokenizer where the next stage starts from."""
     trainer.train()

@@ -99,9 +99,9 @@ class SearchRollout:
         self.refine = refine if refine is not None and refine.slots > 0 else None  # SmartSearch: a RefineSpec
         self._refiner: Any = None
 
-    def engine(self, trainer: Any) -> RolloutEngine:
+    def engine(self, trainer: Any, model: Any = None) -> RolloutEngine:
         """An engine over the trainer's live model, sampling at the trainer's temperature, seeded by its step."""
-        backend = TrainerBackend(trainer.model, trainer.processing_class)
+        backend = TrainerBackend(trainer.model if model is None else model, trainer.processing_class)
         temperature = float(getattr(trainer.args, "temperature", 1.0) or 1.0)
         seed = int(getattr(trainer.args, "seed", 0)) + int(getattr(trainer.state, "global_step", 0))
         config = RolloutConfig(**{**self.config.__dict__, "temperature": temperature, "seed": seed})
@@ -109,9 +109,17 @@ class SearchRollout:
         return RolloutEngine(backend, self.method, self.retriever, config, style)
 
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
-        engine = self.engine(trainer)
+        from trl.models import unwrap_model_for_generation
+
         questions = [prompt_question(p) for p in prompts]
-        rollouts = self._refined(engine, questions) if self.refine else engine.run([(f"r{i}", q) for i, q in enumerate(questions)])
+        # as TRL generates: the bare model, with ZeRO-3 shards gathered once instead of at every forward
+        with unwrap_model_for_generation(
+            trainer.model_wrapped, trainer.accelerator, gather_deepspeed3_params=trainer.args.ds3_gather_for_generation,
+            gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs,
+        ) as model:
+            engine = self.engine(trainer, model)
+            rollouts = self._refined(engine, questions) if self.refine else engine.run([(f"r{i}", q) for i, q in enumerate(questions)])
+            state_scores = self._state_scores(engine, rollouts, trainer.processing_class) if self.state_evaluator else None
         self.last = rollouts
         tokenizer = trainer.processing_class
         out: dict[str, list[Any]] = {k: [] for k in ("prompt_ids", "completion_ids", "env_mask", "turns", "model_text", "n_turns", "n_searches", "stop_reason", "refined", "protocol_errors")}
@@ -127,8 +135,8 @@ class SearchRollout:
             out["stop_reason"].append(rollout.stop_reason)
             out["refined"].append(int(any("refined_from" in t.extra for t in rollout.turns)))
             out["protocol_errors"].append(self.method.protocol_errors(rollout.response, rollout.turns))
-        if self.state_evaluator:
-            out["state_scores"] = self._state_scores(engine, rollouts, tokenizer)
+        if state_scores is not None:
+            out["state_scores"] = state_scores
         out["logprobs"] = None  # TRL recomputes them from the ids (no vLLM sampling logprobs here)
         return out
 

@@ -157,27 +157,46 @@ def write_manifest(path: Path, config: TrainConfig, reward: MethodReward, model_
     path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
 
 
-def train(config: TrainConfig, out: Path) -> TrainResult:
-    """Run the recipe (SmartSearch: SFT → DPO → GRPO) and write checkpoint, training log, plot and manifest into `out`."""
+def last_grpo_checkpoint(out: Path) -> str | None:
+    """The newest `checkpoint-N` TRL saved under `out/trl` (with `save_strategy: steps`), if any."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    trl_dir = out / "trl"
+    return get_last_checkpoint(str(trl_dir)) if trl_dir.is_dir() else None
+
+
+def train(config: TrainConfig, out: Path, resume: bool = False) -> TrainResult:
+    """Run the recipe (SmartSearch: SFT → DPO → GRPO) and write checkpoint, training log, plot and manifest into `out`.
+    `resume`: continue a stopped run in `out` from its last GRPO checkpoint (and its finished curriculum)."""
+    from evalsuite.training.curriculum import finished_curriculum, run_curriculum
+
     out.mkdir(parents=True, exist_ok=True)
-    (out / LOG_FILE).unlink(missing_ok=True)
+    grpo_checkpoint = last_grpo_checkpoint(out)
+    curriculum_model = finished_curriculum(config, out)
+    if not resume and (grpo_checkpoint or (out / MANIFEST).is_file() or curriculum_model):
+        raise EvalsuiteError(f"{out} already holds a training run", hint="pass --resume to continue it, or choose another -o")
+    if resume and not (grpo_checkpoint or curriculum_model):
+        raise EvalsuiteError(f"nothing to resume in {out}: no GRPO checkpoint under {out / 'trl'} and no finished curriculum",
+                             hint="GRPO checkpoints need save_strategy: steps in the grpo section; run without --resume to start")
+    if not resume:
+        (out / LOG_FILE).unlink(missing_ok=True)
     started = time.time()
     model_path = resolve_model(config.model)
     rows = training_rows(config)
     reward = build_reward(config)
     stages: dict[str, Any] = {}
-    if config.method == "smartsearch" and (config.sft is not None or config.dpo is not None):
-        from evalsuite.training.curriculum import run_curriculum
-
+    if curriculum_model:
+        model_path, stages = curriculum_model, {"curriculum": {"reused": curriculum_model}}
+    elif config.method == "smartsearch" and (config.sft is not None or config.dpo is not None):
         model_path, stages = run_curriculum(config, model_path, out, rows)
     trainer, _ = build_grpo(config, model_path, out, rows, reward)
-    trainer.train()
+    trainer.train(resume_from_checkpoint=grpo_checkpoint if resume else None)
     checkpoint = out / CHECKPOINT
     trainer.save_model(str(checkpoint))
     trainer.processing_class.save_pretrained(str(checkpoint))
     records = read_log(out / LOG_FILE)
     step_seconds = [r["seconds"] for r in records if r.get("stage") == "grpo" and "loss" in r]
-    stages["grpo"] = {"steps": trainer.state.global_step, "seconds_per_step": step_seconds}
+    stages["grpo"] = {"steps": trainer.state.global_step, "seconds_per_step": step_seconds, "resumed_from": grpo_checkpoint if resume else None}
     plot = plot_log(records, out / PLOT_FILE)
     write_manifest(out / MANIFEST, config, reward, model_path, stages, started)
     return TrainResult(out, checkpoint, out / LOG_FILE, plot, out / MANIFEST, step_seconds)

@@ -37,6 +37,7 @@ def test_sections_load_as_their_dataclasses_and_files_resolve_beside_the_config(
     ("method: search-r1\nrefine: {slots: 1}\n", "does not refine"),
     ("method: oases\nstate_eval: {weight: -1}\n", "state_eval.weight"),
     ("method: oases\nstate_eval: {temprature: 1}\n", "unknown state_eval keys"),
+    ("method: search-r1\ngrpo: {learning_rate: 1e-6}\n", "grpo.learning_rate is the text '1e-6'"),
 ])
 def test_bad_settings_are_refused_at_load(tmp_path, text, message):
     with pytest.raises(DataError, match=message):

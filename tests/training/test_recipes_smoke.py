@@ -47,6 +47,23 @@ def test_gpu_configs_batch_the_papers_prompts_as_trl_requires(method):
     assert grpo["max_steps"] == paper["steps"] * per_generation // per_update
 
 
+@pytest.mark.parametrize("name", ["gpu.yaml", "cpu_smoke.yaml"])
+@pytest.mark.parametrize("method", RECIPES)
+def test_every_trl_section_is_accepted_by_the_installed_trl(method, name, tmp_path):
+    """The YAML's grpo/sft/dpo mappings go verbatim to TRL's config classes: a renamed option must fail here, not
+    minutes into a GPU job (transformers 5 dropped `warmup_ratio`, for one)."""
+    trl = pytest.importorskip("trl")
+    from evalsuite.training.config import load_config
+
+    config = load_config(REPO / "train_recipes" / "configs" / method / name, method)
+    on_cpu = {"use_cpu": True, "bf16": False, "output_dir": str(tmp_path)}  # this machine has no GPU to check bf16 on
+    trl.GRPOConfig(**{**config.grpo, **on_cpu})
+    if config.sft is not None:
+        trl.SFTConfig(**{**config.sft, **on_cpu})
+    if config.dpo is not None:
+        trl.DPOConfig(**{**config.dpo, **on_cpu})
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("method", RECIPES)
 def test_recipe_smoke_trains_and_evaluates(method, tmp_path):
