@@ -45,11 +45,13 @@ def plot_log(records: list[dict[str, Any]], out: Path) -> Path:
     import matplotlib.pyplot as plt
 
     steps = [r for r in records if r.get("stage") == "grpo" and "reward" in r]
+    statistics = ("rewards/n_turns/", "rewards/n_searches/", "rewards/refined/")  # logged as zero-weight rewards
     groups = {
-        "rewards": [k for k in sorted({k for r in steps for k in r}) if k.startswith("rewards/") and k.endswith("/mean")],
+        "rewards": [k for k in sorted({k for r in steps for k in r}) if k.startswith("rewards/") and k.endswith("/mean") and not k.startswith(statistics)],
+        "loss": ["loss", "oases/eval_loss"],
         "kl": ["kl"],
         "length": ["completions/mean_length"],
-        "turns": ["rewards/n_turns/mean", "rewards/n_searches/mean"],
+        "turns": ["rewards/n_turns/mean", "rewards/n_searches/mean", "rewards/refined/mean"],
     }
     fig, axes = plt.subplots(1, len(groups), figsize=(5 * len(groups), 3.6))
     for ax, (title, keys) in zip(axes, groups.items()):
@@ -57,6 +59,11 @@ def plot_log(records: list[dict[str, Any]], out: Path) -> Path:
             xs = [r["step"] for r in steps if key in r]
             if xs:
                 ax.plot(xs, [r[key] for r in steps if key in r], marker="o", label=key.removeprefix("rewards/").removesuffix("/mean"))
+        if title == "loss":  # the SmartSearch curriculum's stages, before GRPO's steps
+            for stage in ("sft", "dpo"):
+                points = [(r["step"], r["loss"]) for r in records if r.get("stage") == stage and "loss" in r]
+                if points:
+                    ax.plot(*zip(*points), marker="s", linestyle="--", label=f"{stage} loss")
         ax.set_title(title)
         ax.set_xlabel("step")
         if ax.get_legend_handles_labels()[0]:
