@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import threading
 import time
 from pathlib import Path
 from typing import Any, Iterable
@@ -20,13 +19,12 @@ from typing import Any, Iterable
 import numpy as np
 
 from evalsuite.errors import EvalsuiteError
-from evalsuite.retrieval.corpus import CorpusReader, DocStore
+from evalsuite.retrieval.corpus import CorpusReader
 from evalsuite.retrieval.manifest import (
     IndexMismatchError,
+    SavedIndexRetriever,
     base_manifest,
-    open_docstore,
     record_files,
-    verify_files,
     write_docstore,
     write_manifest,
     OFFSETS_NAME,
@@ -158,7 +156,7 @@ def _count_lines(path: str | Path) -> int:
         return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 22), b""))
 
 
-class BM25Retriever:
+class BM25Retriever(SavedIndexRetriever):
     """Batched BM25 search over a saved index directory (bm25s arrays memory-mapped)."""
 
     kind = "bm25"
@@ -166,10 +164,7 @@ class BM25Retriever:
     def __init__(self, index_dir: str | Path, manifest: dict[str, Any], *, corpus: str | Path | None = None, verify: str = "auto", mmap: bool = True):
         import bm25s
 
-        self.index_dir = Path(index_dir)
-        self.manifest = manifest
-        verify_files(self.index_dir, manifest)
-        self.docstore: DocStore = open_docstore(self.index_dir, manifest, corpus, verify)
+        super().__init__(index_dir, manifest, corpus, verify)
         bm25_dir = self.index_dir / BM25_DIR
         self._model = bm25s.BM25.load(str(bm25_dir), mmap=mmap, load_corpus=False, show_progress=False, verbosity=0)
         num_docs = int(self._model.scores["num_docs"])
@@ -178,14 +173,6 @@ class BM25Retriever:
         params = manifest["params"]
         stop_list = json.loads((bm25_dir / STOPWORDS_FILE).read_text(encoding="utf-8"))
         self._tokenizer = QueryTokenizer(self._model.vocab_dict, stop_list, None if params["stemmer"] == "none" else params["stemmer"])
-        self._lock = threading.Lock()
-
-    @property
-    def num_documents(self) -> int:
-        return len(self.docstore)
-
-    def info(self) -> dict[str, Any]:
-        return dict(self.manifest)
 
     def search(self, queries: list[str], k: int) -> list[list[Hit]]:
         """Top-`k` passages per query by BM25 score; passages with no query term (score 0) are not returned."""

@@ -17,7 +17,6 @@ from typing import Any, Iterator
 import numpy as np
 
 from evalsuite.errors import DataError
-from evalsuite.files import file_sha256
 from evalsuite.retrieval.types import Document, join_contents, split_contents
 
 

@@ -12,7 +12,6 @@ import json
 import math
 import os
 import shutil
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -24,10 +23,9 @@ from evalsuite.retrieval.corpus import CorpusReader, DocStore
 from evalsuite.retrieval.manifest import (
     OFFSETS_NAME,
     IndexMismatchError,
+    SavedIndexRetriever,
     base_manifest,
-    open_docstore,
     record_files,
-    verify_files,
     write_docstore,
     write_manifest,
 )
@@ -308,7 +306,7 @@ def import_faiss_index(
     return write_manifest(out_dir, manifest)
 
 
-class DenseRetriever:
+class DenseRetriever(SavedIndexRetriever):
     """Batched dense search: encode queries (with the recorded prefix), search faiss, read passages from the corpus."""
 
     kind = "dense"
@@ -331,10 +329,7 @@ class DenseRetriever:
         from evalsuite.retrieval.encoders import Encoder
 
         faiss = _faiss()
-        self.index_dir = Path(index_dir)
-        self.manifest = manifest
-        verify_files(self.index_dir, manifest)
-        self.docstore: DocStore = open_docstore(self.index_dir, manifest, corpus, verify)
+        super().__init__(index_dir, manifest, corpus, verify)
         flags = faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY if mmap else 0
         self.index = faiss.read_index(str(self.index_dir / FAISS_FILE), flags)
         if self.index.ntotal != len(self.docstore):
@@ -369,14 +364,6 @@ class DenseRetriever:
             )
         self.batch_size = batch_size
         self.higher_is_better = params["faiss"].get("metric", "inner_product") != "l2"
-        self._lock = threading.Lock()
-
-    @property
-    def num_documents(self) -> int:
-        return len(self.docstore)
-
-    def info(self) -> dict[str, Any]:
-        return dict(self.manifest)
 
     def search(self, queries: list[str], k: int) -> list[list[Hit]]:
         """Top-`k` passages per query by inner product of normalized embeddings (cosine similarity)."""

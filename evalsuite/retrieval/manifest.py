@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import hashlib
 import json
 import os
@@ -160,6 +162,25 @@ def open_docstore(index_dir: Path, manifest: dict[str, Any], corpus: str | Path 
     if offsets.shape[0] != expected:
         raise IndexMismatchError(f"{index_dir}: the document store holds {offsets.shape[0]} documents, the manifest {expected}")
     return DocStore(corpus_path, offsets)
+
+
+class SavedIndexRetriever:
+    """What every retriever over a saved index directory shares: the checked files and corpus, the document store,
+    the manifest as its `info`, and a lock (searches of one index run one at a time)."""
+
+    def __init__(self, index_dir: str | Path, manifest: dict[str, Any], corpus: str | Path | None, verify: str):
+        self.index_dir = Path(index_dir)
+        self.manifest = manifest
+        verify_files(self.index_dir, manifest)
+        self.docstore: DocStore = open_docstore(self.index_dir, manifest, corpus, verify)
+        self._lock = threading.Lock()
+
+    @property
+    def num_documents(self) -> int:
+        return len(self.docstore)
+
+    def info(self) -> dict[str, Any]:
+        return dict(self.manifest)
 
 
 def base_manifest(retriever: str, reader: CorpusReader, params: dict[str, Any]) -> dict[str, Any]:

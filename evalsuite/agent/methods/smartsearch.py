@@ -9,7 +9,7 @@ usefulness is recorded only when a judge is configured: `SmartSearch(judge=...)`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Protocol
 
 from evalsuite.agent.method import Action, register_method
