@@ -71,8 +71,9 @@ class TrainConfig:
     # Smoke runs only: weight of a dense `question_overlap` reward, because a 135M model's task rewards are all equal
     # (no tags, no answers), which gives zero advantages and zero gradients. 0 in every GPU config.
     smoke_overlap_weight: float = 0.0
-    reference_plans: str | None = None
-    teacher_queries: str | None = None
+    # a file for every task, or a mapping task -> file
+    reference_plans: str | dict[str, str] | None = None
+    teacher_queries: str | dict[str, str] | None = None
     algorithm: str = "grpo"
     paper: dict[str, Any] = field(default_factory=dict)
     deviations: list[str] = field(default_factory=list)
@@ -149,7 +150,9 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _beside(config_path: Path, name: str | None) -> str | None:
+def _beside(config_path: Path, name: Any) -> Any:
+    if isinstance(name, dict):
+        return {key: _beside(config_path, value) for key, value in name.items()}
     if name is None or Path(name).is_absolute():
         return name
     return str((config_path.parent / name).resolve())

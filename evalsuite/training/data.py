@@ -29,25 +29,75 @@ def read_query_file(path: str | Path, field_name: str) -> dict[str, list[str]]:
     return out
 
 
+def per_task_files(spec: str | dict[str, str] | None, tasks: list[str], what: str) -> dict[str, str]:
+    """`spec` as task → file: one file serves every task; a mapping names a file per task."""
+    if spec is None:
+        return {}
+    if isinstance(spec, dict):
+        unknown = sorted(set(spec) - set(tasks))
+        if unknown:
+            raise DataError(f"{what} names tasks {unknown} that the config does not train on", hint=f"tasks: {', '.join(tasks)}")
+        return dict(spec)
+    return {task: spec for task in tasks}
+
+
 def training_rows(config: TrainConfig) -> list[dict[str, Any]]:
     """Rows of the configured tasks/split/subset with `prompt`, `id`, `question`, `golden_answers`,
-    `teacher_queries` and `reference_plan` (from the given files, else the row's gold decomposition, else empty)."""
-    teacher = read_query_file(config.teacher_queries, "queries") if config.teacher_queries else None
-    plans = read_query_file(config.reference_plans, "plan") if config.reference_plans else None
+    `teacher_queries` and `reference_plan` (from the given files, else the row's gold decomposition, else empty).
+
+    Teacher files are `evalsuite teacher-queries` output (`teacher_queries` per id); plan files are `evalsuite train
+    search-p1 plans` output (`plan` per id, ids as `task:id`). Either is one file or a mapping task → file."""
+    tasks = [t.strip() for t in config.tasks.split(",") if t.strip()]
+    teacher_files = per_task_files(config.teacher_queries, tasks, "teacher_queries")
+    plan_files = per_task_files(config.reference_plans, tasks, "reference_plans")
+    cache: dict[tuple[str, str], dict[str, list[str]]] = {}
+
+    def entries(path: str, field_name: str) -> dict[str, list[str]]:
+        if (path, field_name) not in cache:
+            cache[(path, field_name)] = read_query_file(path, field_name)
+        return cache[(path, field_name)]
+
     rows: list[dict[str, Any]] = []
-    for name in [t.strip() for t in config.tasks.split(",") if t.strip()]:
+    found = {"teacher_queries": 0, "reference_plans": 0}
+    for name in tasks:
         loaded = load_split(get_task(name), config.split, config.data_dir)
         for row in apply_subset(loaded.rows, config.subset):
             gold_steps = teacher_queries_from_metadata(row.metadata)
             fallback = gold_steps[0] if gold_steps else []
+            teacher, plan = fallback, fallback
+            if name in teacher_files:
+                table = entries(teacher_files[name], "teacher_queries")
+                teacher = table.get(f"{name}:{row.id}", table.get(row.id))
+                found["teacher_queries"] += teacher is not None
+            if name in plan_files:
+                table = entries(plan_files[name], "plan")
+                plan = table.get(f"{name}:{row.id}", table.get(row.id))
+                found["reference_plans"] += plan is not None
             rows.append({
                 "prompt": row.question,
                 "id": f"{name}:{row.id}",
                 "question": row.question,
                 "golden_answers": list(row.golden_answers),
-                "teacher_queries": teacher.get(row.id, []) if teacher is not None else fallback,
-                "reference_plan": plans.get(row.id, []) if plans is not None else fallback,
+                "teacher_queries": teacher or [],
+                "reference_plan": plan or [],
             })
     if not rows:
         raise DataError(f"no training rows in {config.tasks} split {config.split} subset {config.subset}")
+    for key, files in (("teacher_queries", teacher_files), ("reference_plans", plan_files)):
+        if files and not found[key]:
+            raise DataError(f"{key}: {', '.join(sorted(set(files.values())))} covers none of the {len(rows)} training rows",
+                            hint="the file's ids must be the task rows' ids (or task:id); was it made for this task and split?")
     return rows
+
+
+def require_offline_data(config: TrainConfig, rows: list[dict[str, Any]]) -> None:
+    """Progress without teacher queries or Search-P1 without reference plans would train another method: refuse."""
+    needs = {
+        "progress": ("teacher_queries", "teacher queries", "evalsuite teacher-queries --task TASK --split train --judge PANEL.yaml -o FILE, then teacher_queries: FILE"),
+        "search-p1": ("reference_plan", "reference plans", "evalsuite train search-p1 plans --config CONFIG -o FILE, then reference_plans: FILE"),
+    }
+    if config.method not in needs:
+        return
+    column, what, hint = needs[config.method]
+    if not any(row[column] for row in rows):
+        raise DataError(f"{config.method} needs {what} and none of the {len(rows)} training rows has any (no file given, no gold decomposition)", hint=hint)

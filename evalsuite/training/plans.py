@@ -3,7 +3,7 @@
 Per training question: sample trajectories with the planner model, keep the correct ones, and take as essential steps
 the queries that a majority of the correct trajectories share (matched lexically, order of the first trajectory).
 Questions without a correct trajectory fall back to the row's gold decomposition (AD-QA, MuSiQue) when it has one.
-The file (`{"id", "plan", "source"}` per line) is read back through `reference_plans:` in the recipe config.
+The file (`{"id": "task:id", "plan", "source"}` per line) is read back through `reference_plans:` in the recipe config.
 """
 
 from __future__ import annotations
@@ -61,5 +61,5 @@ def build_plans(config: TrainConfig, out: Path, samples: int, planner_backend: s
             if not plan:
                 source = "none"
             counts[{"trajectories": "from_trajectories", "decomposition": "from_decomposition", "none": "empty"}[source]] += 1
-            handle.write(json.dumps({"id": row["id"].split(":", 1)[1], "plan": plan, "source": source, "correct_trajectories": len(correct)}) + "\n")
+            handle.write(json.dumps({"id": row["id"], "plan": plan, "source": source, "correct_trajectories": len(correct)}) + "\n")
     return counts

@@ -13,7 +13,7 @@ from evalsuite.errors import EvalsuiteError, require
 from evalsuite.rewards import MethodReward, get_reward
 from evalsuite.rewards.matching import JudgeMatcher, LexicalMatcher
 from evalsuite.training.config import TrainConfig
-from evalsuite.training.data import training_rows
+from evalsuite.training.data import require_offline_data, training_rows
 from evalsuite.training.log import LOG_FILE, PLOT_FILE, make_callback, plot_log, read_log
 from evalsuite.training.model import resolve_model
 from evalsuite.training.rollout import SearchRollout
@@ -183,6 +183,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False) -> TrainResult:
     started = time.time()
     model_path = resolve_model(config.model)
     rows = training_rows(config)
+    require_offline_data(config, rows)
     reward = build_reward(config)
     stages: dict[str, Any] = {}
     if curriculum_model:
