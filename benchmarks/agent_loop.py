@@ -74,9 +74,10 @@ def main() -> None:
     t_replay, rollouts = run(backend, replay_retriever, items, args.batch_size)
     turns = sum(len(r.turns) for r in rollouts)
     harness = t_replay - replay_retriever.seconds
+    method = get_method("search-r1")
     start = time.perf_counter()
     for x, r in zip(recorded, rollouts):
-        to_record(Example("nq", "test", 0, TaskRow(x["id"], x["question"], x["golden_answers"])), r).model_dump_json()
+        to_record(Example("nq", "test", 0, TaskRow(x["id"], x["question"], x["golden_answers"])), r, method).model_dump_json()
     t_record = time.perf_counter() - start
     print(f"replay, recorded passages: {len(items)} examples, {turns} turns, {t_replay:.2f} s")
     print(f"  harness per example {harness / len(items) * 1e3:.3f} ms, per turn {harness / turns * 1e3:.3f} ms")
