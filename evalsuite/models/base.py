@@ -95,6 +95,10 @@ class Backend(ABC):
         """The model's chat template applied to `messages` with a generation prompt, or None if it has none."""
         return None
 
+    def has_chat_template(self) -> bool:
+        """Whether the model has a chat template: prompt style `auto` then means `instruct`, else `base`."""
+        return self.chat_template([{"role": "user", "content": "x"}]) is not None
+
     def count_tokens(self, text: str) -> int:
         """Tokens in `text` under the model's tokenizer (approximate where the backend has none)."""
         return approx_token_count(text)

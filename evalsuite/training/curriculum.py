@@ -95,7 +95,7 @@ def build_curriculum_data(config: TrainConfig, model_path: str, rows: list[dict[
     method = rollout_method(config, golds_of)
     retriever = load_retriever(config.retriever)
     rollout_config = config.rollout_config()
-    style = method.resolve_style(config.prompt_style, backend.chat_template([{"role": "user", "content": "x"}]) is not None)
+    style = method.resolve_style(config.prompt_style, backend.has_chat_template())
     engine = RolloutEngine(backend, method, retriever, type(rollout_config)(**{**rollout_config.__dict__, "temperature": 1.0}), style)
     reward = get_reward("smartsearch", config.reward.settings)
     items = [(f"{r['id']}#{k}", r["question"]) for r in rows for k in range(config.curriculum_samples)]
@@ -127,7 +127,7 @@ def build_curriculum_data(config: TrainConfig, model_path: str, rows: list[dict[
         if good and bad:
             chosen = "".join(piece for piece, _ in good[0])
             dpo += [{"prompt": prompt, "chosen": chosen, "rejected": text} for text in bad]
-    refiner_style = "base" if backend.chat_template([{"role": "user", "content": "x"}]) is None else "instruct"
+    refiner_style = "instruct" if backend.has_chat_template() else "base"
     refiner = load_refiner(config.refine.refiner, backend, refiner_style, config.refine.max_tokens, 0.0, 0)
     refined = refinement_pairs(engine, refiner, reward, rollouts, golds_of, prompts)
     counts.update(sft_rows=len(sft), dpo_pairs_decomposition=len(dpo), dpo_pairs_refined=len(refined))
@@ -160,20 +160,17 @@ def run_curriculum(config: TrainConfig, model_path: str, out: Path, rows: list[d
     sft_rows, dpo_rows, counts = build_curriculum_data(config, model_path, rows)
     stages: dict[str, Any] = {"curriculum_data": counts}
     current = model_path
-    common = {"report_to": "none", "save_strategy": "no", "logging_steps": 1}
-    if config.sft is not None and sft_rows:
-        # rows come pre-tokenized with labels -100 on prompt and retrieved tokens: TRL uses the labels as they are
-        sft_config = trl.SFTConfig(**{**common, **config.sft, "output_dir": str(out / "sft")})
-        trainer = trl.SFTTrainer(model=current, args=sft_config, train_dataset=datasets.Dataset.from_list(sft_rows), callbacks=[make_callback(out / LOG_FILE, "sft")])
-        current = _train_and_save(trainer, out / "sft" / "model")
-        stages["sft"] = {"steps": trainer.state.global_step, "rows": len(sft_rows)}
-    else:
-        stages["sft"] = {"skipped": "no config" if config.sft is None else "no screened trajectory"}
-    if config.dpo is not None and dpo_rows:
-        dpo_config = trl.DPOConfig(**{**common, **config.dpo, "output_dir": str(out / "dpo")})
-        trainer = trl.DPOTrainer(model=current, args=dpo_config, train_dataset=datasets.Dataset.from_list(dpo_rows), callbacks=[make_callback(out / LOG_FILE, "dpo")])
-        current = _train_and_save(trainer, out / "dpo" / "model")
-        stages["dpo"] = {"steps": trainer.state.global_step, "pairs": len(dpo_rows)}
-    else:
-        stages["dpo"] = {"skipped": "no config" if config.dpo is None else "no preference pair"}
+    # SFT rows come pre-tokenized with labels -100 on prompt and retrieved tokens: TRL uses the labels as they are
+    plan = [
+        ("sft", config.sft, sft_rows, trl.SFTConfig, trl.SFTTrainer, "rows", "no screened trajectory"),
+        ("dpo", config.dpo, dpo_rows, trl.DPOConfig, trl.DPOTrainer, "pairs", "no preference pair"),
+    ]
+    for stage, settings, stage_rows, config_class, trainer_class, unit, empty in plan:
+        if settings is None or not stage_rows:
+            stages[stage] = {"skipped": "no config" if settings is None else empty}
+            continue
+        args = config_class(**{"report_to": "none", "save_strategy": "no", "logging_steps": 1, **settings, "output_dir": str(out / stage)})
+        trainer = trainer_class(model=current, args=args, train_dataset=datasets.Dataset.from_list(stage_rows), callbacks=[make_callback(out / LOG_FILE, stage)])
+        current = _train_and_save(trainer, out / stage / "model")
+        stages[stage] = {"steps": trainer.state.global_step, unit: len(stage_rows)}
     return current, stages

@@ -44,7 +44,7 @@ def build_plans(config: TrainConfig, out: Path, samples: int, planner_backend: s
     rows = training_rows(config)
     backend = load_backend(planner_backend, planner_model or resolve_model(config.model))
     method = get_method("search-p1")
-    style = method.resolve_style(config.prompt_style, backend.chat_template([{"role": "user", "content": "x"}]) is not None)
+    style = method.resolve_style(config.prompt_style, backend.has_chat_template())
     rollout_config = config.rollout_config()
     engine = RolloutEngine(backend, method, load_retriever(config.retriever), type(rollout_config)(**{**rollout_config.__dict__, "temperature": 1.0}), style)
     rollouts = engine.run([(f"{i}#{k}", r["question"]) for i, r in enumerate(rows) for k in range(samples)])

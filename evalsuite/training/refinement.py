@@ -123,7 +123,7 @@ def load_refiner(spec: Any, policy_backend: Backend, style: str, max_tokens: int
 
     options = {k: v for k, v in spec.items() if k not in ("backend", "model", "style")}
     backend = load_backend(spec["backend"], spec["model"], **options)
-    refiner_style = spec.get("style") or ("instruct" if backend.chat_template([{"role": "user", "content": "x"}]) is not None else "base")
+    refiner_style = spec.get("style") or ("instruct" if backend.has_chat_template() else "base")
     return ModelRefiner(backend, refiner_style, max_tokens, temperature, seed)
 
 

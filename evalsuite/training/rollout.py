@@ -105,7 +105,7 @@ class SearchRollout:
         temperature = float(getattr(trainer.args, "temperature", 1.0) or 1.0)
         seed = int(getattr(trainer.args, "seed", 0)) + int(getattr(trainer.state, "global_step", 0))
         config = RolloutConfig(**{**self.config.__dict__, "temperature": temperature, "seed": seed})
-        style = self.method.resolve_style(self.style, backend.chat_template([{"role": "user", "content": "x"}]) is not None)
+        style = self.method.resolve_style(self.style, backend.has_chat_template())
         return RolloutEngine(backend, self.method, self.retriever, config, style)
 
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
@@ -149,7 +149,7 @@ class SearchRollout:
         groups = [(question, len(list(run))) for question, run in groupby(questions)]
         spec = self.refine
         if spec.refiner == "policy":
-            style = "base" if engine.backend.chat_template([{"role": "user", "content": "x"}]) is None else "instruct"
+            style = "instruct" if engine.backend.has_chat_template() else "base"
             refiner = load_refiner("policy", engine.backend, style, spec.max_tokens, engine.config.temperature, engine.config.seed)
         else:  # a second model, loaded once
             if self._refiner is None:
@@ -164,7 +164,7 @@ class SearchRollout:
         from evalsuite.training.cotrain import EvalSample
 
         temperature = engine.config.temperature if self.eval_temperature is None else self.eval_temperature
-        style = "base" if engine.backend.chat_template([{"role": "user", "content": "x"}]) is None else "instruct"
+        style = "instruct" if engine.backend.has_chat_template() else "base"
         evaluator = StateEvaluator(engine.backend, style=style, max_tokens=self.eval_max_tokens, temperature=temperature, seed=engine.config.seed)
         scores, samples = [], []
         for rollout in rollouts:
