@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tempfile
@@ -97,7 +98,11 @@ def pack_submission(run_dirs: list[Path], output: Path, info: SubmissionInfo, sp
         if unused:
             raise EvalsuiteError(f"--split names tasks that no run holds: {', '.join(sorted(unused))}")
         meta = SubmissionFile(created_at=now_iso(), evalsuite_version=evalsuite.__version__, info=info, runs=refs)
-        (root / SUBMISSION_FILE).write_text(meta.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        data = meta.model_dump(mode="json")
+        for run in data["runs"]:
+            if not run["includes_failed"]:
+                del run["includes_failed"]  # only a run with failures says so; the others read as before
+        (root / SUBMISSION_FILE).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         write_checksums(root)
         if is_tarball(output):
             if output.exists():

@@ -231,7 +231,7 @@ def test_submit_cli_packs_with_metadata_and_split_override(scored_runs, tmp_path
     assert result.exit_code == 0, result.output
     meta = json.loads((out / "submission.json").read_text())
     assert meta["info"]["name"] == "CLI entry" and meta["info"]["setting"]["topk"] == 3
-    assert meta["runs"] == [{"name": BASE_SEED1, "tasks": {"bamboogle": "test"}, "includes_failed": False}]
+    assert meta["runs"] == [{"name": BASE_SEED1, "tasks": {"bamboogle": "test"}}]
     assert verify_submission(out, benchmarks_dir).accepted
     bad = cli("submit", scored_runs / BASE_SEED1, "-o", tmp_path / "x", "--name", "x", "--method", "m", "--model", "m",
               "--paper", "javascript:alert(1)")
