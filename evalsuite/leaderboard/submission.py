@@ -215,8 +215,9 @@ def _safe_extract(tarball: Path, target: Path, max_total_bytes: int, max_members
 
 
 def _extract_members(tar: tarfile.TarFile, tarball: Path, target: Path, max_total_bytes: int, max_members: int) -> None:
+    # Every member is checked before anything is written, so a refused archive costs only its reading.
+    files: list[tarfile.TarInfo] = []
     total = 0
-    made: set[Path] = set()
     for count, member in enumerate(tar, start=1):
         if count > max_members:
             raise DataError(f"{tarball}: more than {max_members} members (a submission holds a few files per run)")
@@ -231,10 +232,10 @@ def _extract_members(tar: tarfile.TarFile, tarball: Path, target: Path, max_tota
         total += member.size
         if total > max_total_bytes:
             raise DataError(f"{tarball}: more than {max_total_bytes} bytes once unpacked (oversized submission)")
-        destination = target / name
-        if destination.parent not in made:
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            made.add(destination.parent)
+        files.append(member)
+    for member in files:
+        destination = target / member.name
+        destination.parent.mkdir(parents=True, exist_ok=True)
         source = tar.extractfile(member)
         assert source is not None  # regular files always have a stream
         with destination.open("wb") as out:
