@@ -353,9 +353,12 @@ def check_record(lineno: int, record: ExampleRecord, split: str, ref: RunRef, pa
     if failed and not ref.includes_failed:
         report.add("failed", at, f"id {record.id!r}: marked failed ({(record.error or 'no reason given')[:80]}); finish the run "
                                  "with `evalsuite run --resume`, or declare its failures with `evalsuite submit --include-failed`")
-    if not failed and (not record.trajectory.strip() or not record.turns):
-        report.add("empty-trajectory", at, f"id {record.id!r}: no recorded trajectory and turns; a prediction counts only "
-                                           "as what the model's recorded response says")
+    if not failed and not record.turns:
+        report.add("empty-trajectory", at, f"id {record.id!r}: no recorded turns; a prediction counts only as what the "
+                                           "model's recorded response says")
+    elif not failed and not record.trajectory.strip() and any(turn.text.strip() for turn in record.turns):
+        # An empty generation (one turn of no text) is honest; turns with text and no trajectory are not.
+        report.add("empty-trajectory", at, f"id {record.id!r}: its turns hold text but its trajectory is empty")
     derived = parse(record.trajectory)
     if derived != record.prediction:
         report.add("prediction", at, f"id {record.id!r}: prediction {_clip(record.prediction)} is not what the method's parser "

@@ -68,9 +68,19 @@ def test_gold_predictions_with_empty_trajectories_are_rejected(submission, bench
     assert first.where == f"{PREDICTIONS}:1"
     assert first.message == (f"id 'test_0': prediction {records[0].golden_answers[0]!r} is not what the method's parser "
                              "reads from the trajectory (None)")
-    assert by_check(report, "empty-trajectory")[0].message.startswith("id 'test_0': no recorded trajectory and turns")
+    assert by_check(report, "empty-trajectory")[0].message.startswith("id 'test_0': no recorded turns")
     # 125 bad records of each kind: ten are spelled out, the rest counted.
     assert report.omitted[("prediction", PREDICTIONS)] == 115
+
+
+def test_turns_with_text_under_an_emptied_trajectory_are_rejected(submission, benchmarks_dir):
+    records = read_records(submission)
+    records[6].trajectory = ""  # the turns keep the model's text; the prediction is re-derived as None
+    records[6].prediction = None
+    forge(submission, records)
+    report = verify_submission(submission, benchmarks_dir)
+    assert [str(p) for p in report.problems] == [
+        f"[empty-trajectory] {PREDICTIONS}:7: id 'test_6': its turns hold text but its trajectory is empty"]
 
 
 def test_prediction_swapped_for_a_gold_string_from_a_retrieved_passage_is_rejected(submission, benchmarks_dir):
