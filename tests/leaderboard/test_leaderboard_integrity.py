@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from evalsuite.errors import EvalsuiteError
-from evalsuite.leaderboard import verify_submission
+from evalsuite.leaderboard import Limits, verify_submission
 from evalsuite.leaderboard.submission import write_checksums
 from evalsuite.runs import ExampleRecord, summarize
 from evalsuite.scoring import score_record
@@ -254,3 +254,9 @@ def test_a_tarball_with_too_many_members_is_refused_before_extracting_them(tmp_p
             tar.addfile(tarfile.TarInfo(f"runs/r/{i}.txt"), io.BytesIO(b""))
     with pytest.raises(EvalsuiteError, match=r"flood\.tar\.gz: more than 1000 members"):
         verify_submission(path, benchmarks_dir)
+
+
+def test_a_submission_directory_over_the_file_limit_is_refused_without_reading_its_files(submission, benchmarks_dir):
+    report = verify_submission(submission, benchmarks_dir, Limits(max_files=3))
+    assert [str(p) for p in report.problems] == ["[oversized] .: 4 files, over the limit of 3"]
+    assert not report.tasks
