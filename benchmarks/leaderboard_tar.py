@@ -50,9 +50,9 @@ def main() -> None:
         print(f"{'members':>8} {'list (s)':>9} {'refuse (s)':>11} {'full check (s)':>15} {'refuse/list':>12} {'full/list':>10}")
         for members in (args.members // 4, args.members // 2, args.members):
             path = flood(Path(tmp) / f"flood-{members}.tar.gz", members)
-            listing = seconds(lambda: tarfile.open(path).getmembers())
-            refused = seconds(lambda: refuse(path))
-            full = seconds(lambda: refuse(path, Limits(max_files=10**9)))
+            listing = seconds(lambda path=path: tarfile.open(path).getmembers())
+            refused = seconds(lambda path=path: refuse(path))
+            full = seconds(lambda path=path: refuse(path, Limits(max_files=10**9)))
             print(f"{members:>8} {listing:>9.3f} {refused:>11.3f} {full:>15.3f} {refused / listing:>12.3f} {full / listing:>10.1f}")
 
 

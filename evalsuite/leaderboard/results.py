@@ -67,9 +67,9 @@ def scan_entries(results_dir: Path) -> EntryScan:
     ids: set[str] = set()
     for path in base.iterdir():
         name = path.name
-        if name.startswith(PARTIAL_PREFIX) or name.startswith(".adding-"):
+        if name.startswith((PARTIAL_PREFIX, ".adding-")):  # .adding-: the temporary folder of older versions
             scan.notes.append(f"{path}: an `add` killed while copying (the entry it was filing was never swapped in); delete it")
-        elif name.startswith(STAGED_PREFIX) or name.startswith(REPLACED_PREFIX):
+        elif name.startswith((STAGED_PREFIX, REPLACED_PREFIX)):
             ids.add(name.split("-", 1)[1])
         elif path.is_dir() and _ENTRY_ID.match(name):
             ids.add(name)
