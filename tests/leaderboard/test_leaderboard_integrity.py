@@ -192,6 +192,27 @@ def test_imported_runs_verify_their_declared_settings_as_declared_only(submissio
     assert report.settings["topk"] == f"declared only: not recorded by {BASE_SEED1} (imported outputs)"
 
 
+def test_a_baseline_run_without_searches_is_verified_with_its_own_parser(submission, benchmarks_dir):
+    from evalsuite.agent.method import get_method
+    from evalsuite.runs import Turn
+
+    as_evalsuite_run(submission, method="direct", retriever={}, topk=None, max_turns=1)
+    edit_json(submission / "submission.json", lambda m: m["info"].update(
+        method="direct", setting={"corpus": None, "retriever": None, "topk": None, "max_turns": 1}))
+    write_checksums(submission)
+    # Direct inference answers with the first line of its response, not the last <answer> tag.
+    rejected = verify_submission(submission, benchmarks_dir)
+    assert {p.check for p in rejected.problems} == {"prediction", "score"}
+    records = read_records(submission)
+    for record in records:
+        record.turns = [Turn(text=record.trajectory)]  # one generation, no search
+        record.prediction = get_method("direct").extract_answer(record.trajectory)
+    forge(submission, records)
+    report = verify_submission(submission, benchmarks_dir)
+    assert report.problems == [] and report.accepted
+    assert report.tasks["bamboogle"].summary.metrics["n_searches"].mean == 0.0
+
+
 def test_an_unknown_format_version_is_rejected(submission, benchmarks_dir):
     edit_json(submission / "submission.json", lambda m: m.update(format_version=2))
     write_checksums(submission)
