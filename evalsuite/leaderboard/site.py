@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import shutil
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalsuite.errors import EvalsuiteError, require
-from evalsuite.leaderboard.results import list_entries
+from evalsuite.leaderboard.results import scan_entries
 from evalsuite.leaderboard.standings import METRICS, TASK_COLUMNS, Entry, reported_tables, task_label, verified_table
 from evalsuite.leaderboard.verify import verify_submission
 from evalsuite.runs import ExampleRecord
@@ -31,23 +31,29 @@ class SiteSummary:
     entries: int
     settings: int
     pages: int
+    # What interrupted `leaderboard add` runs left in results/, one line each (the entries were still found).
+    notes: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         return f"{self.entries} entries in {self.settings} settings, {self.pages} pages"
 
 
-def load_entries(results_dir: Path, data_dir: str | Path | None) -> list[Entry]:
-    """Re-verify every filed entry; one that no longer verifies stops the build, naming it."""
+def load_entries(results_dir: Path, data_dir: str | Path | None) -> tuple[list[Entry], list[str]]:
+    """Re-verify every filed entry; a half-written entry or one that no longer verifies stops the build, naming
+    it. Also returns the notes on leftovers of interrupted filings."""
+    scan = scan_entries(results_dir)
+    if scan.broken:
+        raise EvalsuiteError("; ".join(scan.broken), hint="restore the entry from git or file it again with `evalsuite leaderboard add --replace`")
     entries = []
-    for path in list_entries(results_dir):
+    for identifier, path in scan.entries.items():
         report = verify_submission(path, data_dir)
         if not report.accepted:
             raise EvalsuiteError(
                 f"results entry {path} does not verify: " + "; ".join(report.problem_lines()[:3]),
                 hint=f"run `evalsuite leaderboard verify {path}` for the full report (is --data-dir set?)",
             )
-        entries.append(Entry(path.name, path, report))
-    return entries
+        entries.append(Entry(identifier, path, report))
+    return entries, scan.notes
 
 
 def _environment():
@@ -154,7 +160,7 @@ def build_site(results_dir: str | Path, out_dir: str | Path, data_dir: str | Pat
     if not results_dir.is_dir():
         raise EvalsuiteError(f"results directory {results_dir} does not exist", hint="pass --results DIR")
     env = _environment()
-    entries = load_entries(results_dir, data_dir)
+    entries, notes = load_entries(results_dir, data_dir)
     reported_dir = Path(reported_root) if reported_root else results_dir / "reported"
     reported = reported_tables(reported_dir) if reported_dir.is_dir() else {m: verified_table([], m) for m in METRICS}
     by_setting: dict[str, list[Entry]] = defaultdict(list)
@@ -176,4 +182,4 @@ def build_site(results_dir: str | Path, out_dir: str | Path, data_dir: str | Pat
         _write(env, "entry.html.j2", out / "index.html", root="../../", entry=entry, info=entry.report.info,
                plot=plot.name if plot else None, page_size=page_size, nav=nav, **_entry_context(entry))
         pages += 1 + _example_pages(env, entry, out, page_size, nav)
-    return SiteSummary(len(entries), len(settings), pages)
+    return SiteSummary(len(entries), len(settings), pages, notes)

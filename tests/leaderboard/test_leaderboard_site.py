@@ -88,3 +88,9 @@ def test_build_does_not_wipe_a_foreign_directory(tmp_path: Path):
     with pytest.raises(EvalsuiteError, match="not empty and was not built by evalsuite"):
         _prepare_output(foreign)
     assert (foreign / "keep.txt").read_text() == "mine"
+
+
+def test_entry_page_says_how_its_setting_was_checked(built_site: Path):
+    page = (built_site / "entries" / BASE_ENTRY / "index.html").read_text()
+    # Imported outputs record no setting: the page says the setting is the submitter's declaration.
+    assert "topk: declared only: not recorded by bamboogle_2026_04_28_16_36_search_r1_base_seed1" in page
