@@ -70,7 +70,7 @@ PREDICTION_CONVENTIONS: list[tuple[str, Callable[[PredictionContext], str | None
     ("FlashRAG reasoning pipeline: turn limit reached or query not parsed, recorded as 'No valid answer found'", lambda c: FLASHRAG_NO_ANSWER),
     ("the first <answer> block instead of the last", _first_answer),
     ("the last <answer> block without stripping white space", _unstripped_last_answer),
-    ("the answer read from the model's own text only (observations left out)", lambda c: extract_answer(c.parsed.model_text)),
+    ("the answer read from the model's own text only (observations left out)", lambda c: extract_answer(c.parsed.model_text) or ""),
     ("Search-R1 extract_solution over prompt + response (the prompt's example answer counts; one block gives None)", _with_prompt),
     ("the whole response recorded when it has no <answer> block", lambda c: c.response.strip() if c.parsed.answer is None else None),
     ("a missing answer written as the string 'None'", lambda c: "None" if c.parsed.answer is None else None),
