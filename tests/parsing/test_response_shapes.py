@@ -214,3 +214,26 @@ def test_any_bytes_parse_without_raising(name: str, size: int) -> None:
         text = response.decode("utf-8", errors="replace") if isinstance(response, bytes) else response
         assert parsed.answer == method.extract_answer(text)
         assert len(parsed.turns) <= 256
+
+
+def test_parse_gives_back_the_engines_own_turns_on_replayed_real_runs(trajectories_dir: Path) -> None:
+    # The real rollout engine replays 200 recorded NQ runs (model text and passages as recorded); parsing each finished
+    # response must give back the turns the engine recorded while it ran.
+    from evalsuite.agent.engine import RolloutConfig, RolloutEngine
+    from evalsuite.models.replay import ReplayBackend, ReplayRetriever
+
+    recording = next(trajectories_dir.glob("nq_*.json"))
+    backend = ReplayBackend(str(recording))
+    method = get_method("search-r1")
+    engine = RolloutEngine(backend, method, ReplayRetriever(backend.examples), RolloutConfig(retrieval_backoff_s=0.0), "instruct")
+    items = [(key, example.question) for key, example in list(backend.examples.items())[:200]]
+    searched = 0
+    for rollout in engine.run(items):
+        parsed = method.parse(rollout.response)
+        assert parsed.answer == rollout.prediction
+        assert [t.text.strip() for t in parsed.turns] == [t.text.strip() for t in rollout.turns if t.text.strip() or t.invalid_action]
+        assert [(t.query, [(p.title, p.text) for p in t.passages], t.invalid_action) for t in parsed.turns] == [
+            (t.query, [(p.title, p.text.strip()) for p in t.passages], t.invalid_action) for t in rollout.turns if t.text.strip() or t.invalid_action
+        ]
+        searched += sum(1 for t in parsed.turns if t.passages)
+    assert searched > 150
