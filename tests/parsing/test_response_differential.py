@@ -153,7 +153,7 @@ def test_parsing_the_whole_response_recovers_what_the_loop_inserted(name, data):
     assert any("information without a search" in e for e in parsed.errors) == any(observation_open in t.text for t in expected)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_search_r1_parse_agrees_with_search_r1s_own_loop_code(data):
     turns = data.draw(generations(get_method("search-r1")))
