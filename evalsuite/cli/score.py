@@ -32,6 +32,7 @@ def _unique_name(path: Path, taken: set[str]) -> str:
 
 def _score_result_file(path: Path, out_dir: Path, task: str | None) -> list[str]:
     from evalsuite.runs import Manifest, RunDirectory, summarize
+    from evalsuite.runs.columns import write_scores
     from evalsuite.metrics.process import add_process_metrics
     from evalsuite.runs.flashrag import compare_with_recorded, records_from_result_file
     from evalsuite.runs.provenance import base_manifest_fields
@@ -58,12 +59,14 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None) -> list[str]
     with run.writer(fresh=True) as writer:
         writer.extend(records)
     run.write_metrics(_with_process(summarize(records), process))
+    write_scores(run.path, records)
     return compare_with_recorded(records, recorded)
 
 
 def _rescore_run(path: Path, out_dir: Path) -> None:
     from evalsuite.metrics.process import add_process_metrics
     from evalsuite.runs import RunDirectory, summarize
+    from evalsuite.runs.columns import write_scores
     from evalsuite.runs.provenance import now_iso
     from evalsuite.scoring import score_record
 
@@ -81,6 +84,7 @@ def _rescore_run(path: Path, out_dir: Path) -> None:
         with target.writer(fresh=True) as writer:
             writer.extend(records)
     target.write_metrics(_with_process(summarize(records), process))
+    write_scores(target.path, records)
 
 
 def _with_process(metrics, process: dict):

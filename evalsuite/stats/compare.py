@@ -9,11 +9,11 @@ from typing import Literal
 import numpy as np
 
 from evalsuite.errors import EvalsuiteError
-from evalsuite.stats import resample
+from evalsuite.stats import intervals, resample
 from evalsuite.stats.correction import holm
 from evalsuite.stats.pairing import aligned_matrix
-from evalsuite.stats.resample import DEFAULT_SEED
-from evalsuite.stats.significance import is_binary, mcnemar_pvalues
+from evalsuite.stats.resample import DEFAULT_SEED, is_binary
+from evalsuite.stats.significance import mcnemar_pvalues
 
 TestChoice = Literal["auto", "mcnemar", "randomization", "bootstrap"]
 
@@ -28,7 +28,7 @@ class SystemScores:
 
 @dataclass(frozen=True)
 class Estimate:
-    """A mean (per benchmark, or a macro-average over benchmarks) with its percentile-bootstrap interval."""
+    """A mean with its interval: per benchmark the run's own (evalsuite.stats.intervals), per average the stratified bootstrap."""
 
     mean: float
     ci_low: float
@@ -96,6 +96,7 @@ class Comparison:
 class _TaskDraws:
     names: list[str]
     means: np.ndarray  # (n_resamples × systems) bootstrap means
+    diffs: dict[str, np.ndarray] = field(default_factory=dict)  # system → bootstrap differences from the baseline
 
 
 def _ordered_tasks(systems: Sequence[SystemScores]) -> list[str]:
@@ -147,24 +148,28 @@ def compare(
     return result
 
 
-def _estimates(result: Comparison, task: str, names: list[str], matrix_means: np.ndarray, draws: np.ndarray, n: int) -> None:
-    low, high = resample.percentile_interval(draws, result.confidence)
-    for j, name in enumerate(names):
-        result.means[(name, task)] = Estimate(float(matrix_means[j]), float(low[j]), float(high[j]), n)
+def _estimates(result: Comparison, task: str, names: list[str], matrix: np.ndarray, means: np.ndarray) -> None:
+    """Each system's mean and interval, by the one per-run method (evalsuite.stats.intervals), reusing draws if equal."""
+    same_draws = (not resample.is_binary(matrix) and result.seed == intervals.INTERVAL_SEED
+                  and result.n_resamples == intervals.INTERVAL_RESAMPLES)
+    found = intervals.mean_intervals(result.metric, matrix, task, draws=means if same_draws else None,
+                                     confidence=result.confidence)
+    for name, interval in zip(names, found):
+        result.means[(name, task)] = Estimate(interval.mean, interval.low, interval.high, matrix.shape[1])
 
 
 def _paired_task(result: Comparison, task: str, present: list[str], by_name: Mapping[str, SystemScores],
                  test: TestChoice) -> _TaskDraws:
     baseline = result.baseline
     order = [baseline] + [n for n in present if n != baseline]
-    _, matrix = aligned_matrix({n: by_name[n].tasks[task] for n in order}, reference=baseline, where=task)
+    _, matrix = aligned_matrix({n: by_name[n].tasks[task] for n in order}, reference=baseline, where=task, sort_ids=True)
     n = matrix.shape[1]
-    draws = resample.bootstrap_means(matrix, result.n_resamples, resample.stream(result.seed, task))
-    observed = matrix.mean(axis=1)
-    _estimates(result, task, order, observed, draws, n)
+    means, diffs = resample.paired_means(matrix, result.n_resamples, result.seed, task)
+    _estimates(result, task, order, matrix, means)
+    drawn = _TaskDraws(order, means, {name: diffs[:, j] for j, name in enumerate(order[1:])})
     if len(order) == 1:
-        return _TaskDraws(order, draws)
-    diffs = draws[:, 1:] - draws[:, :1]
+        return drawn
+    observed = matrix.mean(axis=1)
     obs_diff = observed[1:] - observed[0]
     ci_low, ci_high = resample.percentile_interval(diffs, result.confidence)
     p_boot = resample.bootstrap_pvalue(diffs, obs_diff)
@@ -191,17 +196,18 @@ def _paired_task(result: Comparison, task: str, present: list[str], by_name: Map
             only_system=None if only_sys is None else int(only_sys[j]),
             only_baseline=None if only_base is None else int(only_base[j]),
         )
-    return _TaskDraws(order, draws)
+    return drawn
 
 
 def _unpaired_task(result: Comparison, task: str, present: list[str], by_name: Mapping[str, SystemScores]) -> _TaskDraws:
     # Without the baseline there is nothing to pair; each system gets its own interval (ids may differ).
     columns = []
     for name in present:
-        values = np.fromiter(by_name[name].tasks[task].values(), dtype=float)
-        draws = resample.bootstrap_means(values[None, :], result.n_resamples, resample.stream(result.seed, f"{task}/{name}"))
-        _estimates(result, task, [name], values.mean(keepdims=True), draws, values.size)
-        columns.append(draws[:, 0])
+        scores = by_name[name].tasks[task]
+        values = np.array([scores[i] for i in sorted(scores)], dtype=float)[None, :]
+        means, _ = resample.paired_means(values, result.n_resamples, result.seed, task)
+        _estimates(result, task, [name], values, means)
+        columns.append(means[:, 0])
     result.notes.append(f"{task}: the baseline has no scores, so no system is tested there")
     return _TaskDraws(present, np.column_stack(columns))
 
@@ -218,6 +224,7 @@ def _correct(result: Comparison) -> None:
 
 
 def _average(result: Comparison, group: str, members: list[str], draws: Mapping[str, _TaskDraws]) -> None:
+    """Macro-average of each system that has every member benchmark, and its difference where all are paired."""
     if not members or any(t not in draws for t in members):
         return
     for system in result.systems:
@@ -231,9 +238,9 @@ def _average(result: Comparison, group: str, members: list[str], draws: Mapping[
         paired = all((system, t) in result.differences for t in members)
         if system == result.baseline or not paired:
             continue
-        base_draws = np.mean([draws[t].means[:, draws[t].names.index(result.baseline)] for t in members], axis=0)
-        diff_draws = (sys_draws - base_draws)[:, None]
-        obs = np.array([observed - result.averages[(result.baseline, group)].mean])
+        diff_draws = np.mean([draws[t].diffs[system] for t in members], axis=0)[:, None]
+        # From the per-benchmark differences: the baseline's own average may not be computed yet (or at all).
+        obs = np.array([np.mean([result.differences[(system, t)].difference for t in members])])
         d_low, d_high = resample.percentile_interval(diff_draws, result.confidence)
         p = float(resample.bootstrap_pvalue(diff_draws, obs)[0])
         result.average_differences[(system, group)] = Difference(

@@ -44,6 +44,50 @@ def bootstrap_means(scores: np.ndarray, n_resamples: int, rng: np.random.Generat
     return out
 
 
+def is_binary(values: np.ndarray) -> bool:
+    """Whether every score is 0 or 1 (EM, cover-EM, retrieval hit)."""
+    values = np.asarray(values)
+    return bool(np.all((values == 0.0) | (values == 1.0)))
+
+
+def binary_paired_means(scores: np.ndarray, n_resamples: int, seed: int, key: str) -> tuple[np.ndarray, np.ndarray]:
+    """Exact paired bootstrap of 0/1 scores from their 2×2 tables: (n_resamples × systems) means and differences.
+
+    Resampling n examples of two 0/1 systems only changes how many fall in each cell of their 2×2 table (both
+    right, only the system, only the baseline, both wrong), so the cell counts of a resample are one
+    Multinomial(n, observed cell shares) draw: the same distribution as drawing n indices, at 4 numbers instead of n
+    per resample. Row 0 is the baseline; column j of the differences is system j + 1 minus the baseline. Every
+    pair draws from a fresh generator of (seed, key), so a pair's numbers never depend on the other systems.
+    """
+    scores = np.atleast_2d(np.asarray(scores, dtype=float))
+    k, n = scores.shape
+    base = scores[0] == 1.0
+    means = np.empty((n_resamples, k))
+    diffs = np.empty((n_resamples, k - 1))
+    means[:, 0] = stream(seed, key).binomial(n, base.sum() / n, size=n_resamples) / n
+    for j in range(1, k):
+        system = scores[j] == 1.0
+        cells = np.array([np.sum(system & ~base), np.sum(~system & base), np.sum(system & base)], dtype=float)
+        shares = np.append(cells, n - cells.sum()) / n
+        counts = stream(seed, key).multinomial(n, shares, size=n_resamples)
+        means[:, j] = (counts[:, 0] + counts[:, 2]) / n
+        diffs[:, j - 1] = (counts[:, 0] - counts[:, 1]) / n
+    return means, diffs
+
+
+def paired_means(scores: np.ndarray, n_resamples: int, seed: int, key: str) -> tuple[np.ndarray, np.ndarray]:
+    """Bootstrap means of every system (row 0 the baseline) and of each system's difference from the baseline.
+
+    0/1 scores use the exact 2×2-table draws (binary_paired_means); other scores the shared index draws of
+    bootstrap_means, whose differences are taken resample by resample.
+    """
+    scores = np.atleast_2d(np.asarray(scores, dtype=float))
+    if is_binary(scores):
+        return binary_paired_means(scores, n_resamples, seed, key)
+    means = bootstrap_means(scores, n_resamples, stream(seed, key))
+    return means, means[:, 1:] - means[:, :1]
+
+
 def sign_flip_means(diffs: np.ndarray, n_permutations: int, rng: np.random.Generator) -> np.ndarray:
     """(systems × n) per-example differences → (n_permutations × systems) mean differences after random swaps.
 
