@@ -38,20 +38,11 @@ def _category(task_name: str) -> str | None:
 
 
 def task_metric_summaries(task: str, rows: list[ExampleRecord]) -> dict[str, MetricSummary]:
-    """Each metric's mean and interval on one task (failed examples and missing values score 0).
-
-    Examples are taken in id order, the order `evalsuite.stats.compare` pairs them in, so the bootstrap intervals
-    of continuous metrics are the ones a table shows for this run. All continuous metrics share one set of draws.
-    """
-    ordered = sorted(rows, key=lambda r: r.id)
-    names = sorted({name for row in ordered for name in row.metrics})
-    matrix = np.array([[row.metrics.get(name, 0.0) for row in ordered] for name in names], dtype=float).reshape(len(names), len(ordered))
-    continuous = [i for i, name in enumerate(names) if intervals.metric_kind(name, matrix[i]) == "continuous"]
-    draws = intervals.bootstrap_draws(matrix[continuous], task) if continuous and len(ordered) > 1 else None
+    """Each metric's mean and interval on one task (failed examples and missing values score 0)."""
+    names = sorted({name for row in rows for name in row.metrics})
     summaries = {}
-    for i, name in enumerate(names):
-        shared = draws[:, continuous.index(i)][:, None] if draws is not None and i in continuous else None
-        (interval,) = intervals.mean_intervals(name, matrix[i], task, draws=shared)
+    for name in names:
+        (interval,) = intervals.mean_intervals(name, np.array([row.metrics.get(name, 0.0) for row in rows], dtype=float), task)
         summaries[name] = MetricSummary(mean=interval.mean, ci_low=interval.low, ci_high=interval.high)
     return summaries
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
 import numpy as np
 
 from evalsuite.errors import EvalsuiteError
-from evalsuite.stats import intervals, resample
+from evalsuite.stats import resample
+from evalsuite.stats.intervals import CONFIDENCE, Interval, mean_intervals
 from evalsuite.stats.correction import holm
 from evalsuite.stats.pairing import aligned_matrix
 from evalsuite.stats.resample import DEFAULT_SEED, is_binary
@@ -20,10 +23,15 @@ TestChoice = Literal["auto", "mcnemar", "randomization", "bootstrap"]
 
 @dataclass(frozen=True)
 class SystemScores:
-    """One system's per-example scores for one metric: task → example id → score."""
+    """One system's per-example scores for one metric: task → example id → score.
+
+    `intervals` may carry the run's own interval per task as stored in its metrics.json (computed by
+    evalsuite.stats.intervals); compare() shows it as is when its mean matches the scores, instead of recomputing it.
+    """
 
     name: str
     tasks: Mapping[str, Mapping[str, float]]
+    intervals: Mapping[str, Interval] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -135,27 +143,39 @@ def compare(
     groups = {g: list(ts) for g, ts in (groups or {}).items()}
     result = Comparison(metric, baseline, names, tasks, groups, {}, {}, {}, {}, n_resamples, n_permutations, seed,
                         confidence, alpha)
-    draws: dict[str, _TaskDraws] = {}
-    for task in tasks:
+
+    def one_task(task: str) -> tuple[Comparison, _TaskDraws]:
+        part = replace(result, means={}, differences={}, notes=[])
         present = [n for n in names if task in by_name[n].tasks]
         if baseline in present:
-            draws[task] = _paired_task(result, task, present, by_name, test)
-        else:
-            draws[task] = _unpaired_task(result, task, present, by_name)
+            return part, _paired_task(part, task, present, by_name, test)
+        return part, _unpaired_task(part, task, present, by_name)
+
+    # Benchmarks draw from their own streams, so running them in parallel threads (numpy and scipy release the
+    # GIL while drawing and summing) changes no number; parts are merged in benchmark order.
+    draws: dict[str, _TaskDraws] = {}
+    with ThreadPoolExecutor(max_workers=max(1, min(len(tasks), os.cpu_count() or 1))) as pool:
+        for task, (part, drawn) in zip(tasks, pool.map(one_task, tasks)):
+            result.means.update(part.means)
+            result.differences.update(part.differences)
+            result.notes.extend(part.notes)
+            draws[task] = drawn
     _correct(result)
     for group, members in groups.items():
         _average(result, group, members, draws)
     return result
 
 
-def _estimates(result: Comparison, task: str, names: list[str], matrix: np.ndarray, means: np.ndarray) -> None:
-    """Each system's mean and interval, by the one per-run method (evalsuite.stats.intervals), reusing draws if equal."""
-    same_draws = (not resample.is_binary(matrix) and result.seed == intervals.INTERVAL_SEED
-                  and result.n_resamples == intervals.INTERVAL_RESAMPLES)
-    found = intervals.mean_intervals(result.metric, matrix, task, draws=means if same_draws else None,
-                                     confidence=result.confidence)
-    for name, interval in zip(names, found):
-        result.means[(name, task)] = Estimate(interval.mean, interval.low, interval.high, matrix.shape[1])
+def _estimates(result: Comparison, task: str, names: list[str], matrix: np.ndarray, by_name: Mapping[str, SystemScores]) -> None:
+    """Each system's mean and interval: the run's stored interval when it matches these scores, else the same method."""
+    n = matrix.shape[1]
+    computed: list[Interval] | None = None
+    for j, name in enumerate(names):
+        stored = by_name[name].intervals.get(task)
+        if stored is None or result.confidence != CONFIDENCE or abs(stored.mean - matrix[j].mean()) > 1e-9:
+            computed = computed or mean_intervals(result.metric, matrix, task, confidence=result.confidence)
+            stored = computed[j]
+        result.means[(name, task)] = Estimate(float(matrix[j].mean()), stored.low, stored.high, n)
 
 
 def _paired_task(result: Comparison, task: str, present: list[str], by_name: Mapping[str, SystemScores],
@@ -165,7 +185,7 @@ def _paired_task(result: Comparison, task: str, present: list[str], by_name: Map
     _, matrix = aligned_matrix({n: by_name[n].tasks[task] for n in order}, reference=baseline, where=task, sort_ids=True)
     n = matrix.shape[1]
     means, diffs = resample.paired_means(matrix, result.n_resamples, result.seed, task)
-    _estimates(result, task, order, matrix, means)
+    _estimates(result, task, order, matrix, by_name)
     drawn = _TaskDraws(order, means, {name: diffs[:, j] for j, name in enumerate(order[1:])})
     if len(order) == 1:
         return drawn
@@ -186,7 +206,7 @@ def _paired_task(result: Comparison, task: str, present: list[str], by_name: Map
     elif test == "bootstrap":
         p_test, test_name = p_boot, "paired-bootstrap"
     else:
-        permuted = resample.sign_flip_means(matrix[1:] - matrix[0], result.n_permutations, resample.stream(result.seed, task))
+        permuted = resample.sign_flip_means(matrix[1:] - matrix[0], result.n_permutations, result.seed, task)
         p_test, test_name = resample.randomization_pvalue(permuted, obs_diff), "approximate-randomization"
     for j, name in enumerate(order[1:]):
         result.differences[(name, task)] = Difference(
@@ -206,7 +226,7 @@ def _unpaired_task(result: Comparison, task: str, present: list[str], by_name: M
         scores = by_name[name].tasks[task]
         values = np.array([scores[i] for i in sorted(scores)], dtype=float)[None, :]
         means, _ = resample.paired_means(values, result.n_resamples, result.seed, task)
-        _estimates(result, task, [name], values, means)
+        _estimates(result, task, [name], values, by_name)
         columns.append(means[:, 0])
     result.notes.append(f"{task}: the baseline has no scores, so no system is tested there")
     return _TaskDraws(present, np.column_stack(columns))

@@ -6,8 +6,9 @@ metrics.json (evalsuite.runs.summary), `evalsuite table` (evalsuite.stats.compar
 - binary metrics (0/1 per example: EM, cover-EM, retrieval hit): the Wilson score interval. A percentile
   bootstrap of a rare rate collapses to [0, 0] when no example succeeds and covers a 1% rate on 125 questions
   only about 72% of the time; Wilson's exact coverage stays within 93–97.5% (tests/stats/test_coverage.py).
-- continuous metrics (F1, precision, recall, counts): the percentile bootstrap, drawing from the stream of the
-  benchmark (`resample.stream(INTERVAL_SEED, task)`) over the examples in example-id order.
+- continuous metrics (F1, precision, recall, counts): the percentile bootstrap of the run's own scores on the
+  benchmark, drawn from the benchmark's stream (`resample.stream(INTERVAL_SEED, task)`) over the sorted scores, so
+  the interval depends only on the run's scores, never on the order of its examples or on other runs.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from evalsuite.stats import resample
 MetricKind = Literal["binary", "continuous"]
 
 INTERVAL_SEED = resample.DEFAULT_SEED
-INTERVAL_RESAMPLES = 10_000
+INTERVAL_RESAMPLES = 2_000
 CONFIDENCE = 0.95
 
 # Metrics that are continuous by definition, even on a run where every value happens to be 0 or 1.
@@ -62,22 +63,14 @@ def wilson(successes: np.ndarray, n: int, confidence: float = CONFIDENCE) -> tup
     return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
 
 
-def bootstrap_draws(scores: np.ndarray, key: str) -> np.ndarray:
-    """(n_resamples × rows) bootstrap means of (rows × n) scores in example-id order, from the benchmark's stream.
-
-    Each row's draws depend only on that row, so a run's interval is the same whether it is summarized alone or
-    compared with other runs.
-    """
-    return resample.bootstrap_means(scores, INTERVAL_RESAMPLES, resample.stream(INTERVAL_SEED, key))
+def bootstrap_draws(values: np.ndarray, key: str) -> np.ndarray:
+    """INTERVAL_RESAMPLES bootstrap means of one run's scores on benchmark `key` (order-invariant: scores are sorted)."""
+    ordered = np.sort(np.asarray(values, dtype=float))[None, :]
+    return resample.bootstrap_means(ordered, INTERVAL_RESAMPLES, resample.stream(INTERVAL_SEED, key))[:, 0]
 
 
-def mean_intervals(metric: str, scores: np.ndarray, key: str, *, draws: np.ndarray | None = None,
-                   confidence: float = CONFIDENCE) -> list[Interval]:
-    """The interval of each row's mean of (rows × n) scores of one metric on one benchmark `key`.
-
-    `draws` may pass bootstrap means already drawn by `bootstrap_draws` (or with the same seed, stream and
-    resample count) for these rows, to save drawing them twice.
-    """
+def mean_intervals(metric: str, scores: np.ndarray, key: str, confidence: float = CONFIDENCE) -> list[Interval]:
+    """The interval of each row's mean of (rows × n) scores of one metric on one benchmark `key`; rows are runs."""
     scores = np.atleast_2d(np.asarray(scores, dtype=float))
     rows, n = scores.shape
     if n == 0:
@@ -88,5 +81,6 @@ def mean_intervals(metric: str, scores: np.ndarray, key: str, *, draws: np.ndarr
     elif n < 2:
         low = high = means
     else:
-        low, high = resample.percentile_interval(bootstrap_draws(scores, key) if draws is None else draws, confidence)
+        draws = np.column_stack([bootstrap_draws(row, key) for row in scores])
+        low, high = resample.percentile_interval(draws, confidence)
     return [Interval(float(m), float(lo), float(hi)) for m, lo, hi in zip(means, low, high)]

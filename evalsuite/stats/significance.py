@@ -86,7 +86,7 @@ def approximate_randomization(
     """Paired approximate randomization: swap the two systems' scores per example at random (for F1 and other means)."""
     a, b = _as_pair(a, b)
     diff = a - b
-    permuted = resample.sign_flip_means(diff[None, :], n_permutations, resample.stream(seed, key))
+    permuted = resample.sign_flip_means(diff[None, :], n_permutations, seed, key)
     observed = np.array([diff.mean()])
     p = float(resample.randomization_pvalue(permuted, observed)[0])
     return RandomizationResult(a.size, float(observed[0]), p, n_permutations, seed)

@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy as np
 
 from evalsuite.errors import DataError, EvalsuiteError
-from evalsuite.runs import Manifest, RunDirectory
+from evalsuite.runs import Manifest, MetricsFile, RunDirectory
 from evalsuite.runs.columns import ScoreColumns, read_scores
 from evalsuite.runs.schema import PREDICTIONS_FILE
 from evalsuite.stats import SystemScores
+from evalsuite.stats.intervals import Interval, method_name
 
 # The settings that make two rows comparable (ARCHITECTURE.md §6); a row that differs from the baseline is marked.
 SETTING_FIELDS = ("corpus", "retriever", "topk", "max_turns", "subset")
@@ -28,6 +29,7 @@ class RunData:
     path: Path
     manifest: Manifest
     columns: ScoreColumns
+    metrics: MetricsFile | None = None  # metrics.json, when it was computed by this version's interval method
 
     @property
     def tasks(self) -> list[str]:
@@ -52,7 +54,19 @@ class RunData:
                 raise DataError(f"{where}: example id {str(unique[counts > 1][0])!r} appears twice in task {task!r}",
                                 hint="a run holds each example once; rescore or deduplicate the run")
             tasks[task] = by_id
-        return SystemScores(self.name, tasks)
+        return SystemScores(self.name, tasks, self._stored_intervals(metric))
+
+    def _stored_intervals(self, metric: str) -> dict[str, Interval]:
+        """metrics.json's interval per task for this metric (compare() checks each against the scores' mean)."""
+        if self.metrics is None:
+            return {}
+        stored = {}
+        for task, summary in self.metrics.tasks.items():
+            data = self.columns.tasks.get(task)
+            if metric in summary.metrics and data is not None and summary.n == data.ids.size:
+                m = summary.metrics[metric]
+                stored[task] = Interval(m.mean, m.ci_low, m.ci_high)
+        return stored
 
     def settings(self) -> dict[str, str]:
         """The comparability settings as printable text ('not recorded' when the manifest lacks them)."""
@@ -88,10 +102,21 @@ def load_runs(paths: Sequence[str | Path]) -> list[RunData]:
         columns = read_scores(directory.path) or ScoreColumns.from_records(directory.read_predictions())
         if not columns.tasks:
             raise DataError(f"{directory.predictions_path}: no examples", hint="the run has not written predictions yet")
-        runs.append(RunData(name, directory.path, manifest, columns))
+        runs.append(RunData(name, directory.path, manifest, columns, _current_metrics(directory)))
     if len({r.name for r in runs}) != len(runs):
         raise EvalsuiteError("two run directories have the same name and parent", hint="pass each run once")
     return runs
+
+
+def _current_metrics(directory: RunDirectory) -> MetricsFile | None:
+    """metrics.json if present, readable and written with today's interval methods (else tables recompute them)."""
+    try:
+        metrics = directory.read_metrics()
+    except (EvalsuiteError, ValueError):
+        return None
+    ci = metrics.extra.get("ci") or {}
+    current = ci.get("binary") == method_name("binary") and ci.get("continuous") == method_name("continuous")
+    return metrics if current else None
 
 
 def resolve_baseline(runs: Sequence[RunData], wanted: str | None) -> str:
