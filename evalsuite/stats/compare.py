@@ -12,7 +12,7 @@ import numpy as np
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.stats import resample
-from evalsuite.stats.intervals import CONFIDENCE, Interval, mean_intervals
+from evalsuite.stats.intervals import CONFIDENCE, Interval, mean_intervals, method_name, metric_kind
 from evalsuite.stats.correction import holm
 from evalsuite.stats.pairing import aligned_matrix
 from evalsuite.stats.resample import DEFAULT_SEED, is_binary
@@ -85,6 +85,8 @@ class Comparison:
     alpha: float
     correction: str = "holm across benchmarks, per system"
     notes: list[str] = field(default_factory=list)
+    # How each run's own interval per benchmark was computed (evalsuite.stats.intervals.method_name).
+    interval_methods: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready form (tuple keys become 'system/task')."""
@@ -97,6 +99,7 @@ class Comparison:
             "averages": flat(self.averages), "average_differences": flat(self.average_differences),
             "n_resamples": self.n_resamples, "n_permutations": self.n_permutations, "seed": self.seed,
             "confidence": self.confidence, "alpha": self.alpha, "correction": self.correction, "notes": self.notes,
+            "interval_methods": self.interval_methods,
         }
 
 
@@ -145,7 +148,7 @@ def compare(
                         confidence, alpha)
 
     def one_task(task: str) -> tuple[Comparison, _TaskDraws]:
-        part = replace(result, means={}, differences={}, notes=[])
+        part = replace(result, means={}, differences={}, notes=[], interval_methods=[])
         present = [n for n in names if task in by_name[n].tasks]
         if baseline in present:
             return part, _paired_task(part, task, present, by_name, test)
@@ -159,6 +162,7 @@ def compare(
             result.means.update(part.means)
             result.differences.update(part.differences)
             result.notes.extend(part.notes)
+            result.interval_methods.extend(m for m in part.interval_methods if m not in result.interval_methods)
             draws[task] = drawn
     _correct(result)
     for group, members in groups.items():
@@ -169,6 +173,9 @@ def compare(
 def _estimates(result: Comparison, task: str, names: list[str], matrix: np.ndarray, by_name: Mapping[str, SystemScores]) -> None:
     """Each system's mean and interval: the run's stored interval when it matches these scores, else the same method."""
     n = matrix.shape[1]
+    method = method_name(metric_kind(result.metric, matrix))
+    if method not in result.interval_methods:
+        result.interval_methods.append(method)
     computed: list[Interval] | None = None
     for j, name in enumerate(names):
         stored = by_name[name].intervals.get(task)

@@ -78,6 +78,8 @@ def test_any_runs_baseline_layout_metric_test_and_format_give_a_table_or_one_cle
                    "--test", data.draw(st.sampled_from(["auto", "mcnemar", "randomization", "bootstrap"])),
                    "--format", data.draw(st.sampled_from(sorted(RENDERERS))), "--stats-json", str(Path(tmp) / "stats.json")]
         options += ["--ci"] if data.draw(st.booleans()) else []
+        if data.draw(st.integers(0, 4)) == 0:
+            options += ["--plot-bars", str(Path(tmp) / "bars.svg"), "--plot-forest", str(Path(tmp) / "forest.svg")]
         options += ["--baseline", baseline] if baseline else []
         try:
             result = _table(cli, order, *options)
