@@ -1,4 +1,5 @@
-"""Vectorized resampling: bootstrap means and sign-flip randomization, the same draws for every system."""
+"""Vectorized resampling, exact and seeded: bootstrap means (one set of resamples for all systems, frequent score
+patterns counted by a multinomial draw), the 2×2-table bootstrap of 0/1 scores, and sign-flip randomization."""
 
 from __future__ import annotations
 

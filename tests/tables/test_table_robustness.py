@@ -13,32 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalsuite.errors import EvalsuiteError
-from evalsuite.runs import ExampleRecord, Manifest, RunDirectory, summarize
-from evalsuite.runs.columns import write_scores
-from evalsuite.runs.provenance import base_manifest_fields
 from evalsuite.tables.layouts import LAYOUTS
 from evalsuite.tables.render import RENDERERS
 
 TASK_SIZES = {"nq": 9, "hotpotqa": 7, "bamboogle": 5, "musique": 6, "my_task": 4}
 METHODS = ("search-r1", "progress", None)
-
-
-def write_run(path: Path, tasks: dict[str, list[dict[str, float] | None]], method: str | None = None,
-              columns: bool = True) -> Path:
-    """A run directory: task → per-example metrics (None = a failed example), metrics.json and scores.npz."""
-    run = RunDirectory(path)
-    run.write_manifest(Manifest(tasks=list(tasks), method=method, **base_manifest_fields()))
-    records = [
-        ExampleRecord(id=f"{task}-{i:02d}", task=task, question="q?", golden_answers=["a"], prediction=None if m is None else "a",
-                      status="failed" if m is None else "ok", error="HTTP 503" if m is None else None, metrics=m or {})
-        for task, examples in tasks.items() for i, m in enumerate(examples)
-    ]
-    with run.writer(fresh=True) as writer:
-        writer.extend(records)
-    run.write_metrics(summarize(records))
-    if columns:
-        write_scores(path, records)
-    return path
 
 
 @st.composite
@@ -68,7 +47,7 @@ def _table(cli, dirs: list[Path], *options: str):
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(runs=run_sets(), data=st.data())
-def test_any_runs_baseline_layout_metric_test_and_format_give_a_table_or_one_clear_error(cli, runs, data):
+def test_any_runs_baseline_layout_metric_test_and_format_give_a_table_or_one_clear_error(cli, write_run, runs, data):
     with tempfile.TemporaryDirectory() as tmp:
         dirs = [write_run(Path(tmp) / name, tasks, method, columns) for name, tasks, method, columns in runs]
         order = data.draw(st.permutations(dirs))
@@ -103,7 +82,7 @@ def _full(rng: np.random.Generator, tasks: tuple[str, ...], p: float) -> dict[st
     return {t: [{"em": float(v), "f1": float(v)} for v in rng.random(TASK_SIZES[t] * 4) < p] for t in tasks}
 
 
-def test_every_run_can_be_the_baseline(cli, tmp_path):
+def test_every_run_can_be_the_baseline(cli, write_run, tmp_path):
     """The reported crash: a baseline that is not the first run, with an average column. Every run, by name."""
     rng = np.random.default_rng(0)
     tasks = ("nq", "hotpotqa", "bamboogle")
