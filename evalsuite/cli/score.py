@@ -32,7 +32,6 @@ def _unique_name(path: Path, taken: set[str]) -> str:
 
 def _score_result_file(path: Path, out_dir: Path, task: str | None) -> list[str]:
     from evalsuite.runs import Manifest, RunDirectory, summarize
-    from evalsuite.runs.columns import write_scores
     from evalsuite.metrics.process import add_process_metrics
     from evalsuite.runs.flashrag import compare_with_recorded, records_from_result_file
     from evalsuite.runs.provenance import base_manifest_fields
@@ -58,15 +57,14 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None) -> list[str]
     run.write_manifest(manifest)
     with run.writer(fresh=True) as writer:
         writer.extend(records)
+    _write_scores(run.path, records)
     run.write_metrics(_with_process(summarize(records), process))
-    write_scores(run.path, records)
     return compare_with_recorded(records, recorded)
 
 
 def _rescore_run(path: Path, out_dir: Path) -> None:
     from evalsuite.metrics.process import add_process_metrics
     from evalsuite.runs import RunDirectory, summarize
-    from evalsuite.runs.columns import write_scores
     from evalsuite.runs.provenance import now_iso
     from evalsuite.scoring import score_record
 
@@ -83,14 +81,21 @@ def _rescore_run(path: Path, out_dir: Path) -> None:
         target.write_manifest(manifest_extra)
         with target.writer(fresh=True) as writer:
             writer.extend(records)
+    _write_scores(target.path, records)
     target.write_metrics(_with_process(summarize(records), process))
-    write_scores(target.path, records)
 
 
 def _with_process(metrics, process: dict):
     """metrics.json with the rule-based process metrics (novelty, Search Efficiency, turn statistics) in `extra`."""
     metrics.extra["process"] = process
     return metrics
+
+
+def _write_scores(run_dir: Path, records) -> None:
+    """scores.npz beside the predictions just written: the per-example scores `evalsuite table` reads."""
+    from evalsuite.runs.columns import write_scores
+
+    write_scores(run_dir, records)
 
 
 def _summary_table(scored: list[ScoredInput]) -> Table:
