@@ -12,8 +12,14 @@ import numpy as np
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.stats import resample
-from evalsuite.stats.intervals import CONFIDENCE, Interval, mean_intervals, method_name, metric_kind
 from evalsuite.stats.correction import holm
+from evalsuite.stats.intervals import (
+    CONFIDENCE,
+    Interval,
+    mean_intervals,
+    method_name,
+    metric_kind,
+)
 from evalsuite.stats.pairing import aligned_matrix
 from evalsuite.stats.resample import DEFAULT_SEED, is_binary
 from evalsuite.stats.significance import mcnemar_pvalues

@@ -33,7 +33,7 @@ def _within(estimate: np.ndarray, expected: np.ndarray, standard_error: np.ndarr
 def test_pattern_count_bootstrap_has_the_bootstrap_mean_and_covariance():
     rng = np.random.default_rng(11)
     scores = _discrete_scores(rng, 400)
-    patterns, counts = np.unique(scores.T, axis=0, return_counts=True)
+    _, counts = np.unique(scores.T, axis=0, return_counts=True)
     assert counts.max() >= resample.MIN_PATTERN_COUNT and (counts < resample.MIN_PATTERN_COUNT).any()  # both paths
     means = resample.bootstrap_means(scores, DRAWS, resample.stream(3, "x"))
     n = scores.shape[1]
