@@ -13,6 +13,11 @@ from rich.table import Table
 
 from evalsuite.errors import EvalsuiteError
 
+# Exit codes of `evalsuite run` (README.md): 0 every example ran; 2 a usage or data error, or the run stopped early
+# (finished examples are kept, --resume continues); 3 the run finished but some examples failed (backend error,
+# missing recording, retriever failure) and --allow-failures was not given.
+EXIT_FAILED_EXAMPLES = 3
+
 
 def _options(pairs: list[str]) -> dict[str, object]:
     out: dict[str, object] = {}
@@ -33,9 +38,20 @@ def _scalar(value: str) -> object:
     return {"true": True, "false": False}.get(value.lower(), value)
 
 
+def failures_note(metrics) -> str | None:
+    """How many examples failed and how the means treat them; None when none failed."""
+    failed = sum(summary.n_failed for summary in metrics.tasks.values())
+    if not failed:
+        return None
+    total = sum(summary.n for summary in metrics.tasks.values())
+    return (f"{failed} of {total} examples failed (backend error, missing recording or retriever failure; see the "
+            f"'failed' column): they score 0 on every metric and count in n, so the means include them as wrong answers.")
+
+
 def results_table(metrics, title: str) -> Table:
-    """The per-task results table printed at the end of a run."""
-    table = Table(title=title)
+    """The per-task results table printed at the end of a run; a caption says how many examples failed."""
+    note = failures_note(metrics)
+    table = Table(title=title, caption=note, caption_justify="left")
     for column in ("task", "n", "failed", "EM", "95% CI", "cover-EM", "F1", "retrieval hit", "searches", "answered"):
         table.add_column(column, justify="right" if column != "task" else "left")
     for task, summary in metrics.tasks.items():
@@ -71,6 +87,7 @@ def run_command(
     resume: bool = typer.Option(False, "--resume", help="Continue the run in -o: finished examples are kept, failed ones retried."),
     backend_option: list[str] = typer.Option([], "--backend-option", help="KEY=VALUE passed to the backend (repeatable)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (default: runs/<timestamp>)."),
+    allow_failures: bool = typer.Option(False, "--allow-failures", help=f"Exit 0 even when some examples failed (default: exit {EXIT_FAILED_EXAMPLES})."),
 ) -> None:
     """Run a search agent over benchmarks and write a run directory (no --model: the embedded CPU demo)."""
     from evalsuite.agent.engine import RolloutConfig
@@ -121,6 +138,10 @@ def run_command(
         console.print(f"[yellow]note:[/] {note}")
     if result.stopped:
         raise EvalsuiteError(f"the run stopped early: {result.stopped}", hint=f"finished examples are kept; continue with --resume -o {out}")
+    if failures_note(result.metrics) and not allow_failures:
+        Console(stderr=True).print(f"[bold red]error:[/] some examples failed; exit code {EXIT_FAILED_EXAMPLES} "
+                                   f"(--allow-failures exits 0; --resume -o {out} retries them)", highlight=False)
+        raise typer.Exit(code=EXIT_FAILED_EXAMPLES)
 
 
 def _run_with_progress(spec, console: Console):

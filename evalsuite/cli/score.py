@@ -73,6 +73,7 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str,
     run.write_manifest(manifest)
     with run.writer(fresh=True) as writer:
         writer.extend(records)
+    _write_scores(run.path, records)
     run.write_metrics(_with_process(summarize(records), process))
     return compare_with_recorded(records, recorded) + compare_averages(source, records, recorded), source.metric_file is not None
 
@@ -96,6 +97,7 @@ def _rescore_run(path: Path, out_dir: Path) -> None:
         target.write_manifest(manifest_extra)
         with target.writer(fresh=True) as writer:
             writer.extend(records)
+    _write_scores(target.path, records)
     target.write_metrics(_with_process(summarize(records), process))
 
 
@@ -103,6 +105,13 @@ def _with_process(metrics, process: dict):
     """metrics.json with the rule-based process metrics (novelty, Search Efficiency, turn statistics) in `extra`."""
     metrics.extra["process"] = process
     return metrics
+
+
+def _write_scores(run_dir: Path, records) -> None:
+    """scores.npz beside the predictions just written: the per-example scores `evalsuite table` reads."""
+    from evalsuite.runs.columns import write_scores
+
+    write_scores(run_dir, records)
 
 
 def _summary_table(scored: list[ScoredInput]) -> Table:

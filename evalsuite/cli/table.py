@@ -19,7 +19,7 @@ def table_command(
     layout: str = typer.Option("compact", "--layout", help="progress-table1, oases-table1 or compact."),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Run name (directory name) or manifest method of the baseline; default the first run."),
     metric: str = typer.Option("em", "--metric", help="Per-example metric: em, cover_em, f1, retrieval_hit, ..."),
-    ci: bool = typer.Option(False, "--ci", help="Show ± the half-width of each mean's 95% bootstrap interval."),
+    ci: bool = typer.Option(False, "--ci", help="Show ± the half-width of each mean's 95% interval (Wilson for 0/1 metrics, bootstrap otherwise; as in metrics.json)."),
     differences: bool = typer.Option(True, "--differences/--no-differences", help="Also print the paired-differences table (Δ, CI, test, p, Holm p)."),
     test: str = typer.Option("auto", "--test", help="auto (McNemar for 0/1 metrics, else randomization), mcnemar, randomization or bootstrap."),
     resamples: int = typer.Option(10_000, "--resamples", min=100, help="Bootstrap resamples."),
@@ -51,8 +51,7 @@ def table_command(
         tables = _run_tables(runs or [], layout, baseline, metric, ci, differences, test, resamples, permutations, seed,
                              stats_json, plot_bars, plot_forest)
     if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text("\n".join(render(t, fmt) for t in tables), encoding="utf-8")
+        _write(output, "\n".join(render(t, fmt) for t in tables))
         typer.echo(f"wrote {output}", err=True)
     elif fmt == "terminal":
         from rich.console import Console
@@ -89,9 +88,7 @@ def _run_tables(runs, layout, baseline, metric, ci, differences, test, resamples
     if differences and len(data) > 1:
         tables.append(differences_table(main, order))
     if stats_json is not None:
-        stats_json.parent.mkdir(parents=True, exist_ok=True)
-        payload = {m: c.to_dict() for m, c in built.comparisons.items()}
-        stats_json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        _write(stats_json, json.dumps({m: c.to_dict() for m, c in built.comparisons.items()}, indent=2) + "\n")
     if plot_bars is not None:
         from evalsuite.tables.plots import plot_bars as bars
 
@@ -101,6 +98,14 @@ def _run_tables(runs, layout, baseline, metric, ci, differences, test, resamples
 
         forest(main, plot_forest)
     return tables
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise EvalsuiteError(f"cannot write {path}: {exc.strerror or exc}", hint="choose a writable file path") from None
 
 
 def register(app: typer.Typer) -> None:

@@ -20,6 +20,7 @@ from evalsuite.errors import EvalsuiteError
 from evalsuite.leaderboard.verify import VerificationReport
 from evalsuite.reported import ReportedTable, default_root, list_reported, load_reported
 from evalsuite.stats import SystemScores, compare, holm
+from evalsuite.stats.intervals import method_name, metric_kind
 from evalsuite.tasks.registry import get_task
 
 # The seven public benchmarks of the Search-R1 protocol and the advertising-domain task.
@@ -112,6 +113,11 @@ def _pct(value: float) -> float:
     return round(100.0 * value, 6)
 
 
+def interval_method(metric: str, scores: dict[str, float]) -> str:
+    """How metrics.json computed this entry's interval (one method per metric kind: evalsuite.stats.intervals)."""
+    return method_name(metric_kind(metric, np.fromiter(scores.values(), dtype=float)))
+
+
 def _significance(entries: Sequence[Entry], task: str, metric: str) -> tuple[str | None, dict[str, float]]:
     """The top entry on a task and each other entry's raw p-value against it (same split only)."""
     present = [e for e in entries if task in e.report.tasks]
@@ -152,7 +158,7 @@ def verified_table(entries: Sequence[Entry], metric: str, entry_href: str = "ent
                 continue
             s = verified.summary.metrics[metric]
             cell = Cell(value=_pct(s.mean), text=f"{100 * s.mean:.1f}", ci=f"[{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]")
-            title = f"{task_label(task)} {verified.split}, n={verified.summary.n}: {METRICS[metric]} {100 * s.mean:.2f}, 95% CI {cell.ci} (bootstrap)"
+            title = f"{task_label(task)} {verified.split}, n={verified.summary.n}: {METRICS[metric]} {100 * s.mean:.2f}, 95% CI {cell.ci} ({interval_method(metric, entry.scores(task, metric))})"
             if tops[task] == entry.id:
                 cell.group, cell.css = "a", "top"
                 title += "; top entry of this column"
