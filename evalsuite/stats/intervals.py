@@ -5,7 +5,7 @@ metrics.json (evalsuite.runs.summary), `evalsuite table` (evalsuite.stats.compar
 
 - binary metrics (0/1 per example: EM, cover-EM, retrieval hit): the Wilson score interval. A percentile
   bootstrap of a rare rate collapses to [0, 0] when no example succeeds and covers a 1% rate on 125 questions
-  only about 72% of the time; Wilson's exact coverage stays within 93–97.5% (tests/stats/test_coverage.py).
+  only about 72% of the time; Wilson's exact coverage stays within 93–97.5% (tests/stats/test_interval_coverage.py).
 - continuous metrics (F1, precision, recall, counts): the percentile bootstrap of the run's own scores on the
   benchmark, drawn from the benchmark's stream (`resample.stream(INTERVAL_SEED, task)`) over the sorted scores, so
   the interval depends only on the run's scores, never on the order of its examples or on other runs.
