@@ -170,6 +170,6 @@ def list_methods() -> list[str]:
 
 def _register_builtins() -> None:
     # Importing these modules registers the reference method, the seed papers' methods and the baselines.
-    import baselines  # noqa: F401
+    import evalsuite.baselines  # noqa: F401
     import evalsuite.agent.methods  # noqa: F401
     import evalsuite.agent.search_r1  # noqa: F401

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from baselines.base import first_line
+from evalsuite.baselines.base import first_line
 from evalsuite.cli import app
 from evalsuite.errors import EvalsuiteError
 from evalsuite.lmeval_export import export_tasks, process_results
