@@ -18,6 +18,7 @@ SOURCE_FOLDERS = {
     "evalsuite.baselines": "baselines",
     "evalsuite.train_recipes": "train_recipes",
     "evalsuite.results": "results",
+    "evalsuite.leaderboard_data": "leaderboard",
 }
 
 

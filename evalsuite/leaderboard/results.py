@@ -19,7 +19,7 @@ from evalsuite.leaderboard.submission import SUBMISSION_FILE, VERIFICATION_FILE,
 from evalsuite.leaderboard.verify import Limits, VerificationReport, verify_submission
 from evalsuite.runs.provenance import git_commit, now_iso
 
-ENTRIES_DIR = "runs"
+ENTRIES_DIR = "entries"
 
 
 def entry_id(name: str) -> str:
