@@ -11,7 +11,7 @@ from rich.console import Console
 
 from evalsuite.errors import DataError, EvalsuiteError
 
-leaderboard_app = typer.Typer(help="Verify submissions, file them under results/ and build the static leaderboard site.",
+leaderboard_app = typer.Typer(help="Verify submissions, file them under leaderboard/entries/ and build the static leaderboard site.",
                               no_args_is_help=True)
 
 
@@ -128,15 +128,15 @@ def verify_command(
 
 def add_command(
     submission: Path = typer.Argument(..., help="Submission directory or .tar.gz."),
-    results: Path = typer.Option(Path("results"), "--results", help="The results/ tree to file it in."),
+    leaderboard: Path = typer.Option(Path("leaderboard"), "--leaderboard", help="The leaderboard folder to file it in (entries/<entry-id>/)."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Task data directory (default: $EVALSUITE_DATA_DIR)."),
     entry: Optional[str] = typer.Option(None, "--id", help="Entry id (default: a slug of the entry's name)."),
     replace: bool = typer.Option(False, "--replace", help="Replace an existing entry with the same id."),
 ) -> None:
-    """Verify a submission and file it under results/runs/<entry-id>/."""
+    """Verify a submission and file it under leaderboard/entries/<entry-id>/."""
     from evalsuite.leaderboard.results import add_submission
 
-    target, report = add_submission(submission, results, data_dir, entry, replace)
+    target, report = add_submission(submission, leaderboard, data_dir, entry, replace)
     console = Console(soft_wrap=True)
     _print_report(report, console)
     console.print(f"filed under {target}", highlight=False)
@@ -144,14 +144,14 @@ def add_command(
 
 def build_command(
     output: Path = typer.Option(..., "-o", "--output", help="Directory that receives the static site."),
-    results: Path = typer.Option(Path("results"), "--results", help="The results/ tree (runs/ and reported/)."),
-    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Task data directory for re-verification (default: $EVALSUITE_DATA_DIR)."),
-    page_size: int = typer.Option(25, "--page-size", help="Examples per page of the trajectory browser.", min=1),
+    leaderboard: Optional[Path] = typer.Option(None, "--leaderboard", help="The leaderboard folder (entries/, site.yaml); default ./leaderboard, else the one shipped with evalsuite."),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Task data directory for re-verification (default: $EVALSUITE_DATA_DIR, then the download cache)."),
+    page_size: Optional[int] = typer.Option(None, "--page-size", help="Examples per page of the trajectory browser (default: site.yaml's page_size).", min=1),
 ) -> None:
-    """Build the static leaderboard site from results/: every entry is re-verified and rescored first."""
+    """Build the static leaderboard site: every entry is re-verified and rescored first; paper tables come from evalsuite."""
     from evalsuite.leaderboard.site import build_site
 
-    summary = build_site(results, output, data_dir=data_dir, page_size=page_size)
+    summary = build_site(leaderboard, output, data_dir=data_dir, page_size=page_size)
     Console(soft_wrap=True).print(f"site written to {output}: {summary}", highlight=False, markup=False)
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from evalsuite.console import echo_json, escape, out_console, print_table, progress
 from evalsuite.errors import EvalsuiteError
 
 
@@ -143,37 +143,54 @@ def score_command(
     task: Optional[str] = typer.Option(None, "--task", help="Task of the result files (default: inferred from each file name)."),
     check_recorded: bool = typer.Option(False, "--check-recorded", help="Fail if any prediction or em/acc/f1 differs from the one recorded in the file."),
     show: int = typer.Option(10, "--show-differences", help="How many differences to list per input."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: each input's run directory, metrics and differences."),
 ) -> None:
     """Rescore run directories and FlashRAG / Search-R1 result files; write a run directory per input."""
-    console = Console()
     taken: set[str] = set()
     scored: list[ScoredInput] = []
-    for path in inputs:
-        name = _unique_name(path, taken)
-        out_dir = output / name
-        if path.is_dir():
-            differences = _rescore_run(path, out_dir)
-        elif path.suffix == ".json":
-            differences = _score_result_file(path, out_dir, task)
-        else:
-            raise EvalsuiteError(f"{path}: not a run directory or a FlashRAG result file (.json)")
-        scored.append(ScoredInput(name, out_dir, differences))
-    console.print(_summary_table(scored))
-    console.print(_process_table(scored))
-    console.print(f"run directories written under {output}")
-    if check_recorded:
-        failed = [item for item in scored if item.differences]
-        for item in scored:
-            if item.differences is None:
-                console.print(f"[yellow]-[/] {item.name}: a run directory; no recorded scores from another pipeline to check")
-            elif not item.differences:
-                console.print(f"[green]✓[/] {item.name}: every recorded prediction and em/acc/f1 reproduced")
-        for item in failed:
-            console.print(f"[red]✗[/] {item.name}: {len(item.differences)} differences from the recorded scores; first {min(show, len(item.differences))}:")
+    with progress() as bars:
+        bar = bars.add_task("score", total=len(inputs))
+        for path in inputs:
+            name = _unique_name(path, taken)
+            out_dir = output / name
+            if path.is_dir():
+                differences = _rescore_run(path, out_dir)
+            elif path.suffix == ".json":
+                differences = _score_result_file(path, out_dir, task)
+            else:
+                raise EvalsuiteError(f"{path}: not a run directory or a FlashRAG result file (.json)")
+            scored.append(ScoredInput(name, out_dir, differences))
+            bars.advance(bar)
+    failed = [item for item in scored if item.differences] if check_recorded else []
+    if as_json:
+        from evalsuite.runs import RunDirectory
+
+        echo_json({"inputs": [{"name": item.name, "run_directory": str(item.out_dir),
+                               "metrics": RunDirectory(item.out_dir).read_metrics().model_dump(mode="json"),
+                               "differences": item.differences} for item in scored]})
+    else:
+        _print_scored(scored, output, check_recorded, show)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _print_scored(scored: list[ScoredInput], output: Path, check_recorded: bool, show: int) -> None:
+    print_table(_summary_table(scored))
+    print_table(_process_table(scored))
+    console = out_console(markup=True)
+    console.print(f"run directories written under {escape(str(output))}")
+    if not check_recorded:
+        return
+    for item in scored:
+        if item.differences is None:
+            console.print(f"[yellow]-[/] {escape(item.name)}: a run directory; no recorded scores from another pipeline to check")
+        elif not item.differences:
+            console.print(f"[green]✓[/] {escape(item.name)}: every recorded prediction and em/acc/f1 reproduced")
+    for item in scored:
+        if item.differences:
+            console.print(f"[red]✗[/] {escape(item.name)}: {len(item.differences)} differences from the recorded scores; first {min(show, len(item.differences))}:")
             for line in item.differences[:show]:
-                console.print(f"    {line}", highlight=False)
-        if failed:
-            raise typer.Exit(1)
+                console.print(f"    {escape(line)}")
 
 
 def register(app: typer.Typer) -> None:

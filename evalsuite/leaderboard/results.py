@@ -1,4 +1,4 @@
-"""The repository's `results/` tree: accepted submissions filed under `results/runs/<entry-id>/`.
+"""The leaderboard folder: accepted submissions filed under `leaderboard/entries/<entry-id>/`, the site's settings.
 
 An entry is the submission as submitted (submission.json, checksums.sha256, runs/…) plus `verification.json`,
 the record of the verification that accepted it. The site never trusts that record: it verifies again.
@@ -20,6 +20,7 @@ from evalsuite.leaderboard.verify import Limits, VerificationReport, verify_subm
 from evalsuite.runs.provenance import git_commit, now_iso
 
 ENTRIES_DIR = "entries"
+DEFAULT_DIR = "leaderboard"
 
 
 def entry_id(name: str) -> str:
@@ -31,17 +32,30 @@ def entry_id(name: str) -> str:
     return slug
 
 
-def list_entries(results_dir: Path) -> list[Path]:
-    """Every filed entry under results/runs/, sorted by id."""
-    base = Path(results_dir) / ENTRIES_DIR
+def resolve_leaderboard_dir(leaderboard_dir: str | Path | None) -> Path:
+    """The folder given, else ./leaderboard when it holds entries/, else the leaderboard shipped with evalsuite."""
+    from evalsuite.resources import packaged_leaderboard_dir
+
+    if leaderboard_dir is not None:
+        path = Path(leaderboard_dir)
+        if not path.is_dir():
+            raise EvalsuiteError(f"leaderboard directory {path} does not exist", hint="pass --leaderboard DIR (the folder holding entries/)")
+        return path
+    here = Path(DEFAULT_DIR)
+    return here if (here / ENTRIES_DIR).is_dir() else packaged_leaderboard_dir()
+
+
+def list_entries(leaderboard_dir: Path) -> list[Path]:
+    """Every filed entry under <leaderboard>/entries/, sorted by id."""
+    base = Path(leaderboard_dir) / ENTRIES_DIR
     if not base.is_dir():
         return []
     return sorted(p for p in base.iterdir() if (p / SUBMISSION_FILE).is_file())
 
 
-def add_submission(submission: Path, results_dir: Path, data_dir: str | Path | None = None, entry: str | None = None,
+def add_submission(submission: Path, leaderboard_dir: Path, data_dir: str | Path | None = None, entry: str | None = None,
                    replace: bool = False, limits: Limits | None = None) -> tuple[Path, VerificationReport]:
-    """Verify a submission and, if accepted, file it under results/runs/<entry-id>/ with its verification record."""
+    """Verify a submission and, if accepted, file it under <leaderboard>/entries/<entry-id>/ with its verification record."""
     report = verify_submission(submission, data_dir, limits)
     if not report.accepted:
         first = report.problem_lines()[:3]
@@ -53,7 +67,7 @@ def add_submission(submission: Path, results_dir: Path, data_dir: str | Path | N
     identifier = entry_id(entry or report.info.name)
     if entry is not None and identifier != entry:
         raise EvalsuiteError(f"entry id {entry!r} is not a slug", hint=f"use {identifier!r}")
-    target = Path(results_dir) / ENTRIES_DIR / identifier
+    target = Path(leaderboard_dir) / ENTRIES_DIR / identifier
     if target.exists() and not replace:
         raise EvalsuiteError(f"{target} already exists", hint="pass --replace to file this submission over it, or --id ID")
     record = report.to_dict()

@@ -92,9 +92,13 @@ def load_config(path: str | Path, method: str | None = None) -> TrainConfig:
     """Read a recipe YAML; the file names its method, which must agree with `method` when given."""
     import yaml
 
+    from evalsuite.resources import packaged_recipe_config
+
     path = Path(path)
     if not path.is_file():
-        raise DataError(f"{path}: no such config file", hint="see train_recipes/configs/<method>/cpu_smoke.yaml")
+        path = packaged_recipe_config(method or "", str(path)) or path
+    if not path.is_file():
+        raise DataError(f"{path}: no such config file", hint="pass a YAML file, or a shipped config: cpu_smoke, gpu or <method>/cpu_smoke")
     try:
         raw = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as exc:

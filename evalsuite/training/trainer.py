@@ -209,7 +209,9 @@ def recipe_main(method: str, argv: list[str] | None = None) -> TrainResult:
 
     from evalsuite.training.config import load_config
 
-    default = Path(__file__).resolve().parents[2] / "train_recipes" / "configs" / method / "cpu_smoke.yaml"
+    from evalsuite.resources import recipe_configs_dir
+
+    default = recipe_configs_dir() / method / "cpu_smoke.yaml"
     parser = argparse.ArgumentParser(description=f"the {method} training recipe")
     parser.add_argument("--config", "-c", type=Path, default=default)
     parser.add_argument("--out", "-o", type=Path, default=Path("checkpoints") / method)
