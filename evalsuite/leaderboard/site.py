@@ -66,15 +66,21 @@ def load_settings(leaderboard_dir: Path) -> SiteSettings:
 
 def load_entries(leaderboard_dir: Path, data_dir: str | Path | None) -> list[Entry]:
     """Re-verify every filed entry; one that no longer verifies stops the build, naming it."""
+    from evalsuite.console import progress
+
     entries = []
-    for path in list_entries(leaderboard_dir):
-        report = verify_submission(path, data_dir)
-        if not report.accepted:
-            raise EvalsuiteError(
-                f"leaderboard entry {path} does not verify: " + "; ".join(report.problem_lines()[:3]),
-                hint=f"run `evalsuite leaderboard verify {path}` for the full report (is --data-dir set?)",
-            )
-        entries.append(Entry(path.name, path, report))
+    paths = list_entries(leaderboard_dir)
+    with progress() as bars:
+        bar = bars.add_task("verify entries", total=len(paths))
+        for path in paths:
+            report = verify_submission(path, data_dir)
+            if not report.accepted:
+                raise EvalsuiteError(
+                    f"leaderboard entry {path} does not verify: " + "; ".join(report.problem_lines()[:3]),
+                    hint=f"run `evalsuite leaderboard verify {path}` for the full report (is --data-dir set?)",
+                )
+            entries.append(Entry(path.name, path, report))
+            bars.advance(bar)
     return entries
 
 
