@@ -11,7 +11,7 @@ from evalsuite.errors import DataError, EvalsuiteError
 from evalsuite.runs import ExampleRecord, Manifest, RunDirectory
 from evalsuite.stats import SystemScores
 
-# The settings that make two rows comparable (ARCHITECTURE.md §6); a row that differs from the baseline is marked.
+# The settings that make two rows comparable (docs/architecture.md); a row that differs from the baseline is marked.
 SETTING_FIELDS = ("corpus", "retriever", "topk", "max_turns", "subset")
 SETTINGS_MARK = "§"
 

@@ -88,7 +88,7 @@ def test_lm_eval_runs_the_exported_task_offline_and_reports_our_metrics(tmp_path
     subprocess.run([sys.executable, "-c", SMOLLM2_DEQUANTIZE, str(model_dir)], check=True, timeout=900)
     export_tasks(tmp_path / "tasks", ["bamboogle"], settings=["direct"], data_dir=str(benchmarks_dir))
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    # With the chat template SmolLM2-Instruct writes real answers; on the raw prompt it stops at once (SMALL_MODELS.md).
+    # With the chat template SmolLM2-Instruct writes real answers; on the raw prompt it stops at once.
     command = [
         "lm_eval", "--include_path", str(tmp_path / "tasks"), "--tasks", "evalsuite_bamboogle_direct", "--model", "hf",
         "--model_args", f"pretrained={model_dir},dtype=float32", "--device", "cpu", "--limit", "5",
