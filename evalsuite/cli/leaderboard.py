@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from evalsuite.errors import DataError, EvalsuiteError
 
@@ -87,12 +88,12 @@ def submit_command(
         raise EvalsuiteError(f"submission metadata is incomplete or invalid: {where}",
                              hint="pass --name, --method and --model (or an --info file)") from None
     path = pack_submission(list(runs), output, info, _parse_splits(split), overwrite=overwrite)
-    Console(soft_wrap=True).print(f"submission written to {path}; check it with `evalsuite leaderboard verify {path}`", highlight=False)
+    Console(soft_wrap=True).print(f"submission written to {path}; check it with `evalsuite leaderboard verify {path}`", highlight=False, markup=False)
 
 
 def _print_report(report, console: Console) -> None:
     status = "[green]ACCEPTED[/]" if report.accepted else "[red]REJECTED[/]"
-    console.print(f"{status} {report.submission} ({report.n_files} files)", highlight=False)
+    console.print(f"{status} {escape(str(report.submission))} ({report.n_files} files)", highlight=False)
     if report.info is not None:
         console.print(f"  entry: {report.info.name} · method {report.info.method} · model {report.info.model.name}"
                       f" · setting {report.info.setting.key()}", highlight=False, markup=False)
@@ -139,7 +140,7 @@ def add_command(
     target, report = add_submission(submission, leaderboard, data_dir, entry, replace)
     console = Console(soft_wrap=True)
     _print_report(report, console)
-    console.print(f"filed under {target}", highlight=False)
+    console.print(f"filed under {target}", highlight=False, markup=False)
 
 
 def build_command(
