@@ -78,11 +78,9 @@ def read_manifest(directory: Path) -> dict[str, dict]:
 
 
 def check_downloaded(path: Path, task: str) -> None:
-    """Refuse a file in a download folder that is not exactly what was downloaded for this task."""
-    entry = read_manifest(path.parent).get(path.name)
+    """Refuse a recorded download that is no longer exactly what was downloaded for this task."""
+    entry = read_manifest(path.parent)[path.name]
     again = f"run `evalsuite data download --tasks {task} --dest {path.parent}` again"
-    if entry is None:
-        raise DataError(f"{path}: not recorded as a finished download (interrupted, or copied in by hand?)", hint=again)
     if entry.get("task") != task:
         raise DataError(f"{path}: holds rows of task {entry.get('task')!r}, not {task!r}", hint=again)
     if file_sha256(path) != entry.get("sha256"):

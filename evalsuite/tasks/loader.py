@@ -34,14 +34,14 @@ def resolve_data_dir(data_dir: str | Path | None) -> Path | None:
 def find_split_file(task: Task, split: str, data_dir: str | Path | None = None) -> tuple[Path, DataDir] | None:
     """The first local file of a split in --data-dir, $EVALSUITE_DATA_DIR and the download cache, in that order.
 
-    A file that a download recorded is checked against its record (task, sha256); in the download cache every file
-    must have such a record, so a half-finished or hand-edited download is refused with the command that redoes it.
+    A file that a download recorded is checked against its record (task, sha256), so a damaged, edited or swapped
+    download is refused with the command that redoes it; files put there by hand are read as any local file.
     """
     for place in data_dirs(data_dir):
         path = local_split_file(place.path, task.name, split)
         if path is None:
             continue
-        if place.label == "download cache" or ((place.path / MANIFEST).is_file() and path.name in read_manifest(place.path)):
+        if (place.path / MANIFEST).is_file() and path.name in read_manifest(place.path):
             check_downloaded(path, task.name)
         return path, place
     return None
