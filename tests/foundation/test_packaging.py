@@ -24,9 +24,9 @@ NOT_SHIPPED = ("leaderboard/seed/",)
 
 
 def tracked(folder: str) -> list[str]:
-    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", folder], cwd=REPO,
-                         capture_output=True, text=True, check=True).stdout
-    return sorted(line for line in out.splitlines() if line)
+    """The folder's files, as a clone has them (no caches; works in a copy without .git too)."""
+    files = (p for p in (REPO / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return sorted(str(p.relative_to(REPO)) for p in files)
 
 
 def package_folder(package: str) -> Path:
