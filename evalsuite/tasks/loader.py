@@ -9,7 +9,7 @@ from pathlib import Path
 
 from evalsuite.errors import DataError, EvalsuiteError, require
 from evalsuite.files import file_sha256
-from evalsuite.tasks.download import DATA_DIR_ENV, MANIFEST, DataDir, check_downloaded, data_dirs, read_manifest
+from evalsuite.tasks.download import DATA_DIR_ENV, DataDir, check_downloaded, data_dirs, read_manifest
 from evalsuite.tasks.registry import Task, get_task
 from evalsuite.tasks.rows import TaskRow, check_unique_ids, normalize_question, row_from_dict
 
@@ -41,7 +41,7 @@ def find_split_file(task: Task, split: str, data_dir: str | Path | None = None) 
         path = local_split_file(place.path, task.name, split)
         if path is None:
             continue
-        if (place.path / MANIFEST).is_file() and path.name in read_manifest(place.path):
+        if path.name in read_manifest(place.path):
             check_downloaded(path, task.name)
         return path, place
     return None
