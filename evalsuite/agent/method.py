@@ -191,7 +191,7 @@ def _register_builtins() -> None:
     # Importing these modules registers the reference method, the seed papers' methods and the baselines.
     import importlib
 
-    import baselines  # noqa: F401
+    import evalsuite.baselines  # noqa: F401
     import evalsuite.agent.search_r1  # noqa: F401
     from evalsuite.agent.methods import BUILTIN_METHOD_MODULES
 

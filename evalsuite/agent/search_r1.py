@@ -51,7 +51,7 @@ def format_passages(hits: Sequence[HitLike], truncate: Callable[[str], str] = la
 
 
 # An evalsuite addition, not Search-R1's: small base models (Gemma-3-270M) only follow the protocol after one worked
-# example (../shared/docs/SMALL_MODELS.md). The verbatim instruction carries the demonstration question; the real
+# example (docs/agent.md). The verbatim instruction carries the demonstration question; the real
 # question follows the demonstration as "Question: ...".
 ONE_SHOT_DEMO = (
     INSTRUCTION.format(question="In which city is the Colosseum?")

@@ -8,13 +8,11 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from evalsuite.errors import DataError, EvalsuiteError
 
-# The results tree `add` files entries into and `build` reads: the one place its default location is named.
-DEFAULT_RESULTS_DIR = Path("results")
-
-leaderboard_app = typer.Typer(help="Verify submissions, file them under results/ and build the static leaderboard site.",
+leaderboard_app = typer.Typer(help="Verify submissions, file them under leaderboard/entries/ and build the static leaderboard site.",
                               no_args_is_help=True)
 
 
@@ -91,14 +89,14 @@ def submit_command(
         raise EvalsuiteError(f"submission metadata is incomplete or invalid: {where}",
                              hint="pass --name, --method and --model (or an --info file)") from None
     path = pack_submission(list(runs), output, info, _parse_splits(split), overwrite=overwrite, include_failed=include_failed)
-    Console(soft_wrap=True).print(f"submission written to {path}; check it with `evalsuite leaderboard verify {path}`", highlight=False)
+    Console(soft_wrap=True).print(f"submission written to {path}; check it with `evalsuite leaderboard verify {path}`", highlight=False, markup=False)
 
 
 def _print_report(report, console: Console) -> None:
     from rich.markup import escape
 
     status = "[green]ACCEPTED[/]" if report.accepted else "[red]REJECTED[/]"
-    console.print(f"{status} {escape(report.submission)} ({report.n_files} files)", highlight=False)
+    console.print(f"{status} {escape(str(report.submission))} ({report.n_files} files)", highlight=False)
     if report.info is not None:
         console.print(f"  entry: {report.info.name} · method {report.info.method} · model {report.info.model.name}"
                       f" · setting {report.info.setting.key()}", highlight=False, markup=False)
@@ -134,15 +132,15 @@ def verify_command(
 
 def add_command(
     submission: Path = typer.Argument(..., help="Submission directory or .tar.gz."),
-    results: Path = typer.Option(DEFAULT_RESULTS_DIR, "--results", help="The results/ tree to file it in."),
+    leaderboard: Path = typer.Option(Path("leaderboard"), "--leaderboard", help="The leaderboard folder to file it in (entries/<entry-id>/)."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Task data directory (default: $EVALSUITE_DATA_DIR)."),
     entry: Optional[str] = typer.Option(None, "--id", help="Entry id (default: a slug of the entry's name)."),
     replace: bool = typer.Option(False, "--replace", help="Replace an existing entry with the same id."),
 ) -> None:
-    """Verify a submission and file it under results/runs/<entry-id>/."""
+    """Verify a submission and file it under leaderboard/entries/<entry-id>/."""
     from evalsuite.leaderboard.results import add_submission
 
-    target, report = add_submission(submission, results, data_dir, entry, replace)
+    target, report = add_submission(submission, leaderboard, data_dir, entry, replace)
     console = Console(soft_wrap=True)
     _print_report(report, console)
     console.print(f"filed under {target}", highlight=False, markup=False)
@@ -150,14 +148,14 @@ def add_command(
 
 def build_command(
     output: Path = typer.Option(..., "-o", "--output", help="Directory that receives the static site."),
-    results: Path = typer.Option(DEFAULT_RESULTS_DIR, "--results", help="The results/ tree (runs/ and reported/)."),
-    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Task data directory for re-verification (default: $EVALSUITE_DATA_DIR)."),
-    page_size: int = typer.Option(25, "--page-size", help="Examples per page of the trajectory browser.", min=1),
+    leaderboard: Optional[Path] = typer.Option(None, "--leaderboard", help="The leaderboard folder (entries/, site.yaml); default ./leaderboard, else the one shipped with evalsuite."),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Task data directory for re-verification (default: $EVALSUITE_DATA_DIR, then the download cache)."),
+    page_size: Optional[int] = typer.Option(None, "--page-size", help="Examples per page of the trajectory browser (default: site.yaml's page_size).", min=1),
 ) -> None:
-    """Build the static leaderboard site from results/: every entry is re-verified and rescored first."""
+    """Build the static leaderboard site: every entry is re-verified and rescored first; paper tables come from evalsuite."""
     from evalsuite.leaderboard.site import build_site
 
-    summary = build_site(results, output, data_dir=data_dir, page_size=page_size)
+    summary = build_site(leaderboard, output, data_dir=data_dir, page_size=page_size)
     console = Console(soft_wrap=True)
     for note in summary.notes:
         console.print(f"warning: {note}", highlight=False, markup=False)

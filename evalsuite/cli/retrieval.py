@@ -34,11 +34,15 @@ def build_command(
     max_length: Optional[int] = typer.Option(None, "--max-length", help="Encoder maximum tokens (default: the model's)."),
     keep_embeddings: bool = typer.Option(False, "--keep-embeddings", help="Keep the encoded shards after building."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing index in the directory."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars (on stderr, only when it is a terminal)."),
 ) -> None:
     """Index a corpus; writes INDEX_DIR/index.json (corpus hash, parameters, versions). Dense builds resume when rerun."""
+    import sys
+
     from evalsuite.retrieval import build_index
     from evalsuite.retrieval.manifest import read_manifest
+
+    progress = progress and sys.stderr.isatty()  # bars in a log file are noise
 
     if retriever == "bm25":
         params = dict(k1=k1, b=b, stopwords=stopwords, stemmer=stemmer, progress=progress)

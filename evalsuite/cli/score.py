@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from evalsuite.console import echo_json, escape, out_console, print_table, progress
 from evalsuite.errors import EvalsuiteError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from evalsuite.runs.flashrag import Difference
 
 
@@ -176,55 +179,67 @@ def score_command(
         False, "--check-recorded", help="Fail if any recorded prediction, per-item score or metric_score.txt average differs; each difference names the convention that explains it."
     ),
     show: int = typer.Option(10, "--show-differences", help="How many differences to list per input."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: each input's run directory, metrics and differences."),
 ) -> None:
     """Rescore run directories and FlashRAG / Search-R1 result files; write a run directory per input."""
     from evalsuite.runs.flashrag import is_flashrag_run
     from evalsuite.runs.schema import MANIFEST_FILE
 
-    console = Console()
     taken: set[str] = set()
     scored: list[ScoredInput] = []
-    for path in inputs:
-        name = _unique_name(path, taken)
-        out_dir = output / name
-        if path.is_dir() and (path / MANIFEST_FILE).is_file():
-            _rescore_run(path, out_dir)
-            scored.append(ScoredInput(name, out_dir, None))
-        elif is_flashrag_run(path) or (path.is_file() and path.suffix in (".json", ".jsonl")):
-            differences, averages = _score_result_file(path, out_dir, task, method, data_dir)
-            scored.append(ScoredInput(name, out_dir, differences, averages))
-        else:
-            raise EvalsuiteError(
-                f"{path}: unknown layout: not a run directory (manifest.json), a FlashRAG run folder (intermediate_data.json) or a result file (.json, .jsonl)",
-                hint="pass run directories, result files or FlashRAG run folders",
-            )
-    console.print(_summary_table(scored))
-    console.print(_process_table(scored))
-    console.print(f"run directories written under {output}")
-    if check_recorded:
-        _print_check(console, scored, show)
-        if any(item.differences for item in scored):
-            raise typer.Exit(1)
+    with progress() as bars:
+        bar = bars.add_task("score", total=len(inputs))
+        for path in inputs:
+            name = _unique_name(path, taken)
+            out_dir = output / name
+            if path.is_dir() and (path / MANIFEST_FILE).is_file():
+                _rescore_run(path, out_dir)
+                scored.append(ScoredInput(name, out_dir, None))
+            elif is_flashrag_run(path) or (path.is_file() and path.suffix in (".json", ".jsonl")):
+                differences, averages = _score_result_file(path, out_dir, task, method, data_dir)
+                scored.append(ScoredInput(name, out_dir, differences, averages))
+            else:
+                raise EvalsuiteError(
+                    f"{path}: unknown layout: not a run directory (manifest.json), a FlashRAG run folder (intermediate_data.json) or a result file (.json, .jsonl)",
+                    hint="pass run directories, result files or FlashRAG run folders",
+                )
+            bars.advance(bar)
+    if as_json:
+        from evalsuite.runs import RunDirectory
+
+        echo_json({"inputs": [{"name": item.name, "run_directory": str(item.out_dir),
+                               "metrics": RunDirectory(item.out_dir).read_metrics().model_dump(mode="json"),
+                               "differences": None if item.differences is None else [dataclasses.asdict(d) for d in item.differences]}
+                              for item in scored]})
+    else:
+        print_table(_summary_table(scored))
+        print_table(_process_table(scored))
+        console = out_console(markup=True)
+        console.print(f"run directories written under {escape(str(output))}")
+        if check_recorded:
+            _print_check(console, scored, show)
+    if check_recorded and any(item.differences for item in scored):
+        raise typer.Exit(1)
 
 
-def _print_check(console: Console, scored: list[ScoredInput], show: int) -> None:
+def _print_check(console: "Console", scored: list[ScoredInput], show: int) -> None:
     """Per input: reproduced, or its differences, how many each known convention explains, and the first `show`."""
     for item in scored:
         averages = " and the metric_score.txt averages" if item.checked_averages else ""
         if item.differences is None:
-            console.print(f"[yellow]-[/] {item.name}: a run directory; no recorded scores from another pipeline to check")
+            console.print(f"[yellow]-[/] {escape(item.name)}: a run directory; no recorded scores from another pipeline to check")
         elif not item.differences:
-            console.print(f"[green]✓[/] {item.name}: every recorded prediction and em/acc/f1{averages} reproduced")
+            console.print(f"[green]✓[/] {escape(item.name)}: every recorded prediction and em/acc/f1{averages} reproduced")
     for item in scored:
         if not item.differences:
             continue
         explained = Counter(d.explanation or "no known convention explains it" for d in item.differences)
-        console.print(f"[red]✗[/] {item.name}: {len(item.differences)} differences from the recorded scores, by explanation:")
+        console.print(f"[red]✗[/] {escape(item.name)}: {len(item.differences)} differences from the recorded scores, by explanation:")
         for why, count in explained.most_common():
-            console.print(f"    {count} × {why}", highlight=False)
+            console.print(f"    {count} × {escape(why)}", highlight=False)
         console.print(f"  first {min(show, len(item.differences))}:")
         for difference in item.differences[:show]:
-            console.print(f"    {difference.line()}", highlight=False, soft_wrap=True)
+            console.print(f"    {escape(difference.line())}", highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

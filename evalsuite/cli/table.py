@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
+from evalsuite.console import echo_json, out_console
 from evalsuite.errors import EvalsuiteError
 
 
@@ -15,7 +18,7 @@ def table_command(
     runs: Optional[list[Path]] = typer.Argument(None, help="Run directories (from `evalsuite run` or `evalsuite score`)."),
     reported: Optional[str] = typer.Option(None, "--reported", help="A transcribed paper table, e.g. progress:table1 (see --list-reported)."),
     list_reported: bool = typer.Option(False, "--list-reported", help="List the transcribed paper tables and exit."),
-    fmt: str = typer.Option("terminal", "--format", "-f", help="terminal, markdown, latex, csv or html."),
+    fmt: str = typer.Option("terminal", "--format", "-f", help="terminal (Markdown when stdout is not a terminal), markdown, latex, csv or html."),
     layout: str = typer.Option("compact", "--layout", help="progress-table1, oases-table1 or compact."),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Run name (directory name) or manifest method of the baseline; default the first run."),
     metric: str = typer.Option("em", "--metric", help="Per-example metric: em, cover_em, f1, retrieval_hit, ..."),
@@ -30,6 +33,7 @@ def table_command(
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write every mean, interval and p-value as JSON."),
     plot_bars: Optional[Path] = typer.Option(None, "--plot-bars", help="Bar chart with CI whiskers (.png or .svg)."),
     plot_forest: Optional[Path] = typer.Option(None, "--plot-forest", help="Forest plot of differences from the baseline (.png or .svg)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: the table(s) (or, with --list-reported, the keys)."),
 ) -> None:
     """Print a paper-style table from a paper's transcribed numbers (--reported) or from run directories."""
     from evalsuite.tables.render import RENDERERS, render, rich_table
@@ -39,7 +43,10 @@ def table_command(
     if list_reported:
         from evalsuite.reported import list_reported as keys
 
-        typer.echo("\n".join(keys()))
+        if as_json:
+            echo_json({"reported": keys()})
+        else:
+            typer.echo("\n".join(keys()))
         return
     if reported and runs:
         raise EvalsuiteError("give either --reported or run directories, not both")
@@ -50,17 +57,18 @@ def table_command(
     else:
         tables = _run_tables(runs or [], layout, baseline, metric, ci, differences, test, resamples, permutations, seed,
                              stats_json, plot_bars, plot_forest)
-    if output is not None:
+    if as_json:
+        echo_json({"tables": [dataclasses.asdict(t) for t in tables]})
+    elif output is not None:
         _write(output, "\n".join(render(t, fmt) for t in tables))
         typer.echo(f"wrote {output}", err=True)
-    elif fmt == "terminal":
-        from rich.console import Console
-
-        console = Console()
+    elif fmt == "terminal" and sys.stdout.isatty():
+        console = out_console(markup=True)  # rich_table escapes every cell's text
         for table in tables:
             console.print(rich_table(table))
     else:
-        typer.echo("\n".join(render(t, fmt) for t in tables), nl=False)
+        # Piped or redirected, the terminal format is Markdown: full width, no cell cut.
+        typer.echo("\n".join(render(t, "markdown" if fmt == "terminal" else fmt) for t in tables), nl=False)
 
 
 def _reported_table(key: str, emphasis: str):

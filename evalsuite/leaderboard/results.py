@@ -1,4 +1,4 @@
-"""The repository's `results/` tree: accepted submissions filed under `results/runs/<entry-id>/`.
+"""The leaderboard folder: accepted submissions filed under `leaderboard/entries/<entry-id>/`, the site's settings.
 
 An entry is the submission as submitted (submission.json, checksums.sha256, runs/…) plus `verification.json`,
 the record of the verification that accepted it. The site never trusts that record: it verifies again.
@@ -25,7 +25,8 @@ from evalsuite.leaderboard.submission import SUBMISSION_FILE, VERIFICATION_FILE,
 from evalsuite.leaderboard.verify import Limits, VerificationReport, verify_submission
 from evalsuite.runs.provenance import git_commit, now_iso
 
-ENTRIES_DIR = "runs"
+ENTRIES_DIR = "entries"
+DEFAULT_DIR = "leaderboard"
 PARTIAL_PREFIX = ".partial-"
 STAGED_PREFIX = ".staged-"
 REPLACED_PREFIX = ".replaced-"
@@ -41,6 +42,19 @@ def entry_id(name: str) -> str:
     return slug
 
 
+def resolve_leaderboard_dir(leaderboard_dir: str | Path | None) -> Path:
+    """The folder given, else ./leaderboard when it holds entries/, else the leaderboard shipped with evalsuite."""
+    from evalsuite.resources import packaged_leaderboard_dir
+
+    if leaderboard_dir is not None:
+        path = Path(leaderboard_dir)
+        if not path.is_dir():
+            raise EvalsuiteError(f"leaderboard directory {path} does not exist", hint="pass --leaderboard DIR (the folder holding entries/)")
+        return path
+    here = Path(DEFAULT_DIR)
+    return here if (here / ENTRIES_DIR).is_dir() else packaged_leaderboard_dir()
+
+
 def _complete(path: Path) -> bool:
     # verification.json is written last, so an entry holding it and submission.json was filed in full.
     return (path / SUBMISSION_FILE).is_file() and (path / VERIFICATION_FILE).is_file()
@@ -48,7 +62,7 @@ def _complete(path: Path) -> bool:
 
 @dataclass
 class EntryScan:
-    """The entries a results tree holds (one complete directory per id) and what interrupted filings left."""
+    """The entries a leaderboard folder holds (one complete directory per id) and what interrupted filings left."""
 
     entries: dict[str, Path] = field(default_factory=dict)  # entry id → the complete directory to read
     # Leftovers the scan worked around, one line each (the build prints them).
@@ -57,10 +71,10 @@ class EntryScan:
     broken: list[str] = field(default_factory=list)
 
 
-def scan_entries(results_dir: Path) -> EntryScan:
-    """Every filed entry under results/runs/, sorted by id, read-only: an id whose swap was interrupted is read
-    from its complete staged (new) or replaced (old) copy, and every leftover is reported."""
-    base = Path(results_dir) / ENTRIES_DIR
+def scan_entries(leaderboard_dir: Path) -> EntryScan:
+    """Every filed entry under <leaderboard>/entries/, sorted by id, read-only: an id whose swap was interrupted is
+    read from its complete staged (new) or replaced (old) copy, and every leftover is reported."""
+    base = Path(leaderboard_dir) / ENTRIES_DIR
     scan = EntryScan()
     if not base.is_dir():
         return scan
@@ -93,9 +107,9 @@ def scan_entries(results_dir: Path) -> EntryScan:
     return scan
 
 
-def list_entries(results_dir: Path) -> list[Path]:
-    """Every filed entry under results/runs/, sorted by id (see `scan_entries` for interrupted filings)."""
-    return list(scan_entries(results_dir).entries.values())
+def list_entries(leaderboard_dir: Path) -> list[Path]:
+    """Every filed entry under <leaderboard>/entries/, sorted by id (see `scan_entries` for interrupted filings)."""
+    return list(scan_entries(leaderboard_dir).entries.values())
 
 
 def _fsync_dir(path: Path) -> None:
@@ -142,10 +156,10 @@ def _stage(root: Path, base: Path, identifier: str, record: dict) -> Path:
     return staged
 
 
-def add_submission(submission: Path, results_dir: Path, data_dir: str | Path | None = None, entry: str | None = None,
+def add_submission(submission: Path, leaderboard_dir: Path, data_dir: str | Path | None = None, entry: str | None = None,
                    replace: bool = False, limits: Limits | None = None) -> tuple[Path, VerificationReport]:
-    """Verify a submission and, if accepted, file it under results/runs/<entry-id>/ with its verification record;
-    with `replace`, swap it in for an existing entry so that a kill at any point leaves one complete entry."""
+    """Verify a submission and, if accepted, file it under <leaderboard>/entries/<entry-id>/ with its verification
+    record; with `replace`, swap it in for an existing entry so that a kill at any point leaves one complete entry."""
     report = verify_submission(submission, data_dir, limits)
     if not report.accepted:
         first = report.problem_lines()[:3]
@@ -157,7 +171,7 @@ def add_submission(submission: Path, results_dir: Path, data_dir: str | Path | N
     identifier = entry_id(entry or report.info.name)
     if entry is not None and identifier != entry:
         raise EvalsuiteError(f"entry id {entry!r} is not a slug", hint=f"use {identifier!r}")
-    base = Path(results_dir) / ENTRIES_DIR
+    base = Path(leaderboard_dir) / ENTRIES_DIR
     target = base / identifier
     base.mkdir(parents=True, exist_ok=True)
     settle(base, identifier)

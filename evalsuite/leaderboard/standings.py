@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.leaderboard.verify import VerificationReport
@@ -189,18 +188,6 @@ def _average(entry: Entry, metric: str) -> Cell:
                       "entries covering different benchmarks are not directly comparable")
 
 
-def _paper_titles(root: Path) -> dict[str, str]:
-    titles: dict[str, str] = {}
-    for path in sorted(root.glob("*/*.yaml")):
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError):
-            continue
-        if isinstance(data, dict) and data.get("paper_title"):
-            titles.setdefault(path.parent.name, str(data["paper_title"]))
-    return titles
-
-
 def _reported_cell(table: ReportedTable, row: str, key: str | None) -> Cell:
     if key is None:
         return Cell()
@@ -218,7 +205,6 @@ def _reported_cell(table: ReportedTable, row: str, key: str | None) -> Cell:
 def reported_tables(root: Path | None = None) -> dict[str, MetricTable]:
     """Rows of every transcribed paper table that reports em/cover_em/f1 per benchmark, one table per metric."""
     root = root or default_root()
-    titles = _paper_titles(root)
     tables = {m: MetricTable(m, METRICS[m], columns()) for m in METRICS}
     for key in list_reported(root):
         table = load_reported(key, root)
@@ -242,8 +228,8 @@ def reported_tables(root: Path | None = None) -> dict[str, MetricTable]:
                 tables[metric].rows.append(Row(
                     name=f"{row.method}" + (f" [{row.train_set}]" if row.train_set else ""), badge="reported", cells=cells,
                     average=average, method=row.method, model=model,
-                    citation=f"{titles.get(table.paper, table.paper)}, Table {table.table}",
-                    citation_title=f"{table.caption} (transcribed from {table.source})",
+                    citation=table.citation,
+                    citation_title=f"{table.caption} (transcribed from {table.citation})",
                 ))
     return tables
 

@@ -1,4 +1,4 @@
-"""Answer metrics, following the SQuAD v1.1 / FlashRAG / Search-R1 conventions (ARCHITECTURE.md §4).
+"""Answer metrics, following the SQuAD v1.1 / FlashRAG / Search-R1 conventions (docs/metrics.md).
 
 Every function takes a prediction (or passages) and a list of gold strings and returns a float in [0, 1].
 An empty gold list scores 0 and never raises. See docs/metrics.md for where SQuAD, HotpotQA, MuSiQue and

@@ -72,7 +72,7 @@ class ExampleRecord(BaseModel):
 
 
 class Manifest(BaseModel):
-    """Provenance of a run (ARCHITECTURE.md §6). Fields that do not apply stay None."""
+    """Provenance of a run (docs/architecture.md). Fields that do not apply stay None."""
 
     model_config = ConfigDict(extra="allow")
 

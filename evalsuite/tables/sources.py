@@ -16,7 +16,7 @@ from evalsuite.runs.schema import PREDICTIONS_FILE
 from evalsuite.stats import SystemScores
 from evalsuite.stats.intervals import Interval, method_name
 
-# The settings that make two rows comparable (ARCHITECTURE.md §6); a row that differs from the baseline is marked.
+# The settings that make two rows comparable (docs/architecture.md); a row that differs from the baseline is marked.
 SETTING_FIELDS = ("corpus", "retriever", "topk", "max_turns", "subset")
 SETTINGS_MARK = "§"
 

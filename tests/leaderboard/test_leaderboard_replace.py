@@ -55,14 +55,14 @@ def results(tmp_path: Path, versions, benchmarks_dir: Path) -> Path:
 def add_killed(results: Path, submission: Path, data_dir: Path, *inject: str) -> subprocess.CompletedProcess:
     """`evalsuite leaderboard add --replace` under strace with the given filter and fault injection."""
     command = ["strace", "-qq", "-o", os.devnull, *inject, sys.executable, "-m", "evalsuite", "leaderboard", "add",
-               str(submission), "--results", str(results), "--data-dir", str(data_dir), "--id", ENTRY, "--replace"]
+               str(submission), "--leaderboard", str(results), "--data-dir", str(data_dir), "--id", ENTRY, "--replace"]
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(REPO)}
     return subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
 
 
 def built_description(results: Path, out: Path, data_dir: Path) -> tuple[str, str]:
     """Build the site; return the build output and which version the entry page shows."""
-    result = cli("leaderboard", "build", "--results", results, "-o", out, "--data-dir", data_dir)
+    result = cli("leaderboard", "build", "--leaderboard", results, "-o", out, "--data-dir", data_dir)
     assert result.exit_code == 0, result.output
     assert "site written to" in result.output and ": 1 entries" in result.output, result.output
     page = (out / "entries" / ENTRY / "index.html").read_text()
@@ -85,15 +85,15 @@ def kills(results: Path, versions, data_dir: Path, syscalls: str, site: Path) ->
             break
         assert killed.returncode == -signal.SIGKILL, killed.stderr[-500:]
         output, version = built_description(results, site, data_dir)
-        leftovers = sorted(p.name for p in (results / "runs").iterdir() if p.name != ENTRY)
+        leftovers = sorted(p.name for p in (results / "entries").iterdir() if p.name != ENTRY)
         # A leftover of the killed add is reported by the build, never silently ignored.
         assert ("warning: " in output) == bool(leftovers), (output, leftovers)
         shown.append(version)
         # The next add settles the interruption and files the new version cleanly.
         add_submission(versions["new"], results, data_dir=data_dir, entry=ENTRY, replace=True)
         scan = scan_entries(results)
-        assert scan.entries == {ENTRY: results / "runs" / ENTRY} and scan.notes == [] and scan.broken == []
-        assert sorted(p.name for p in (results / "runs").iterdir()) == [ENTRY]
+        assert scan.entries == {ENTRY: results / "entries" / ENTRY} and scan.notes == [] and scan.broken == []
+        assert sorted(p.name for p in (results / "entries").iterdir()) == [ENTRY]
     else:
         pytest.fail(f"add --replace was still killed at its 29th {syscalls} call")
     assert built_description(results, site, data_dir)[1] == "new version"
@@ -124,15 +124,15 @@ def test_a_replace_killed_at_each_of_its_deletes_leaves_one_complete_entry(resul
 
 
 def test_build_reports_a_half_written_entry_instead_of_dropping_it(results, tmp_path, benchmarks_dir):
-    (results / "runs" / ENTRY / "submission.json").unlink()  # what a kill mid-delete used to leave behind
-    result = cli("leaderboard", "build", "--results", results, "-o", tmp_path / "site", "--data-dir", benchmarks_dir)
+    (results / "entries" / ENTRY / "submission.json").unlink()  # what a kill mid-delete used to leave behind
+    result = cli("leaderboard", "build", "--leaderboard", results, "-o", tmp_path / "site", "--data-dir", benchmarks_dir)
     assert result.exit_code != 0
     assert f"{results / 'runs' / ENTRY} is half-written (no submission.json) and no complete copy is left" in str(result.exception)
 
 
 def test_a_stage_left_by_a_kill_while_copying_is_reported_and_the_old_entry_kept(results, versions, benchmarks_dir):
-    partial = results / "runs" / f".partial-{ENTRY}-12345"
+    partial = results / "entries" / f".partial-{ENTRY}-12345"
     shutil.copytree(versions["new"], partial)
     scan = scan_entries(results)
-    assert scan.entries == {ENTRY: results / "runs" / ENTRY}
+    assert scan.entries == {ENTRY: results / "entries" / ENTRY}
     assert scan.notes == [f"{partial}: an `add` killed while copying (the entry it was filing was never swapped in); delete it"]

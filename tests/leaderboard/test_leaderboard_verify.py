@@ -210,7 +210,7 @@ def test_verify_cli_exit_codes_and_report(submission, packed, benchmarks_dir):
 
 def test_add_files_an_accepted_submission_and_refuses_a_rejected_one(packed, submission, tmp_path, benchmarks_dir):
     target, report = add_submission(packed, tmp_path / "results", data_dir=benchmarks_dir)
-    assert target == tmp_path / "results" / "runs" / "search-r1-base-test"
+    assert target == tmp_path / "results" / "entries" / "search-r1-base-test"
     record = json.loads((target / "verification.json").read_text())
     assert record["accepted"] and record["tasks"]["bamboogle"]["metrics"]["em"]["mean"] == pytest.approx(0.088)
     # The filed entry still verifies (verification.json is not part of the signed content).
@@ -220,7 +220,7 @@ def test_add_files_an_accepted_submission_and_refuses_a_rejected_one(packed, sub
     write_lines(submission, read_lines(submission)[:-1])
     with pytest.raises(EvalsuiteError, match=r"rejected \(1 problems\).*missing-id"):
         add_submission(submission, tmp_path / "other", data_dir=benchmarks_dir)
-    assert not (tmp_path / "other" / "runs").exists() or not any((tmp_path / "other" / "runs").iterdir())
+    assert not (tmp_path / "other" / "entries").exists() or not any((tmp_path / "other" / "entries").iterdir())
 
 
 def test_submit_cli_packs_with_metadata_and_split_override(scored_runs, tmp_path, benchmarks_dir):

@@ -16,7 +16,7 @@ from evalsuite.agent.trajectory import ResponseProtocol, parse_passages
 from evalsuite.errors import EvalsuiteError
 from evalsuite.runs.schema import Passage, Turn
 
-# The worked example of the `base-1shot` style (small base models need one, ../shared/docs/SMALL_MODELS.md).
+# The worked example of the `base-1shot` style (small base models need one, docs/agent.md).
 DEMO_QUESTION = "In which city is the Colosseum?"
 DEMO_QUERY = "Colosseum"
 DEMO_DOC = '"Colosseum"\nThe Colosseum is an elliptical amphitheatre in the centre of the city of Rome, Italy.'
