@@ -127,7 +127,7 @@ def test_build_reports_a_half_written_entry_instead_of_dropping_it(results, tmp_
     (results / "entries" / ENTRY / "submission.json").unlink()  # what a kill mid-delete used to leave behind
     result = cli("leaderboard", "build", "--leaderboard", results, "-o", tmp_path / "site", "--data-dir", benchmarks_dir)
     assert result.exit_code != 0
-    assert f"{results / 'runs' / ENTRY} is half-written (no submission.json) and no complete copy is left" in str(result.exception)
+    assert f"{results / 'entries' / ENTRY} is half-written (no submission.json) and no complete copy is left" in str(result.exception)
 
 
 def test_a_stage_left_by_a_kill_while_copying_is_reported_and_the_old_entry_kept(results, versions, benchmarks_dir):
