@@ -16,6 +16,11 @@ class DataError(EvalsuiteError):
     """A data file (task rows, corpus, predictions) is malformed."""
 
 
+class RequestRejected(EvalsuiteError):
+    """A server refused one request (a 4xx other than 429): retrying the same request cannot help, but the other
+    requests of a run may still succeed."""
+
+
 class MissingExtraError(EvalsuiteError):
     """An optional dependency is not installed."""
 
