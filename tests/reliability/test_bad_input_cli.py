@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import error_lines, run_cli, write_recording, write_tasks
+from reliability_helpers import error_lines, run_cli, write_recording, write_tasks
 
 from evalsuite.runs import RunDirectory
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import run_cli, write_recording, write_tasks
+from reliability_helpers import run_cli, write_recording, write_tasks
 
 from evalsuite.runs import RunDirectory
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import write_recording
 from fault_proxy import FaultProxy
+from reliability_helpers import write_recording
 
 from evalsuite.agent.engine import RetrievalUnavailable, RolloutConfig, RolloutEngine
 from evalsuite.agent.search_r1 import SearchR1
