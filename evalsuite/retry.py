@@ -23,7 +23,10 @@ from evalsuite.errors import EvalsuiteError
 
 T = TypeVar("T")
 
-RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+
+def retryable_status(status: int) -> bool:
+    """429 (slow down) and 5xx (the server's trouble) are worth another attempt; other 4xx are the request's fault."""
+    return status == 429 or status >= 500
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,7 @@ def is_retryable(exc: BaseException) -> bool:
         if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
             return True
         if isinstance(exc, openai.APIStatusError):
-            return exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
+            return retryable_status(exc.status_code)
     return False
 
 

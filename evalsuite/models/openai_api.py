@@ -14,7 +14,7 @@ from typing import Any
 
 from evalsuite.errors import EvalsuiteError, require
 from evalsuite.models.base import Backend, Generation, GenerationRequest, infer_stop
-from evalsuite.retry import RETRYABLE_STATUS, Attempt, CallFailed, RetryableStatus, RetryPolicy, acall, call, describe, retry_after_seconds
+from evalsuite.retry import Attempt, CallFailed, RetryableStatus, RetryPolicy, acall, call, describe, retry_after_seconds, retryable_status
 
 # api=chat renders the user message with these markers, so `generate` can recover the messages.
 _USER, _ASSISTANT = "\x00user\x00", "\x00assistant\x00"
@@ -70,7 +70,7 @@ class OpenAIBackend(Backend):
         """429 and 5xx are retried; any other 4xx fails the request at once."""
         if response.status_code < 400:
             return
-        if response.status_code in RETRYABLE_STATUS or response.status_code >= 500:
+        if retryable_status(response.status_code):
             raise RetryableStatus(response.status_code, response.text[:300], retry_after_seconds(response.headers.get("retry-after")))
         raise _Rejected(f"HTTP {response.status_code}: {response.text[:300]}")
 

@@ -16,7 +16,7 @@ from requests.adapters import HTTPAdapter
 
 from evalsuite.errors import EvalsuiteError, RequestRejected
 from evalsuite.retrieval.types import Hit, check_k, join_contents
-from evalsuite.retry import RETRYABLE_STATUS, Attempt, CallFailed, RetryableStatus, RetryPolicy, call, retry_after_seconds
+from evalsuite.retry import Attempt, CallFailed, RetryableStatus, RetryPolicy, call, retry_after_seconds, retryable_status
 
 
 class RetrievalError(EvalsuiteError):
@@ -91,7 +91,7 @@ class HttpRetriever:
             self.requests_sent += 1
         if response.status_code < 400:
             return response
-        if response.status_code in RETRYABLE_STATUS or response.status_code >= 500:
+        if retryable_status(response.status_code):
             raise RetryableStatus(response.status_code, _error_message(response), retry_after_seconds(response.headers.get("retry-after")))
         raise RetrievalRequestError(response.status_code, _error_message(response))
 
