@@ -50,7 +50,7 @@ class JudgeReply:
 
 
 class _CallError(Exception):
-    """This call cannot succeed as asked (a 4xx, an empty reply, a body that is not a completion)."""
+    """This call cannot succeed as asked: an empty or null reply, a body that is not a chat completion."""
 
 
 class JudgeClient:
