@@ -3,7 +3,6 @@ and a real llama.cpp model server."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,5 +36,6 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from llama_servers import llama_server, smollm2_gguf
 
     log = tmp_path_factory.mktemp("model_server") / "server.log"
-    with llama_server(str(smollm2_gguf()), log, n_threads=min(2, os.cpu_count() or 1), n_ctx=512) as url:
+    # One thread: on a busy 2-core machine, two llama.cpp threads spin against the tests' own processes (30x slower).
+    with llama_server(str(smollm2_gguf()), log, n_threads=1, n_ctx=512) as url:
         yield url
