@@ -337,7 +337,12 @@ class RolloutEngine:
         except RequestRejected as exc:
             if len(searches) == 1:
                 return [exc]
-            return [self._search_each([queries])[0] for queries in searches]
+            alone = [self._search_each([queries])[0] for queries in searches]
+            if all(isinstance(outcome, RequestRejected) for outcome in alone):
+                # Every search refused on its own: the request's settings are wrong (e.g. topk), not a query.
+                first = alone[0].message
+                raise RetrievalUnavailable(f"the retrieval server rejected every search of the batch, each on its own ({first}): check --topk against the server's limits", hint="fix the setting, then rerun with --resume") from None
+            return alone
         outcomes: list[SearchOutcome] = []
         position = 0
         for queries in searches:

@@ -39,3 +39,9 @@ def test_a_rejected_query_fails_its_example_and_the_run_goes_on(tmp_path: Path, 
     assert "stopped early" not in again.stderr, again.stderr
     records = {r.id: r for r in RunDirectory(tmp_path / "run").read_predictions()}
     assert sorted(records) == sorted(IDS) and records[POISON].status == "failed"
+
+
+def test_settings_the_server_rejects_for_every_search_stop_the_run(tmp_path: Path, retrieval_server: str) -> None:
+    result = _run(tmp_path, retrieval_server, "--topk", "500")  # over the server's max_topk (100)
+    assert "Traceback" not in result.stderr and result.returncode != 0
+    assert "rejected every search of the batch" in result.stderr and "topk" in result.stderr, result.stderr
