@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 
 class EvalsuiteError(Exception):
     """An error caused by user input or environment; the CLI prints it without a traceback."""
@@ -14,6 +16,11 @@ class EvalsuiteError(Exception):
 
 class DataError(EvalsuiteError):
     """A data file (task rows, corpus, predictions) is malformed."""
+
+
+class RequestRejected(EvalsuiteError):
+    """A server refused one request (a 4xx other than 429): retrying the same request cannot help, but the other
+    requests of a run may still succeed."""
 
 
 class MissingExtraError(EvalsuiteError):
@@ -34,3 +41,30 @@ def require(module: str, extra: str, purpose: str):
         return importlib.import_module(module)
     except ImportError as exc:
         raise MissingExtraError(module.split(".")[0], extra, purpose) from exc
+
+
+def user_error(exc: BaseException) -> EvalsuiteError | None:
+    """A failure caused by the user's input or machine (full disk, unwritable path, busy port, undecodable file) as
+    one message with a hint; None for anything else, which is a bug and keeps its traceback."""
+    if isinstance(exc, EvalsuiteError):
+        return exc
+    if isinstance(exc, UnicodeDecodeError):
+        return DataError(f"a file is not valid UTF-8 ({exc.reason} at byte {exc.start})", hint="save the file as UTF-8")
+    if isinstance(exc, RecursionError):
+        return DataError("the input is nested too deeply to process", hint="flatten the nested JSON")
+    if not isinstance(exc, OSError) or exc.errno is None:
+        return None
+    where = exc.filename if exc.filename is not None else "a file"
+    reason = exc.strerror or str(exc)
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return EvalsuiteError(
+            "no space left on the device" + (f" for {exc.filename}" if exc.filename is not None else ": a file could not be written"),
+            hint="free some space and run the same command again (`evalsuite run --resume -o DIR` keeps finished examples)",
+        )
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return EvalsuiteError(f"cannot write {where}: {reason}", hint="choose a location you can write to (e.g. -o under your home directory)")
+    if exc.errno == errno.EADDRINUSE:
+        return EvalsuiteError(f"cannot listen: {reason}", hint="another program uses that port: choose another --port, or --port 0 for a free one")
+    if exc.errno in (errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+        return EvalsuiteError(f"{where}: {reason}", hint="give a path whose parent folders are directories (e.g. a new -o directory)")
+    return EvalsuiteError(f"{where}: {reason}" if exc.filename is not None else reason)

@@ -4,6 +4,11 @@ Search-R1's `run_llm_loop`: up to `max_turns` turns in which a search gets an ob
 action gets the fixed invalid-action message, then one final turn with search disabled for whoever has not answered.
 Budgets (per-turn `max_tokens`, `max_obs_tokens`, total `max_context_tokens`) cut models that loop or flood the
 context; nothing here raises on model text.
+
+Failures: a failed generation fails its example; a search the retrieval server rejects (4xx, e.g. an over-long
+query) fails the example that made it, and the batch goes on; a retriever that stays unreachable after its own
+retries (see `evalsuite.retry`; the engine adds none) raises `RetrievalUnavailable`, which stops the run with every
+finished example kept.
 """
 
 from __future__ import annotations
@@ -14,8 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from evalsuite.agent.method import Action, HitLike, Method, hit_passage
-from evalsuite.errors import EvalsuiteError
+from evalsuite.errors import EvalsuiteError, RequestRejected
 from evalsuite.models.base import Backend, Generation, GenerationRequest
+from evalsuite.retry import describe
 from evalsuite.runs.schema import Turn
 
 
@@ -24,7 +30,11 @@ class Retriever(Protocol):
 
 
 class RetrievalUnavailable(EvalsuiteError):
-    """The retriever kept failing after retries; the run stops with everything finished kept."""
+    """The retriever kept failing after its retries; the run stops with everything finished kept."""
+
+
+# Per search: its hits per query, or the server's refusal of it.
+SearchOutcome = list[list[HitLike]] | RequestRejected
 
 
 @dataclass(frozen=True)
@@ -38,8 +48,6 @@ class RolloutConfig:
     topk: int = 3
     temperature: float = 0.0
     seed: int = 0
-    retrieval_retries: int = 4
-    retrieval_backoff_s: float = 0.5
 
     def decoding(self) -> dict[str, Any]:
         return {
@@ -95,11 +103,16 @@ class RolloutEngine:
         self.config = config
         self.style = style
 
-    def start(self, key: str, question: str, initial: list[list[HitLike]] | None = None) -> Rollout:
-        """A fresh rollout with its prompt built and counted (`initial`: hits of the method's initial queries)."""
+    def start(self, key: str, question: str, initial: SearchOutcome | None = None) -> Rollout:
+        """A fresh rollout with its prompt built and counted (`initial`: hits of the method's initial queries).
+
+        When the retrieval server rejects the initial queries, the rollout comes back failed with the reason."""
         queries = self.method.initial_queries(question)
         if queries and initial is None:
-            initial = self._search(queries)
+            (initial,) = self._search_each([queries])
+        if isinstance(initial, RequestRejected):
+            prompt = self.method.prompt(question, self.style, self.backend.chat_template)
+            return Rollout(key=key, question=question, prompt=prompt, stop_reason="error", error=_rejected(queries, initial))
         if not queries:
             prompt = self.method.prompt(question, self.style, self.backend.chat_template)
         else:
@@ -245,20 +258,22 @@ class RolloutEngine:
         return generations
 
     def _observe(self, searches: list[_Pending]) -> None:
-        queries = [q for pending in searches for q in pending.action.queries]
         start = time.perf_counter()
-        results = self._search(queries)
+        outcomes = self._search_each([pending.action.queries for pending in searches])
         elapsed = time.perf_counter() - start
-        position = 0
+        answered: list[_Pending] = []
         per_search: list[list[list[HitLike]]] = []
-        for pending in searches:
-            count = len(pending.action.queries)
-            hits = results[position : position + count]
-            position += count
-            pending.turn.passages = [hit_passage(hit) for per_query in hits for hit in per_query]
+        for pending, hits in zip(searches, outcomes):
             pending.turn.retrieval_latency_s = elapsed
+            if isinstance(hits, RequestRejected):
+                pending.rollout.error = _rejected(pending.action.queries, hits)
+                pending.rollout.stop_reason = "error"
+                continue
+            pending.turn.passages = [hit_passage(hit) for per_query in hits for hit in per_query]
             self.method.annotate_search(pending.rollout.question, pending.rollout.turns[:-1], pending.turn)
+            answered.append(pending)
             per_search.append(hits)
+        searches = answered
         condensing = [
             (pending, hits, prompt)
             for pending, hits in zip(searches, per_search)
@@ -308,34 +323,52 @@ class RolloutEngine:
     def _start_all(self, items: Sequence[tuple[str, str]]) -> list[Rollout]:
         """Start every rollout, with the methods' initial queries (if any) retrieved in one call."""
         wanted = [self.method.initial_queries(question) for _, question in items]
-        flat = [q for queries in wanted for q in queries]
-        results = self._search(flat) if flat else []
-        rollouts, position = [], 0
-        for (key, question), queries in zip(items, wanted):
-            initial = results[position : position + len(queries)] if queries else None
+        outcomes = iter(self._search_each([queries for queries in wanted if queries]))
+        return [self.start(key, question, next(outcomes) if queries else None) for (key, question), queries in zip(items, wanted)]
+
+    def _search_each(self, searches: list[list[str]]) -> list[SearchOutcome]:
+        """Every search's hits from one retrieval call; when the server rejects that call, each search on its own,
+        so that a rejected query (over-long, malformed) fails only the example that made it."""
+        flat = [q for queries in searches for q in queries]
+        if not flat:
+            return [[] for _ in searches]
+        try:
+            results = self._search(flat)
+        except RequestRejected as exc:
+            if len(searches) == 1:
+                return [exc]
+            alone = [self._search_each([queries])[0] for queries in searches]
+            if all(isinstance(outcome, RequestRejected) for outcome in alone):
+                # Every search refused on its own: the request's settings are wrong (e.g. topk), not a query.
+                first = alone[0].message
+                raise RetrievalUnavailable(f"the retrieval server rejected every search of the batch, each on its own ({first}): check --topk against the server's limits", hint="fix the setting, then rerun with --resume") from None
+            return alone
+        outcomes: list[SearchOutcome] = []
+        position = 0
+        for queries in searches:
+            outcomes.append(results[position : position + len(queries)])
             position += len(queries)
-            rollouts.append(self.start(key, question, initial))
-        return rollouts
+        return outcomes
 
     def _search(self, queries: list[str]) -> list[list[HitLike]]:
+        """One retrieval call. The retriever retries transient failures itself, within its deadline; wrapping it in
+        a second retry loop here would multiply the worst-case wait."""
         if self.retriever is None:
             raise EvalsuiteError("the model searched but no retriever is configured", hint="pass --retriever INDEX_DIR or URL")
-        delay = self.config.retrieval_backoff_s
-        last: Exception | None = None
-        for attempt in range(self.config.retrieval_retries + 1):
-            try:
-                results = self.retriever.search(queries, self.config.topk)
-                if len(results) != len(queries):
-                    raise EvalsuiteError(f"retriever returned {len(results)} result lists for {len(queries)} queries")
-                return results
-            except EvalsuiteError as exc:
-                last = exc
-            except Exception as exc:  # connection refused, timeouts, HTTP 5xx: retried with backoff
-                last = exc
-            if attempt < self.config.retrieval_retries:
-                time.sleep(delay)
-                delay *= 2
-        raise RetrievalUnavailable(
-            f"retrieval failed {self.config.retrieval_retries + 1} times: {last}",
-            hint="check the retrieval server, then rerun with --resume (finished examples are kept)",
-        )
+        hint = "check the retrieval server, then rerun with --resume (finished examples are kept)"
+        try:
+            results = self.retriever.search(queries, self.config.topk)
+        except RequestRejected:
+            raise
+        except EvalsuiteError as exc:
+            raise RetrievalUnavailable(f"retrieval failed: {exc.message}", hint=hint) from None
+        except Exception as exc:  # a retriever without its own error type (connection refused, ...)
+            raise RetrievalUnavailable(f"retrieval failed: {describe(exc)}", hint=hint) from None
+        if len(results) != len(queries):
+            raise RetrievalUnavailable(f"retriever returned {len(results)} result lists for {len(queries)} queries", hint=hint)
+        return results
+
+
+def _rejected(queries: list[str], exc: RequestRejected) -> str:
+    shown = "; ".join(q if len(q) <= 80 else f"{q[:80]}... ({len(q)} characters)" for q in queries)
+    return f"the retrieval server rejected the search [{shown}]: {exc.message}"

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from evalsuite.errors import EvalsuiteError
+from evalsuite.errors import user_error
 
 app = typer.Typer(
     name="evalsuite",
@@ -52,11 +52,15 @@ _register_commands()
 
 
 def main() -> None:
-    """Console entry point: user errors print as one clear message and exit 2, without a traceback."""
+    """Console entry point: user errors (bad input, full disk, unwritable path, busy port) print as one clear message
+    and exit 2, without a traceback; anything else is a bug and keeps its traceback."""
     try:
         app()
-    except EvalsuiteError as exc:
-        err_console.print(f"[bold red]error:[/] {escape(exc.message)}", highlight=False)
-        if exc.hint:
-            err_console.print(f"  [yellow]hint:[/] {escape(exc.hint)}", highlight=False)
+    except Exception as exc:  # noqa: BLE001 - classified by user_error; bugs are re-raised
+        error = user_error(exc)
+        if error is None:
+            raise
+        err_console.print(f"[bold red]error:[/] {escape(error.message)}", highlight=False, soft_wrap=True)
+        if error.hint:
+            err_console.print(f"  [yellow]hint:[/] {escape(error.hint)}", highlight=False, soft_wrap=True)
         sys.exit(2)

@@ -9,6 +9,8 @@ import typer
 from evalsuite.console import out_console, print_table
 from rich.table import Table
 
+from evalsuite.errors import EvalsuiteError
+
 
 def _fmt(value: object) -> str:
     return "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
@@ -60,6 +62,9 @@ def judge_command(
     print_table(_results_table(result.results))
     print_table(_usage_table(result.usage))
     console.print(f"{len(result.judgments)} judgments written to {run_dir / JUDGMENTS_FILE}; metrics.json updated")
+    missing = result.missing_message()
+    if missing:
+        raise EvalsuiteError(missing, hint="rerun the same command when the judges answer: replies already received are cached and cost nothing")
 
 
 def register(app: typer.Typer) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import json
 from pathlib import Path
 from typing import Optional
 
 import typer
+
+from evalsuite.errors import EvalsuiteError
 
 index_app = typer.Typer(help="Build, import and inspect retrieval indexes (BM25 with bm25s, dense with faiss).", no_args_is_help=True)
 
@@ -123,6 +126,8 @@ def serve_command(
     access_log: bool = typer.Option(False, "--access-log", help="Log every request."),
 ) -> None:
     """Serve an index over HTTP with Search-R1's /retrieve API (plus /health and /info)."""
+    if not 0 <= port <= 65535:
+        raise EvalsuiteError(f"--port {port} is out of range", hint="give a port from 1 to 65535, or 0 for a free one")
     from evalsuite.retrieval import load_retriever
     from evalsuite.retrieval.manifest import read_manifest
     from evalsuite.retrieval.server import ServerLimits, serve
@@ -134,7 +139,12 @@ def serve_command(
     limits = ServerLimits(max_topk=max_topk, max_queries=max_queries, max_body_bytes=max_body_bytes, max_query_chars=max_query_chars)
     if not 1 <= topk <= max_topk:
         raise typer.BadParameter(f"--topk must be between 1 and --max-topk ({max_topk})")
-    serve(retriever, host=host, port=port, default_topk=topk, limits=limits, access_log=access_log)
+    try:
+        serve(retriever, host=host, port=port, default_topk=topk, limits=limits, access_log=access_log)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise EvalsuiteError(f"cannot listen on {host}:{port}: the port is in use", hint="choose another --port, or --port 0 for a free one") from None
+        raise
 
 
 def register(app: typer.Typer) -> None:

@@ -48,6 +48,18 @@ def failures_note(metrics) -> str | None:
             f"'failed' column): they score 0 on every metric and count in n, so the means include them as wrong answers.")
 
 
+def check_run_options(out: Path | None, batch_size: int, topk: int, max_turns: int | None, max_tokens: int | None, max_obs_tokens: int, max_context_tokens: int) -> None:
+    """Refuse impossible settings before anything is loaded: each error names the option and a valid value."""
+    for option, value, least in (
+        ("--batch-size", batch_size, 1), ("--topk", topk, 1), ("--max-turns", max_turns, 0), ("--max-tokens", max_tokens, 1),
+        ("--max-obs-tokens", max_obs_tokens, 0), ("--max-context-tokens", max_context_tokens, 1),
+    ):
+        if value is not None and value < least:
+            raise EvalsuiteError(f"{option} {value} is out of range", hint=f"give {option} a value of at least {least}")
+    if out is not None and out.exists() and not out.is_dir():
+        raise EvalsuiteError(f"-o {out} is an existing file, not a run directory", hint="give -o a new directory (or a run directory with --resume)")
+
+
 def results_table(metrics, title: str) -> Table:
     """The per-task results table printed at the end of a run; a caption says how many examples failed."""
     note = failures_note(metrics)
@@ -95,6 +107,7 @@ def run_command(
     from evalsuite.agent.runner import RunSpec, execute, parse_shard
     from evalsuite.models.registry import guess_backend
 
+    check_run_options(out, batch_size, topk, max_turns, max_tokens, max_obs_tokens, max_context_tokens)
     note = None
     style = prompt_style
     if model is None:

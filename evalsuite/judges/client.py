@@ -1,16 +1,24 @@
-"""One judge behind an OpenAI-compatible endpoint: cached, concurrency-limited, retried with bounded backoff, accounted."""
+"""One judge behind an OpenAI-compatible endpoint: cached, concurrency-limited, retried under a deadline, accounted.
+
+Only real replies are cached: an empty or null reply, a 200 whose body is not a completion, a 4xx and a call that
+failed after its retries come back as a `JudgeReply` with `error` (that verdict is missing, the run goes on) and are
+asked again next time.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import random
 from dataclasses import asdict, dataclass
 
 from evalsuite.errors import EvalsuiteError, require
 from evalsuite.judges.cache import CachedReply, JudgeCache, cache_key
 from evalsuite.judges.config import JudgeConfig
 from evalsuite.judges.prompts import PromptTemplate
+from evalsuite.retry import Attempt, CallFailed, RetryPolicy, acall, describe
+
+# 4xx answers that mean the panel file is wrong (key, model, URL): every call would fail, so the run stops.
+_CONFIG_ERRORS = frozenset({401, 403, 404})
 
 
 @dataclass
@@ -41,21 +49,8 @@ class JudgeReply:
     error: str | None = None
 
 
-def _retryable(exc: BaseException) -> bool:
-    """429, 5xx, timeouts and dropped connections are retried; other 4xx are the caller's fault and are not."""
-    openai = require("openai", "judge", "LLM judges")
-    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError, asyncio.TimeoutError)):
-        return True
-    return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
-
-
-def _retry_after(exc: BaseException) -> float | None:
-    response = getattr(exc, "response", None)
-    value = response.headers.get("retry-after") if response is not None else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
+class _CallError(Exception):
+    """This call cannot succeed as asked: an empty or null reply, a body that is not a chat completion."""
 
 
 class JudgeClient:
@@ -72,9 +67,13 @@ class JudgeClient:
         self.cache = cache
         self.usage = JudgeUsage()
         self._semaphore = semaphore
-        # Retries are ours (bounded, counted); the SDK's own would hide attempts from the accounting.
+        # Retries are evalsuite.retry's (bounded by a deadline, counted); the SDK's own would hide attempts.
         self._client = openai.AsyncOpenAI(base_url=config.base_url, api_key=api_key, timeout=config.timeout_s, max_retries=0)
-        self._rng = random.Random(0)
+        self._policy = RetryPolicy(
+            attempts=config.max_retries + 1, deadline_s=config.deadline_s, attempt_timeout_s=config.timeout_s,
+            backoff_s=config.backoff_base_s, max_backoff_s=config.backoff_max_s,
+        )
+        self._openai = openai
 
     def _settings(self) -> dict[str, object]:
         c = self.config
@@ -86,51 +85,60 @@ class JudgeClient:
         key = cache_key(self.config.model, template.hash, messages, self._settings())
         self.usage.calls += 1
         hit = self.cache.get(key)
-        if hit is not None:
+        if hit is not None and hit.text.strip():  # an empty reply cached by an older version is asked again
             self.usage.cache_hits += 1
             return JudgeReply(hit.text, hit.prompt_tokens, hit.completion_tokens, cached=True)
         async with self._semaphore:
             reply = await self._request_with_retries(messages)
-        if reply.text is not None:
+        if reply.error is None:
             self.cache.put(key, self.config.model, template.hash, CachedReply(reply.text, reply.prompt_tokens, reply.completion_tokens))
         return reply
 
     async def _request_with_retries(self, messages: list[dict[str, str]]) -> JudgeReply:
         c = self.config
-        last_error = ""
-        for attempt in range(c.max_retries + 1):
-            if attempt:
+
+        async def attempt(attempt: Attempt) -> JudgeReply:
+            if attempt.number > 1:
                 self.usage.retries += 1
             self.usage.requests += 1
-            try:
-                return await self._request(messages)
-            except Exception as exc:  # noqa: BLE001 - classified just below; anything else propagates
-                if not _retryable(exc):
-                    raise EvalsuiteError(f"judge {c.name!r} ({c.model} at {c.base_url}) refused the request: {exc}") from exc
-                last_error = f"{type(exc).__name__}: {exc}"
-                if attempt == c.max_retries:
-                    break
-                delay = min(c.backoff_max_s, c.backoff_base_s * 2**attempt) * (0.5 + self._rng.random() / 2)
-                hinted = _retry_after(exc)
-                await asyncio.sleep(min(c.backoff_max_s, hinted) if hinted is not None else delay)
-        self.usage.failures += 1
-        return JudgeReply(None, error=f"gave up after {c.max_retries + 1} attempts: {last_error}")
+            return await self._request(messages, attempt.timeout_s)
 
-    async def _request(self, messages: list[dict[str, str]]) -> JudgeReply:
+        try:
+            return await acall(attempt, self._policy, f"judge {c.name!r} ({c.model} at {c.base_url})")
+        except CallFailed as exc:
+            error = exc.message
+        except _CallError as exc:
+            error = str(exc)
+        except self._openai.APIStatusError as exc:  # a 4xx other than 429
+            if exc.status_code in _CONFIG_ERRORS:
+                raise EvalsuiteError(f"judge {c.name!r} ({c.model} at {c.base_url}) refused the request: {describe(exc)}", hint="check the judge's base_url, model and api_key_env in the panel file") from None
+            error = f"refused: {describe(exc)}"
+        self.usage.failures += 1
+        return JudgeReply(None, error=error)
+
+    async def _request(self, messages: list[dict[str, str]], timeout_s: float) -> JudgeReply:
         c = self.config
-        kwargs: dict[str, object] = {"model": c.model, "messages": messages, "temperature": c.temperature, "max_tokens": c.max_tokens}
+        kwargs: dict[str, object] = {"model": c.model, "messages": messages, "temperature": c.temperature, "max_tokens": c.max_tokens, "timeout": timeout_s}
         if c.seed is not None:
             kwargs["seed"] = c.seed
         if c.response_format == "json_object":
             kwargs["response_format"] = {"type": "json_object"}
-        response = await self._client.chat.completions.create(**kwargs)
-        text = response.choices[0].message.content or ""
-        usage = response.usage
-        prompt_tokens = usage.prompt_tokens if usage else 0
-        completion_tokens = usage.completion_tokens if usage else 0
+        try:
+            response = await self._client.chat.completions.create(**kwargs)
+        except (self._openai.APIResponseValidationError, ValueError) as exc:  # ValueError: a body that is not JSON
+            raise _CallError(f"the judge answered with a body that is not a chat completion: {describe(exc)}") from None
+        try:
+            text = response.choices[0].message.content
+        except (AttributeError, IndexError, TypeError):
+            raise _CallError(f"the judge answered 200 without a reply (choices: {getattr(response, 'choices', None)!r:.200})") from None
+        usage = getattr(response, "usage", None)
+        prompt_tokens = (usage.prompt_tokens or 0) if usage else 0
+        completion_tokens = (usage.completion_tokens or 0) if usage else 0
         self.usage.prompt_tokens += prompt_tokens
         self.usage.completion_tokens += completion_tokens
         self.usage.cost_usd += (prompt_tokens * c.price_input_per_mtok + completion_tokens * c.price_output_per_mtok) / 1e6
+        if not isinstance(text, str) or not text.strip():
+            raise _CallError(f"the judge sent an empty reply ({text!r}); it is not cached and is asked again next run")
         return JudgeReply(text, prompt_tokens, completion_tokens)
 
     async def close(self) -> None:

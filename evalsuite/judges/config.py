@@ -26,7 +26,8 @@ class JudgeConfig(BaseModel):
     max_tokens: int = 128
     seed: int | None = 0
     response_format: Literal["json_object", "none"] = "json_object"
-    timeout_s: float = 60.0
+    timeout_s: float = 60.0  # per attempt
+    deadline_s: float = 300.0  # per call, every attempt and wait included
     max_retries: int = 5
     backoff_base_s: float = 0.5
     backoff_max_s: float = 8.0

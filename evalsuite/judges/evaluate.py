@@ -189,21 +189,49 @@ def _task_summaries(results: dict[str, dict[str, Any]], judgments: Sequence[Judg
     return out
 
 
-def _write_judgments(path: Path, judgments: Sequence[Judgment], replaced_metrics: Sequence[str]) -> None:
-    """Keep other metrics' lines, replace those of the metrics judged now; atomic."""
-    kept: list[str] = []
-    if path.exists():
-        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                metric = json.loads(line)["metric"]
-            except (ValueError, KeyError, TypeError):
-                raise DataError(f"{path}:{lineno}: not a judgment line", hint="delete the file and judge again (the cache makes it free)") from None
-            if metric not in replaced_metrics:
-                kept.append(line)
+def _judgment_key(line: dict[str, Any] | Judgment) -> tuple[str, str, str, str, str]:
+    get = line.get if isinstance(line, dict) else lambda name: getattr(line, name)
+    return (get("task"), get("example_id"), get("metric"), get("item"), get("judge"))
+
+
+def _read_judgments(path: Path) -> dict[tuple[str, str, str, str, str], dict[str, Any]]:
+    """The judgments already on disk, by (task, example, metric, item, judge), in file order."""
+    lines: dict[tuple[str, str, str, str, str], dict[str, Any]] = {}
+    if not path.exists():
+        return lines
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            lines[_judgment_key(obj)] = obj
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise DataError(f"{path}:{lineno}: not a judgment line", hint="move the file away and judge again (the cache makes it free)") from None
+    return lines
+
+
+def keep_earlier_replies(judgments: Sequence[Judgment], earlier: dict[tuple[str, str, str, str, str], dict[str, Any]]) -> list[Judgment]:
+    """Each judgment whose call failed this time is replaced by the one on disk for the same judge, model, template
+    and input, when that one had a reply: a rerun against a failing server never loses a verdict."""
+    out: list[Judgment] = []
+    for j in judgments:
+        old = earlier.get(_judgment_key(j))
+        if j.reply is None and old is not None and old.get("reply") is not None and all(old.get(name) == getattr(j, name) for name in ("model", "template_hash", "input")):
+            j = Judgment.model_validate(old)
+        out.append(j)
+    return out
+
+
+def _write_judgments(path: Path, earlier: dict[tuple[str, str, str, str, str], dict[str, Any]], judgments: Sequence[Judgment]) -> None:
+    """Every line already there (other metrics, other examples) plus this call's, which replace theirs; atomic."""
+    lines = {key: json.dumps(obj, ensure_ascii=False) for key, obj in earlier.items()}
+    for j in judgments:
+        lines[_judgment_key(j)] = j.model_dump_json()
     tmp = path.with_suffix(".jsonl.tmp")
-    tmp.write_text("".join(line + "\n" for line in kept) + "".join(j.model_dump_json() + "\n" for j in judgments), encoding="utf-8")
+    with tmp.open("w", encoding="utf-8") as handle:
+        handle.writelines(line + "\n" for line in lines.values())
+        handle.flush()
+        os.fsync(handle.fileno())
     os.replace(tmp, path)
 
 
@@ -213,6 +241,13 @@ class JudgeRunResult:
     usage: dict[str, dict[str, float]]
     n_requests: int
     judgments: list[Judgment] = field(repr=False)
+    n_missing: int = 0  # verdicts whose call failed (no reply) and that no earlier run had
+
+    def missing_message(self) -> str | None:
+        """One line for a partial run, None when every call got a reply."""
+        if not self.n_missing:
+            return None
+        return f"{self.n_missing} of {len(self.judgments)} verdicts are missing: their judge calls failed (see 'parse_error' in judgments.jsonl)"
 
 
 def judge_run(
@@ -246,7 +281,11 @@ def judge_run(
         teacher = teacher_queries_for(records, teacher_file, data_dir, teacher_split)
     requests = build_requests(records, metrics, teacher)
     cache_path = Path(cache_path or panel.cache or default_cache_path())
+    judgments_path = run.path / JUDGMENTS_FILE
+    earlier = _read_judgments(judgments_path)
     judgments, usage = run_panel(panel, cache_path, requests)
+    judgments = keep_earlier_replies(judgments, earlier)
+    n_missing = sum(j.reply is None for j in judgments)
     judges = [j.name for j in panel.judges]
     results = aggregate(records, judgments, judges, metrics, teacher, max_overlap)
     summaries = _task_summaries(results, judgments)
@@ -266,7 +305,9 @@ def judge_run(
         "usage_last": usage,
         "usage_total": add_usage(previous.get("usage_total", {}), usage),
         "cache": str(cache_path),
+        "missing_verdicts": n_missing,
     }
-    _write_judgments(run.path / JUDGMENTS_FILE, judgments, metrics)
+    # metrics.json always describes the judgments written with it: a partial run's scores say what is missing.
+    _write_judgments(judgments_path, earlier, judgments)
     run.write_metrics(metrics_file)
-    return JudgeRunResult(results=results, usage=usage, n_requests=len(requests), judgments=judgments)
+    return JudgeRunResult(results=results, usage=usage, n_requests=len(requests), judgments=judgments, n_missing=n_missing)

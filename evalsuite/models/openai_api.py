@@ -1,4 +1,5 @@
-"""Any OpenAI-compatible endpoint (vLLM serve, llama.cpp server, hosted APIs): async, bounded concurrency, retries.
+"""Any OpenAI-compatible endpoint (vLLM serve, llama.cpp server, hosted APIs): async, bounded concurrency, retried
+under a deadline per request (`evalsuite.retry`): `timeout_s` per attempt, `retries`, `deadline_s` in all.
 
 `api=completions` (default) sends the raw prompt text, so the Search-R1 loop continues the assistant's text exactly.
 `api=chat` sends the first user message plus the response so far as a final assistant message with
@@ -13,6 +14,7 @@ from typing import Any
 
 from evalsuite.errors import EvalsuiteError, require
 from evalsuite.models.base import Backend, Generation, GenerationRequest, infer_stop
+from evalsuite.retry import Attempt, CallFailed, RetryableStatus, RetryPolicy, acall, call, describe, retry_after_seconds, retryable_status
 
 # api=chat renders the user message with these markers, so `generate` can recover the messages.
 _USER, _ASSISTANT = "\x00user\x00", "\x00assistant\x00"
@@ -25,7 +27,8 @@ class OpenAIBackend(Backend):
 
     def __init__(
         self, model: str, base_url: str | None = None, model_name: str | None = None, api: str = "completions",
-        api_key: str | None = None, concurrency: int = 16, timeout_s: float = 300.0, retries: int = 3, backoff_s: float = 1.0, **options: Any,
+        api_key: str | None = None, concurrency: int = 16, timeout_s: float = 300.0, retries: int = 3, backoff_s: float = 1.0,
+        deadline_s: float = 900.0, **options: Any,
     ):
         self.httpx = require("httpx", "openai", "the openai backend")
         if api not in ("completions", "chat"):
@@ -38,17 +41,38 @@ class OpenAIBackend(Backend):
         self.base_url = base_url.rstrip("/")
         self.api = api
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.concurrency, self.timeout_s, self.retries, self.backoff_s = concurrency, timeout_s, retries, backoff_s
+        self.concurrency = concurrency
+        try:
+            self.policy = RetryPolicy(attempts=int(retries) + 1, deadline_s=float(deadline_s), attempt_timeout_s=float(timeout_s), backoff_s=float(backoff_s), max_backoff_s=30.0)
+        except (TypeError, ValueError):
+            raise EvalsuiteError(
+                f"invalid openai backend options retries={retries!r} timeout_s={timeout_s!r} backoff_s={backoff_s!r} deadline_s={deadline_s!r}",
+                hint="give numbers, e.g. --backend-option timeout_s=120",
+            ) from None
         self.extra = options
         self.model_name = model_name or (self._first_model() if is_url else model)
 
     def _first_model(self) -> str:
+        url = f"{self.base_url}/models"
+
+        def attempt(attempt: Attempt) -> Any:
+            response = self.httpx.get(url, headers=self.headers, timeout=attempt.timeout_s)
+            self._check_status(response)
+            return response.json()
+
         try:
-            response = self.httpx.get(f"{self.base_url}/models", headers=self.headers, timeout=self.timeout_s)
-            response.raise_for_status()
-            return response.json()["data"][0]["id"]
-        except Exception as exc:
-            raise EvalsuiteError(f"could not list models at {self.base_url}/models: {exc}", hint="pass --backend-option model_name=NAME") from None
+            return call(attempt, self.policy, f"GET {url}")["data"][0]["id"]
+        except (EvalsuiteError, _Rejected, self.httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as exc:
+            raise EvalsuiteError(f"could not list models at {url}: {describe(exc)}", hint="pass --backend-option model_name=NAME") from None
+
+    @staticmethod
+    def _check_status(response: Any) -> None:
+        """429 and 5xx are retried; any other 4xx fails the request at once."""
+        if response.status_code < 400:
+            return
+        if retryable_status(response.status_code):
+            raise RetryableStatus(response.status_code, response.text[:300], retry_after_seconds(response.headers.get("retry-after")))
+        raise _Rejected(f"HTTP {response.status_code}: {response.text[:300]}")
 
     def chat_template(self, messages: list[dict[str, str]]) -> str | None:
         if self.api != "chat":
@@ -60,7 +84,7 @@ class OpenAIBackend(Backend):
 
     async def _all(self, requests: list[GenerationRequest]) -> list[Generation]:
         limit = asyncio.Semaphore(self.concurrency)
-        async with self.httpx.AsyncClient(timeout=self.timeout_s, headers=self.headers) as client:
+        async with self.httpx.AsyncClient(timeout=self.policy.attempt_timeout_s, headers=self.headers) as client:
             return await asyncio.gather(*(self._one(client, limit, r) for r in requests))
 
     def _payload(self, request: GenerationRequest) -> tuple[str, dict[str, Any]]:
@@ -78,28 +102,32 @@ class OpenAIBackend(Backend):
         return "/chat/completions", {**body, "messages": messages}
 
     async def _one(self, client: Any, limit: asyncio.Semaphore, request: GenerationRequest) -> Generation:
+        """One generation; any failure (after retries, or a 4xx, or a malformed answer) fails this request only."""
         path, payload = self._payload(request)
-        delay, error = self.backoff_s, ""
-        async with limit:
-            for attempt in range(self.retries + 1):
-                start = time.perf_counter()
-                try:
-                    response = await client.post(self.base_url + path, json=payload)
-                    if response.status_code < 400:
-                        return self._parse(response.json(), request, time.perf_counter() - start)
-                    error = f"HTTP {response.status_code}: {response.text[:300]}"
-                    if response.status_code < 500 and response.status_code != 429:
-                        break  # a bad request does not get better by retrying
-                except (self.httpx.HTTPError, ValueError, KeyError) as exc:
-                    error = f"{type(exc).__name__}: {exc}"
-                if attempt < self.retries:
-                    await asyncio.sleep(delay)
-                    delay *= 2
-        return Generation(text="", finish_reason="error", error=f"{self.base_url}{path}: {error} (after {self.retries} retries)")
+        url = self.base_url + path
+
+        async def attempt(attempt: Attempt) -> Generation:
+            start = time.perf_counter()
+            response = await client.post(url, json=payload, timeout=attempt.timeout_s)
+            self._check_status(response)
+            try:
+                return self._parse(response.json(), request, time.perf_counter() - start)
+            except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+                raise _Rejected(f"malformed answer ({describe(exc)}): {response.text[:300]!r}") from None
+
+        async with limit:  # the deadline starts when the request is sent, not while it waits for a slot
+            try:
+                return await acall(attempt, self.policy, f"POST {url}")
+            except (CallFailed, _Rejected) as exc:
+                return Generation(text="", finish_reason="error", error=exc.message if isinstance(exc, CallFailed) else f"POST {url}: {exc}")
+            except self.httpx.HTTPError as exc:  # not retryable (e.g. an invalid URL)
+                return Generation(text="", finish_reason="error", error=f"POST {url}: {describe(exc)}")
 
     def _parse(self, body: dict[str, Any], request: GenerationRequest, latency: float) -> Generation:
         choice = body["choices"][0]
         text = choice["text"] if self.api == "completions" else (choice["message"].get("content") or "")
+        if not isinstance(text, str):
+            raise TypeError(f"the generated text is a {type(text).__name__}")
         finish = choice.get("finish_reason") or "stop"
         stop = None
         if finish == "stop":
@@ -118,3 +146,7 @@ class OpenAIBackend(Backend):
 
     def info(self) -> dict[str, Any]:
         return {"backend": self.name, "version": "1", "base_url": self.base_url, "model": self.model_name, "api": self.api}
+
+
+class _Rejected(Exception):
+    """The endpoint refused a request (4xx) or answered with something that is not a completion."""

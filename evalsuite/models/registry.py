@@ -42,8 +42,31 @@ def backend_class(name: str) -> type[Backend]:
 
 
 def load_backend(name: str, model: str, **options: Any) -> Backend:
-    """Instantiate backend `name` for `model` (a path, hub name, GGUF file, endpoint model or recording)."""
-    return backend_class(name)(model, **options)
+    """Instantiate backend `name` for `model` (a path, hub name, GGUF file, endpoint model or recording).
+
+    A model file of the wrong kind or an option of the wrong type is the user's error, reported in one line."""
+    cls = backend_class(name)
+    if name == "llamacpp":
+        check_gguf(model)
+    try:
+        return cls(model, **options)
+    except (TypeError, ValueError) as exc:
+        shown = " ".join(f"{key}={value}" for key, value in options.items()) or "none"
+        raise EvalsuiteError(
+            f"the {name} backend could not start with model {model} and options {shown}: {exc}",
+            hint="check --model and each --backend-option KEY=VALUE (numbers where numbers are expected)",
+        ) from None
+
+
+def check_gguf(path: str) -> None:
+    """Refuse a file that is not GGUF before llama.cpp tries to load it (GGUF files start with b'GGUF')."""
+    try:
+        with open(path, "rb") as handle:
+            magic = handle.read(4)
+    except OSError:
+        return  # a missing file gets the backend's own message
+    if magic != b"GGUF":
+        raise EvalsuiteError(f"{path} is not a GGUF file (it starts with {magic!r}, not b'GGUF')", hint="the llamacpp backend needs a .gguf model file; for a Hugging Face checkpoint use --backend hf")
 
 
 def guess_backend(model: str) -> str:

@@ -1,4 +1,4 @@
-"""Client of a Search-R1-compatible retrieval server (`POST /retrieve`): batched, pooled, with timeouts and retries.
+"""Client of a Search-R1-compatible retrieval server (`POST /retrieve`): batched, pooled, retried under a deadline.
 
 Works against `evalsuite serve-retriever` and against Search-R1's own `retrieval_server.py` (which has no `/info`;
 `info()` then describes the URL instead of an index).
@@ -7,25 +7,23 @@ Works against `evalsuite serve-retriever` and against Search-R1's own `retrieval
 from __future__ import annotations
 
 import hashlib
-import random
+import math
 import threading
-import time
 from typing import Any
 
 import requests
 from requests.adapters import HTTPAdapter
 
-from evalsuite.errors import EvalsuiteError
+from evalsuite.errors import EvalsuiteError, RequestRejected
 from evalsuite.retrieval.types import Hit, check_k, join_contents
-
-RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+from evalsuite.retry import Attempt, CallFailed, RetryableStatus, RetryPolicy, call, retry_after_seconds, retryable_status
 
 
 class RetrievalError(EvalsuiteError):
-    """The retrieval server could not be reached, or kept failing, after the allowed retries."""
+    """The retrieval server could not be reached, kept failing until the deadline, or sent a malformed answer."""
 
 
-class RetrievalRequestError(EvalsuiteError):
+class RetrievalRequestError(RequestRejected):
     """The retrieval server rejected a request (4xx); retrying the same request cannot help."""
 
     def __init__(self, status: int, message: str):
@@ -45,8 +43,9 @@ class HttpRetriever:
     """The `Retriever` interface over HTTP.
 
     Queries are sent in batches of at most `batch_size` per request over pooled keep-alive connections (one
-    session per thread). Connection errors, timeouts and 429/5xx answers are retried up to `retries` times with
-    exponential backoff and jitter; other 4xx answers raise `RetrievalRequestError` at once.
+    session per thread). Each request follows `evalsuite.retry`: connection errors, timeouts and 429/5xx answers are
+    retried (at most `retries` times) with exponential backoff and jitter, all within `deadline_s`; other 4xx answers
+    raise `RetrievalRequestError` at once.
     """
 
     kind = "http"
@@ -56,6 +55,7 @@ class HttpRetriever:
         url: str,
         *,
         timeout: float | tuple[float, float] = (5.0, 120.0),
+        deadline_s: float = 300.0,
         retries: int = 3,
         backoff: float = 0.5,
         max_backoff: float = 8.0,
@@ -63,10 +63,9 @@ class HttpRetriever:
         pool_size: int = 16,
     ):
         self.base_url, self.url = _split_url(url)
-        self.timeout = timeout
-        self.retries = retries
-        self.backoff = backoff
-        self.max_backoff = max_backoff
+        # (connect, read) seconds per attempt; the read timeout is also cut to the time left before the deadline
+        self.connect_timeout_s, read_timeout_s = timeout if isinstance(timeout, tuple) else (timeout, timeout)
+        self.policy = RetryPolicy(attempts=retries + 1, deadline_s=deadline_s, attempt_timeout_s=read_timeout_s, backoff_s=backoff, max_backoff_s=max_backoff)
         self.batch_size = batch_size
         self.pool_size = pool_size
         self.requests_sent = 0
@@ -85,26 +84,22 @@ class HttpRetriever:
             self._local.session = session
         return session
 
+    def _attempt(self, method: str, url: str, payload: Any | None, attempt: Attempt) -> requests.Response:
+        timeout = (min(self.connect_timeout_s, attempt.timeout_s), attempt.timeout_s)
+        response = self.session.request(method, url, json=payload, timeout=timeout)
+        with self._counter_lock:
+            self.requests_sent += 1
+        if response.status_code < 400:
+            return response
+        if retryable_status(response.status_code):
+            raise RetryableStatus(response.status_code, _error_message(response), retry_after_seconds(response.headers.get("retry-after")))
+        raise RetrievalRequestError(response.status_code, _error_message(response))
+
     def _request(self, method: str, url: str, payload: Any | None = None) -> requests.Response:
-        attempt = 0
-        while True:
-            error: str
-            try:
-                response = self.session.request(method, url, json=payload, timeout=self.timeout)
-                with self._counter_lock:
-                    self.requests_sent += 1
-                if response.status_code < 400:
-                    return response
-                if response.status_code not in RETRYABLE_STATUS:
-                    raise RetrievalRequestError(response.status_code, _error_message(response))
-                error = f"HTTP {response.status_code}: {_error_message(response)}"
-            except (requests.ConnectionError, requests.Timeout) as exc:
-                error = f"{type(exc).__name__}: {exc}"
-            if attempt >= self.retries:
-                raise RetrievalError(f"{method} {url} failed after {attempt + 1} attempts; last error: {error}")
-            delay = min(self.max_backoff, self.backoff * (2**attempt)) * (0.5 + random.random() / 2)
-            time.sleep(delay)
-            attempt += 1
+        try:
+            return call(lambda attempt: self._attempt(method, url, payload, attempt), self.policy, f"{method} {url}")
+        except CallFailed as exc:
+            raise RetrievalError(exc.message, hint="check that the retrieval server is up and answering") from None
 
     def search(self, queries: list[str], k: int) -> list[list[Hit]]:
         """Top-`k` hits per query from the server, in query order (scores always requested)."""
@@ -154,6 +149,8 @@ def _parse_result(response: requests.Response, expected: int) -> list[list[Hit]]
         raise RetrievalError(f"retrieval server returned {len(result) if isinstance(result, list) else 'no'} result lists for {expected} queries")
     parsed: list[list[Hit]] = []
     for entries in result:
+        if not isinstance(entries, list):
+            raise RetrievalError(f"retrieval server returned {type(entries).__name__} where a list of hits belongs: {entries!r:.200}")
         hits: list[Hit] = []
         for entry in entries:
             document = entry.get("document", entry) if isinstance(entry, dict) else None
@@ -163,6 +160,18 @@ def _parse_result(response: requests.Response, expected: int) -> list[list[Hit]]
             if contents is None:
                 contents = join_contents(str(document.get("title", "")), str(document.get("text", "")))
             score = entry.get("score") if "document" in entry else None
-            hits.append(Hit(doc_id=str(document.get("id", "")), contents=str(contents), score=float(score) if score is not None else float("nan"), rank=len(hits) + 1))
+            hits.append(Hit(doc_id=str(document.get("id", "")), contents=str(contents), score=_score(score), rank=len(hits) + 1))
         parsed.append(hits)
     return parsed
+
+
+def _score(value: Any) -> float:
+    """A hit's score as a float (NaN when the server sends none); anything else is the server's error."""
+    if value is None:
+        return float("nan")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise RetrievalError(
+            f"retrieval server returned the score {value!r}; scores must be finite numbers",
+            hint="fix the server's /retrieve answer (Search-R1 format: [{'document': {...}, 'score': 0.5}])",
+        )
+    return float(value)

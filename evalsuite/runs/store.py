@@ -70,6 +70,11 @@ def read_predictions(path: Path, *, repair: bool = False) -> list[ExampleRecord]
     return records
 
 
+def _first_error(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    return f"field '{'.'.join(str(part) for part in first['loc']) or '(top level)'}': {first['msg']}"
+
+
 class PredictionWriter:
     """Appends example records to predictions.jsonl, one flushed line each, so a kill loses nothing finished."""
 
@@ -140,8 +145,13 @@ class RunDirectory:
             obj = json.loads(self.manifest_path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise DataError(f"{self.manifest_path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+        if not isinstance(obj, dict):
+            raise DataError(f"{self.manifest_path}: expected a JSON object, got {type(obj).__name__}")
         _check_version(obj.get("schema_version"), str(self.manifest_path))
-        return Manifest.model_validate(obj)
+        try:
+            return Manifest.model_validate(obj)
+        except ValidationError as exc:
+            raise DataError(f"{self.manifest_path}: not a valid run manifest: {_first_error(exc)}", hint="restore the manifest written by `evalsuite run`, or run again into a new -o directory") from None
 
     def read_predictions(self, *, repair: bool = False) -> list[ExampleRecord]:
         return read_predictions(self.predictions_path, repair=repair)
@@ -160,5 +170,7 @@ class RunDirectory:
     def read_metrics(self) -> MetricsFile:
         try:
             return MetricsFile.model_validate_json(self.metrics_path.read_text(encoding="utf-8"))
+        except ValidationError as exc:
+            raise DataError(f"{self.metrics_path}: not a valid metrics file: {_first_error(exc)}", hint="rebuild it with `evalsuite score`") from None
         except FileNotFoundError:
             raise EvalsuiteError(f"{self.path} has no {METRICS_FILE}", hint="run `evalsuite score` on it") from None

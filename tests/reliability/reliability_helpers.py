@@ -1,0 +1,59 @@
+"""Helpers of the reliability tests: replay recordings and task files written for one test, and the real
+`evalsuite` CLI in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+TOPICS = [
+    ("Big Fish", "Big Fish is a 1998 novel by Daniel Wallace, filmed by Tim Burton in 2003."),
+    ("Prodigal Son", "The parable of the Prodigal Son is told by Jesus in the Gospel of Luke, chapter 15."),
+    ("Paris", "Paris is the capital and most populous city of France, on the river Seine."),
+    ("Mount Everest", "Mount Everest is Earth's highest mountain above sea level, in the Himalayas."),
+    ("Ada Lovelace", "Ada Lovelace wrote the first published algorithm for Charles Babbage's Analytical Engine."),
+    ("Nile", "The Nile is a major north-flowing river in northeastern Africa, draining into the Mediterranean."),
+    ("Marie Curie", "Marie Curie won Nobel Prizes in physics (1903) and chemistry (1911) for research on radioactivity."),
+    ("Jupiter", "Jupiter is the fifth planet from the Sun and the largest in the Solar System."),
+]
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def write_recording(path: Path, examples: list[tuple[str, str, str]]) -> Path:
+    """A replay recording (FlashRAG intermediate_data) in which example (id, query, answer) searches `query` once,
+    reads the observation and answers `answer`."""
+    items = []
+    for example_id, query, answer in examples:
+        response = (
+            f"<think> I need to look this up. </think>\n<search> {query} </search>\n\n<information>Doc 1(Title: \"x\") x</information>\n\n"
+            f"<think> Found it. </think>\n<answer> {answer} </answer>"
+        )
+        items.append({"id": example_id, "question": f"question {example_id}?", "golden_answers": [answer], "output": {"query": "", "final_response": response, "stop_reason": "stop"}})
+    path.write_text(json.dumps(items), encoding="utf-8")
+    return path
+
+
+def write_tasks(data_dir: Path, ids: list[str], answers: list[str]) -> Path:
+    """`<data_dir>/nq.test.jsonl` with one row per id (the questions of `write_recording`)."""
+    return write_jsonl(data_dir / "nq.test.jsonl", [{"id": i, "question": f"question {i}?", "golden_answers": [a]} for i, a in zip(ids, answers)])
+
+
+def run_cli(*args: str, cwd: Path, timeout: float = 180, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """The real `evalsuite` command in a subprocess (optionally under `prefix`, e.g. an unshare wrapper)."""
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    return subprocess.run([*prefix, sys.executable, "-m", "evalsuite", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def error_lines(result: subprocess.CompletedProcess) -> list[str]:
+    """The `error:` lines of a command's stderr (after asserting it failed cleanly, without a traceback)."""
+    assert result.returncode != 0, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    return [line for line in result.stderr.splitlines() if line.startswith("error:")]
