@@ -233,8 +233,8 @@ def test_search_p1_no_queries_and_soft_format():
 # --- OASES ----------------------------------------------------------------------------------------------------
 
 
-def test_oases_process_reward_telescopes_and_adds_outcome_f1():
-    reward = get_reward("oases")
+def test_oases_summed_credit_telescopes_and_adds_outcome_f1():
+    reward = get_reward("oases", {"credit": "sum"})
     t = turns(("q", []), ("q2", []), answer="April 14, 1955")
     # Table 8: γ_0 = 0.333; later states improve
     row = reward.breakdown(["a"], golden_answers=[["April 14, 1955"]], turns=[t], state_scores=[[1 / 3, 0.5, 1.0]])[0]
@@ -243,6 +243,17 @@ def test_oases_process_reward_telescopes_and_adds_outcome_f1():
     partial = reward.breakdown(["b"], golden_answers=[["April 14, 1955"]], turns=[turns(answer="April 1955")], state_scores=[[0.0]])[0]
     # F1: 2 of 2 predicted tokens, 2 of 3 gold tokens -> 0.8; one state: no process reward
     assert partial["outcome_f1"] == pytest.approx(0.8) and partial["process"] == 0.0 and partial["total"] == pytest.approx(0.8)
+
+
+def test_oases_turn_credit_leaves_the_steps_to_the_trainer():
+    """With per-turn credit (the recipe's), the completion's scalar is the outcome alone: the trainer adds each step's
+    γ_t − γ_{t−1} to that step's tokens (tests/training/test_turn_credit.py); the summed process is still logged."""
+    reward = get_reward("oases")
+    t = turns(("q", []), ("q2", []), answer="April 14, 1955")
+    row = reward.breakdown(["a"], golden_answers=[["April 14, 1955"]], turns=[t], state_scores=[[1 / 3, 0.5, 1.0]])[0]
+    assert row["total"] == pytest.approx(1.0) and row["process"] == pytest.approx(2 / 3)
+    with pytest.raises(EvalsuiteError, match="credit"):
+        get_reward("oases", {"credit": "step"})
 
 
 def test_oases_needs_state_scores():
