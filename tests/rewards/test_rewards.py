@@ -144,7 +144,7 @@ def test_subsearch_decomposition_repeated_and_too_many_subqueries():
     four = turns((["a", "b", "c", "d"], [("X", "x")] * 4))
     reward = get_reward("subsearch", {"aggregation": "weighted_sum"})
     rows = reward.breakdown(["1", "2"], golden_answers=[["z"], ["z"]], turns=[same, four])
-    assert rows[0]["decomposition"] == 0.0 and rows[1]["decomposition"] == 0.0
+    assert rows[0]["decomposition"] == 0.0 and rows[1]["decomposition"] == -1.0  # over-decomposition penalty
 
 
 def test_subsearch_residual_and_no_queries():
