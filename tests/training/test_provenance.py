@@ -155,3 +155,33 @@ def test_dry_run_builds_everything_prints_the_table_and_trains_nothing(method, t
     if method == "smartsearch":
         assert "sft (SFTConfig)" in text and "dpo (DPOConfig)" in text
     assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.mark.parametrize("method", RECIPES)
+def test_methods_paper_prints_the_evaluation_setting_with_sources(method):
+    result = CliRunner().invoke(app, ["methods", "--paper", method])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    for item in ("benchmarks", "splits", "metric", "retriever", "topk", "max_turns"):
+        assert item in text
+    if method != "search-r1":
+        assert "seeds/" in text
+    as_json = CliRunner().invoke(app, ["methods", "--paper", method, "--json"])
+    import json
+
+    assert set(json.loads(as_json.output)) >= {"benchmarks", "splits", "metric", "retriever", "topk", "max_turns"}
+
+
+def test_methods_paper_refuses_an_unknown_method_in_one_line():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "evalsuite", "methods", "--paper", "search-r2"], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert result.returncode == 2 and "no paper setting for 'search-r2'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_run_is_checked_against_the_papers_evaluation_setting():
+    from evalsuite.agent.methods.papers import run_differences
+
+    assert run_differences("progress", ["nq", "musique"], 3, 4) == []
+    assert run_differences("oases", ["popqa", "nq"], 5, 4) == ["benchmarks: popqa not in the paper's", "topk: 5 (paper 3)"]
