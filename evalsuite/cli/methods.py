@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -36,7 +36,7 @@ def method_rows() -> list[dict[str, Any]]:
 
 def methods_command(
     as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
-    paper: Optional[str] = typer.Option(None, "--paper", help="Print this method's paper evaluation setting with the source of every value."),
+    paper: str | None = typer.Option(None, "--paper", help="Print this method's paper evaluation setting with the source of every value."),
 ) -> None:
     """List every method and baseline usable with `evalsuite run --method NAME`."""
     if paper is not None:

@@ -14,7 +14,13 @@ from evalsuite.rewards import MethodReward, get_reward
 from evalsuite.rewards.matching import JudgeMatcher, LexicalMatcher
 from evalsuite.training.config import TrainConfig
 from evalsuite.training.data import require_offline_data, training_rows
-from evalsuite.training.log import LOG_FILE, PLOT_FILE, make_callback, plot_log, read_log
+from evalsuite.training.log import (
+    LOG_FILE,
+    PLOT_FILE,
+    make_callback,
+    plot_log,
+    read_log,
+)
 from evalsuite.training.model import resolve_model
 from evalsuite.training.provenance import deviations, manifest_paper
 from evalsuite.training.rollout import SearchRollout

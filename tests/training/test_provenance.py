@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evalsuite.agent.methods.papers import EVALUATION, LABELS, PaperValue, check_quote, parse_value, seeds_dir
+from evalsuite.agent.methods.papers import (
+    EVALUATION,
+    LABELS,
+    PaperValue,
+    check_quote,
+    parse_value,
+    seeds_dir,
+)
 from evalsuite.cli import app
 from evalsuite.errors import DataError
 from evalsuite.training.config import load_config
@@ -176,7 +183,7 @@ def test_methods_paper_refuses_an_unknown_method_in_one_line():
     import subprocess
     import sys
 
-    result = subprocess.run([sys.executable, "-m", "evalsuite", "methods", "--paper", "search-r2"], capture_output=True, text=True, cwd=REPO, timeout=120)
+    result = subprocess.run([sys.executable, "-m", "evalsuite", "methods", "--paper", "search-r2"], capture_output=True, text=True, cwd=REPO, timeout=120, check=False)
     assert result.returncode == 2 and "no paper setting for 'search-r2'" in result.stderr and "Traceback" not in result.stderr
 
 

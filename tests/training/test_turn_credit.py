@@ -10,7 +10,13 @@ from evalsuite.agent.engine import Rollout
 from evalsuite.runs.schema import Passage, Turn
 from evalsuite.training.cotrain import STD_EPS
 from evalsuite.training.rollout import SearchRollout, tokenize_rollout
-from evalsuite.training.turn_credit import CompletionTurns, step_rewards, token_advantages, turn_advantages
+from evalsuite.training.turn_credit import (
+    CompletionTurns,
+    step_rewards,
+    token_advantages,
+    turn_advantages,
+)
+from tests.training.grpo_loss import loss_with_captured_logps
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -99,22 +105,7 @@ def trainer(tokenizer, tmp_path_factory):
 
 def loss_gradient_per_token(trainer, inputs):
     """d(TRL's GRPO loss)/d(log π of each completion token)."""
-    captured = {}
-    original = trainer._get_per_token_logps_and_entropies
-
-    def capture(*args, **kwargs):
-        logps, entropies, aux = original(*args, **kwargs)
-        logps.retain_grad()
-        captured["logps"] = logps
-        return logps, entropies, aux
-
-    trainer._get_per_token_logps_and_entropies = capture
-    try:
-        trainer.model.zero_grad()
-        trainer.compute_loss(trainer.model, inputs).backward()
-    finally:
-        trainer._get_per_token_logps_and_entropies = original
-    return captured["logps"].grad[0]
+    return loss_with_captured_logps(trainer, inputs)[1].grad[0]
 
 
 def test_good_first_step_and_bad_second_step_get_gradients_of_opposite_sign(tokenizer, trainer):
