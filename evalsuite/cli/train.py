@@ -1,4 +1,5 @@
-"""`evalsuite train METHOD --config FILE -o CKPT_DIR`: run a training recipe; `evalsuite train search-p1 plans`: reference plans."""
+"""`evalsuite train METHOD --config FILE -o CKPT_DIR`: run a training recipe (`--dry-run`: check it and print its setting
+beside the paper's, training nothing); `evalsuite train search-p1 plans`: reference plans."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ def train_command(
     planner_backend: str = typer.Option("hf", "--planner-backend", help="plans: the planner's backend (hf, vllm, llamacpp, openai)."),
     planner_model: Optional[str] = typer.Option(None, "--planner-model", help="plans: the planner model (default: the config's model)."),
     resume: bool = typer.Option(False, "--resume", help="Continue the stopped run in --out from its last GRPO checkpoint (needs grpo.save_strategy: steps)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Load and validate the config, build the reward and TRL's configs, print the setting table (paper / inherited / assumed, with source lines) and the deviations; train nothing."),
 ) -> None:
     """Train METHOD with the recipe in --config, or (search-p1 plans) build its cached reference plans."""
     from evalsuite.training.config import load_config
@@ -35,11 +37,54 @@ def train_command(
         return
     if action != "run":
         raise typer.BadParameter(f"unknown action {action!r} (run or plans)", param_hint="ACTION")
+    if dry_run:
+        print_dry_run(settings, config, out or Path("checkpoints") / method, console)
+        return
     from evalsuite.training.trainer import train
 
     result = train(settings, out or Path("checkpoints") / method, resume=resume)
     per_step = ", ".join(f"{s:.1f}" for s in result.seconds_per_step)
     console.print(f"checkpoint: {result.checkpoint}\nlog: {result.log}\nplot: {result.plot}\nmanifest: {result.manifest}\nseconds per step: {per_step}")
+
+
+def print_dry_run(settings, path: Path, out: Path, console: Console) -> None:
+    """Everything a run checks before loading a model, then the setting table and the deviations."""
+    from rich.table import Table
+
+    console = Console(width=max(console.width, 200))  # the source column quotes whole sentences
+    from evalsuite.training.provenance import deviations, setting_table
+    from evalsuite.training.trainer import build_reward, build_trl_configs
+
+    reward = build_reward(settings)
+    settings.rollout_config()
+    overrides = {} if _has_gpu() else {"use_cpu": True, "bf16": False}
+    built = build_trl_configs(settings, out, reward, overrides)
+    table = Table(title=f"{settings.method}: the paper's setting and ours ({path})", show_lines=True)
+    for column in ("setting", "paper", "label", "source", "ours", "differs"):
+        table.add_column(column, overflow="fold")
+    for row in setting_table(settings, path):
+        table.add_row(row.paper.name, _cell(row.paper.value), row.paper.label, row.paper.source(), _cell(row.ours), "yes" if row.differs else ("" if row.compared else "n/a"))
+    console.print(table)
+    console.print("deviations:" if deviations(settings) else "deviations: none")
+    for deviation in deviations(settings):
+        console.print(f"  - {deviation}", markup=False)
+    checked = ", ".join(f"{stage} ({type(obj).__name__})" for stage, obj in built.items())
+    note = "" if not overrides else " (bf16 checked off: no GPU here)"
+    console.print(f"dry run: config, reward {reward.config()['name']} and TRL configs {checked} built{note}; nothing trained", markup=False)
+
+
+def _has_gpu() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def _cell(value) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return "—" if value is None else str(value)
 
 
 def register(app: typer.Typer) -> None:

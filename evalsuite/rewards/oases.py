@@ -3,12 +3,16 @@
 For the ordered search states s_0..s_T of a trajectory (s_0: the question alone; s_t: the passages of the first t
 searches), the same policy answers from each state (`agent.methods.oases.StateEvaluator`, run by the rollout) and
 γ_t is that answer's token F1 against the gold (Table 8: γ_0 = 0.333). The process reward of step t is γ_t − γ_{t−1};
-the outcome score γ_out is the final answer's F1. PPO credits each step's difference to that step's tokens; GRPO
-gives one scalar per completion, so we sum them (which telescopes to γ_T − γ_0):
+the outcome score γ_out is the final answer's F1.
+
+`credit: turn` (the recipe's): the completion's scalar is the outcome γ_out alone, and the trainer credits each step's
+γ_t − γ_{t−1} to that step's own tokens (`training.turn_credit`, weight λ_proc). `credit: sum` folds them into the
+scalar, which telescopes to γ_T − γ_0 and loses the per-step signal (for plain GRPO trainers and comparisons):
 
     r = γ_out + λ_proc · Σ_{t=1..T} (γ_t − γ_{t−1})
 
-The state scores reach the reward as the rollout column `state_scores`.
+The `process` component is the summed form in both modes (logged). The state scores reach the reward as the rollout
+column `state_scores`.
 """
 
 from __future__ import annotations
@@ -23,13 +27,19 @@ from evalsuite.rewards.base import MethodReward, Sample
 
 @dataclass(frozen=True)
 class OasesRewardConfig:
-    """λ_proc: the weight of the summed process rewards against the outcome score."""
+    """λ_proc: the weight of the process rewards against the outcome score; `credit`: `turn` (per-step, by the
+    trainer) or `sum` (folded into the completion's scalar)."""
 
     process_weight: float = 1.0
+    credit: str = "turn"
+
+    def __post_init__(self) -> None:
+        if self.credit not in ("turn", "sum"):
+            raise ValueError(f"credit must be 'turn' or 'sum', got {self.credit!r}")
 
 
 class OasesReward(MethodReward):
-    """Outcome F1 plus the summed state-score differences γ_t − γ_{t−1}."""
+    """Outcome F1 (plus, with `credit: sum`, the summed state-score differences γ_t − γ_{t−1})."""
 
     name = "oases"
     components = ("outcome_f1", "process", "gamma_first", "gamma_last", "n_states")
@@ -46,7 +56,7 @@ class OasesReward(MethodReward):
         gammas = [float(g) for g in gammas]
         outcome = f1_score(sample.answer, sample.golds) if sample.answer is not None else 0.0
         process = sum(process_rewards(gammas)) if gammas else 0.0
-        total = outcome + self.settings.process_weight * process
+        total = outcome + (self.settings.process_weight * process if self.settings.credit == "sum" else 0.0)
         return {
             "outcome_f1": outcome, "process": process, "gamma_first": gammas[0] if gammas else 0.0,
             "gamma_last": gammas[-1] if gammas else 0.0, "n_states": float(len(gammas)), "total": total,

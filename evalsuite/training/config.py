@@ -75,8 +75,11 @@ class TrainConfig:
     reference_plans: str | dict[str, str] | None = None
     teacher_queries: str | dict[str, str] | None = None
     algorithm: str = "grpo"
+    # setting -> {value, and its source: seed + quote | inherited: search-r1 | assumed: WHY} (training.provenance);
+    # a file name instead takes that config's block (a smoke config names its gpu.yaml)
     paper: dict[str, Any] = field(default_factory=dict)
     deviations: list[str] = field(default_factory=list)
+    # the launch's process count (num_processes), for the paper-unit arithmetic of training.provenance
     accelerate: dict[str, Any] = field(default_factory=dict)
     # Where TRL sends its logs besides training_log.jsonl: "none", "tensorboard", "wandb" or a list of them.
     report_to: str | list[str] = "none"
@@ -116,11 +119,16 @@ def load_config(path: str | Path, method: str | None = None) -> TrainConfig:
     unknown = sorted(set(raw) - known)
     if unknown:
         raise DataError(f"{path}: unknown keys {unknown}", hint=f"known: {', '.join(sorted(known))}")
+    if isinstance(raw.get("paper"), str):
+        raw["paper"] = _paper_block(path.parent / raw["paper"], path)
     reward = _section(raw, "reward", RewardSpec, path)
     state_eval = _section(raw, "state_eval", StateEvalSpec, path)
     refine = _section(raw, "refine", RefineSpec, path)
     config = TrainConfig(**raw, reward=reward, state_eval=state_eval, refine=refine)
     check_config(config, path)
+    from evalsuite.training.provenance import setting_table
+
+    setting_table(config, path)  # refuses a malformed paper block now, not when the manifest is written
     # files a config names are relative to the config (so a recipe runs from any directory)
     config.reward.panel = _beside(path, config.reward.panel)
     config.reference_plans = _beside(path, config.reference_plans)
@@ -171,6 +179,18 @@ def check_config(config: TrainConfig, path: Path) -> None:
             if isinstance(value, str) and _is_number(value):
                 # YAML 1.1 reads 1e-6 (no dot) as text; TRL passes it on and the optimizer fails at the first step
                 raise DataError(f"{path}: {section}.{key} is the text {value!r}, not a number", hint=f"write it with a dot, e.g. {float(value):.1e}")
+
+
+def _paper_block(other: Path, path: Path) -> dict[str, Any]:
+    """The `paper:` block of another recipe file (`paper: gpu.yaml`)."""
+    import yaml
+
+    if not other.is_file():
+        raise DataError(f"{path}: paper names {other}, which does not exist")
+    block = (yaml.safe_load(other.read_text()) or {}).get("paper")
+    if not isinstance(block, dict):
+        raise DataError(f"{path}: paper names {other}, which has no paper mapping")
+    return block
 
 
 def _is_number(text: str) -> bool:

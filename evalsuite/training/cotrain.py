@@ -1,4 +1,5 @@
-"""OASES's search-evaluation co-training (seeds/003, Figure 2): the state-evaluation answers are trained too.
+"""OASES's search-evaluation co-training (seeds/003, Figure 2): the state-evaluation answers are trained too; the
+trainer subclass also applies the per-turn credit of `training.turn_credit`.
 
 The rollout has the policy answer from every search state s_0..s_T (`<eval>` prompts); those answers give the state
 scores γ_t of the process reward, and each is itself a training sample with reward γ_t, so that the evaluator (the
@@ -19,7 +20,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from evalsuite.errors import require
+from evalsuite.errors import EvalsuiteError, require
 
 STD_EPS = 1e-4  # TRL's epsilon when scaling advantages by the group std
 
@@ -81,27 +82,40 @@ def chunks(items: list[Any], count: int) -> list[list[Any]]:
     return out
 
 
-def cotraining_trainer(trl: Any) -> type:
-    """TRL's GRPOTrainer plus the evaluation-answer loss (a subclass, so every TRL option keeps working)."""
+def oases_trainer(trl: Any) -> type:
+    """TRL's GRPOTrainer plus OASES's two additions (a subclass, so every TRL option keeps working): per-turn
+    advantages of the process rewards (`training.turn_credit`) and the evaluation-answer loss."""
+    from evalsuite.training.turn_credit import token_advantages, turn_advantages
 
     class OasesGRPOTrainer(trl.GRPOTrainer):
-        """Adds `weight · L_eval` of the current generation batch's evaluation answers to each micro-step's loss."""
+        """Credits each turn's process reward to its tokens (`turn_weight` λ; 0: off) and adds `eval_weight · L_eval`
+        of the current generation batch's evaluation answers to each micro-step's loss (0: off)."""
 
-        def __init__(self, *args: Any, search_rollout: Any, eval_weight: float, **kwargs: Any):
+        def __init__(self, *args: Any, search_rollout: Any, eval_weight: float, turn_weight: float = 0.0, **kwargs: Any):
             super().__init__(*args, **kwargs)
             self.search_rollout = search_rollout
             self.eval_weight = eval_weight
+            self.turn_weight = turn_weight
             self._eval_parts: list[list[tuple[EvalSample, float]]] = []
             self._eval_calls = 0
 
         def _generate_and_score_completions(self, inputs):
             output = super()._generate_and_score_completions(inputs)
-            samples = list(self.search_rollout.eval_samples)
-            advantages = group_advantages(samples, scale=self.args.scale_rewards not in (False, "none"))
+            scale = self.args.scale_rewards not in (False, "none")
+            mode = "train" if self.model.training else "eval"
+            if self.turn_weight:
+                credit = list(self.search_rollout.turn_credit)
+                if len(credit) != output["advantages"].shape[0]:
+                    raise EvalsuiteError(f"per-turn credit for {len(credit)} completions, advantages for {output['advantages'].shape[0]}")
+                per_turn = turn_advantages(credit, self.turn_weight, scale=scale)
+                output["advantages"] = token_advantages(output["advantages"], credit, per_turn, output["completion_ids"].shape[1])
+                steps = [a for turns in per_turn for a in turns if a]
+                self._metrics[mode]["oases/turn_advantage_abs"].append(statistics.fmean(abs(a) for a in steps) if steps else 0.0)
+            samples = list(self.search_rollout.eval_samples) if self.eval_weight else []
+            advantages = group_advantages(samples, scale=scale)
             # TRL splits each generation batch into steps_per_generation micro-batches; the evaluation answers too
             self._eval_parts = chunks(list(zip(samples, advantages)), self.args.steps_per_generation)
             self._eval_calls = 0
-            mode = "train" if self.model.training else "eval"
             if samples:
                 self._metrics[mode]["oases/eval_samples"].append(float(len(samples)))
                 self._metrics[mode]["oases/eval_score"].append(statistics.fmean(s.score for s in samples))

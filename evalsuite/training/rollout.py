@@ -5,7 +5,9 @@ we return, per prompt, `prompt_ids`, `completion_ids`, `logprobs=None` and `env_
 generated, 0 = an environment token: retrieved passages, the invalid-action message), which TRL multiplies into the
 loss mask (Search-R1's `info_mask`). Token ids come from tokenizing the engine's segments one by one, as Search-R1
 re-tokenizes its responses. Extra keys (`turns`, `model_text`, `n_turns`, `n_searches`, `stop_reason`, and for OASES
-`state_scores`) reach the reward functions as columns.
+`state_scores`) reach the reward functions as columns. For OASES the rollout also keeps, per completion, which model
+turn each token belongs to (`turn_ids`), so that the trainer can credit each turn's process reward to its own tokens
+(`training.turn_credit`).
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ from evalsuite.training.backend import TrainerBackend
 
 @dataclass
 class TokenizedRollout:
-    """One rollout as ids: the prompt, the completion and its environment mask (same length as the completion)."""
+    """One rollout as ids: the prompt, the completion, its environment mask and, per completion token, the index of
+    the model turn that wrote it (−1: environment text), all the same length as the completion."""
 
     prompt_ids: list[int]
     completion_ids: list[int]
     env_mask: list[int]
+    turn_ids: list[int]
 
 
 def tokenize_text(tokenizer: Any, prompt: str, completion: str, append_eos: bool) -> TokenizedRollout:
@@ -46,19 +50,24 @@ def tokenize_segments(tokenizer: Any, prompt: str, segments: Sequence[tuple[str,
     prompt_ids = tokenizer(prompt, add_special_tokens=add_special)["input_ids"]
     completion_ids: list[int] = []
     env_mask: list[int] = []
+    turn_ids: list[int] = []
+    turn = -1
     for text, by_model in segments:
+        turn += by_model  # model segment k is model turn k, empty or not
         if not text:
             continue
         ids = tokenizer(text, add_special_tokens=False)["input_ids"]
         completion_ids.extend(ids)
         env_mask.extend([1 if by_model else 0] * len(ids))
+        turn_ids.extend([turn if by_model else -1] * len(ids))
     if append_eos and tokenizer.eos_token_id is not None:
         completion_ids.append(tokenizer.eos_token_id)
         env_mask.append(1)
+        turn_ids.append(max(turn, 0))  # the EOS closes the last model turn
     if not completion_ids:  # TRL needs at least one completion token per row
-        completion_ids, env_mask = [tokenizer.eos_token_id], [1]
+        completion_ids, env_mask, turn_ids = [tokenizer.eos_token_id], [1], [0]
     check_mask(completion_ids, env_mask)
-    return TokenizedRollout(prompt_ids, completion_ids, env_mask)
+    return TokenizedRollout(prompt_ids, completion_ids, env_mask, turn_ids)
 
 
 def check_mask(completion_ids: Sequence[int], env_mask: Sequence[int]) -> None:
@@ -96,6 +105,7 @@ class SearchRollout:
         self.eval_temperature = eval_temperature  # None: the trainer's temperature
         self.last: list[Rollout] = []
         self.eval_samples: list[Any] = []  # OASES: the last batch's state-evaluation answers (co-trained)
+        self.turn_credit: list[Any] = []  # OASES: per completion, its turns' state scores and token→turn map
         self.refine = refine if refine is not None and refine.slots > 0 else None  # SmartSearch: a RefineSpec
         self._refiner: Any = None
 
@@ -123,8 +133,8 @@ class SearchRollout:
         self.last = rollouts
         tokenizer = trainer.processing_class
         out: dict[str, list[Any]] = {k: [] for k in ("prompt_ids", "completion_ids", "env_mask", "turns", "model_text", "n_turns", "n_searches", "stop_reason", "refined", "protocol_errors")}
-        for rollout in rollouts:
-            tokens = tokenize_rollout(tokenizer, rollout, append_eos=rollout.stop_reason == "answer")
+        tokenized = [tokenize_rollout(tokenizer, rollout, append_eos=rollout.stop_reason == "answer") for rollout in rollouts]
+        for rollout, tokens in zip(rollouts, tokenized):
             out["prompt_ids"].append(tokens.prompt_ids)
             out["completion_ids"].append(tokens.completion_ids)
             out["env_mask"].append(tokens.env_mask)
@@ -137,7 +147,19 @@ class SearchRollout:
             out["protocol_errors"].append(self.method.protocol_errors(rollout.response, rollout.turns))
         if state_scores is not None:
             out["state_scores"] = state_scores
+            self.turn_credit = self._turn_credit(rollouts, state_scores, tokenized)
         out["logprobs"] = None  # TRL recomputes them from the ids (no vLLM sampling logprobs here)
+        return out
+
+    @staticmethod
+    def _turn_credit(rollouts: list[Rollout], state_scores: list[list[float]], tokenized: list[TokenizedRollout]) -> list[Any]:
+        """OASES: what the trainer needs to credit each turn's process reward to that turn's tokens."""
+        from evalsuite.training.turn_credit import CompletionTurns
+
+        out = []
+        for rollout, gammas, tokens in zip(rollouts, state_scores, tokenized):
+            model_turns = [t for t in rollout.turns if not t.extra.get("initial_retrieval")]
+            out.append(CompletionTurns(rollout.question, gammas, [bool(t.passages) for t in model_turns], tokens.turn_ids))
         return out
 
     def _refined(self, engine: RolloutEngine, questions: list[str]) -> list[Rollout]:

@@ -14,8 +14,15 @@ from evalsuite.rewards import MethodReward, get_reward
 from evalsuite.rewards.matching import JudgeMatcher, LexicalMatcher
 from evalsuite.training.config import TrainConfig, stage_arguments
 from evalsuite.training.data import require_offline_data, training_rows
-from evalsuite.training.log import LOG_FILE, PLOT_FILE, make_callback, plot_log, read_log
+from evalsuite.training.log import (
+    LOG_FILE,
+    PLOT_FILE,
+    make_callback,
+    plot_log,
+    read_log,
+)
 from evalsuite.training.model import resolve_model
+from evalsuite.training.provenance import deviations, manifest_paper
 from evalsuite.training.rollout import SearchRollout
 
 MANIFEST = "train_manifest.json"
@@ -92,23 +99,47 @@ def question_overlap(completions, model_text, question, **columns):
     return out
 
 
-def build_grpo(config: TrainConfig, model_path: str, out: Path, rows: list[dict[str, Any]], reward: MethodReward, extra_callbacks: list | None = None):
-    """TRL's GRPOTrainer with the evaluator-loop rollout, the reward's components and the JSONL log callback."""
-    trl = require("trl", "train", "training")
-    datasets = require("datasets", "train", "training")
-    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+def reward_functions(config: TrainConfig, reward: MethodReward) -> tuple[list[Any], list[float]]:
+    """TRL's reward functions and weights: the reward's total and components, the rollout statistics (weight 0),
+    and the smoke runs' overlap reward."""
     funcs, weights = reward.trl_reward_funcs()
     funcs += [statistic("n_turns"), statistic("n_searches")]
     weights += [0.0, 0.0]
-    refine = config.refine if config.method == "smartsearch" and config.refine.slots > 0 else None
-    if refine is not None:
+    if config.method == "smartsearch" and config.refine.slots > 0:
         funcs.append(statistic("refined"))
         weights.append(0.0)
     if config.smoke_overlap_weight:
         funcs.append(question_overlap)
         weights.append(config.smoke_overlap_weight)
-    options = {**stage_arguments(config, config.grpo, out / "trl"), "reward_weights": weights}
-    grpo_config = trl.GRPOConfig(**options)
+    return funcs, weights
+
+
+def grpo_options(config: TrainConfig, out: Path, weights: list[float], overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The keyword arguments of TRL's GRPOConfig: our logging defaults, the YAML's grpo section, then `overrides`."""
+    return {**stage_arguments(config, {**config.grpo, **(overrides or {})}, out / "trl"), "reward_weights": weights}
+
+
+def build_trl_configs(config: TrainConfig, out: Path, reward: MethodReward, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """TRL's config objects of every stage the recipe runs (grpo; sft and dpo where given), built and so validated by
+    the installed TRL, without loading a model (`evalsuite train --dry-run`)."""
+    trl = require("trl", "train", "training")
+    _, weights = reward_functions(config, reward)
+    built = {"grpo": trl.GRPOConfig(**grpo_options(config, out, weights, overrides))}
+    for stage, cls in (("sft", trl.SFTConfig), ("dpo", trl.DPOConfig)):
+        section = getattr(config, stage)
+        if section is not None:
+            built[stage] = cls(**stage_arguments(config, {**section, **(overrides or {})}, out / stage))
+    return built
+
+
+def build_grpo(config: TrainConfig, model_path: str, out: Path, rows: list[dict[str, Any]], reward: MethodReward, extra_callbacks: list | None = None):
+    """TRL's GRPOTrainer with the evaluator-loop rollout, the reward's components and the JSONL log callback."""
+    trl = require("trl", "train", "training")
+    datasets = require("datasets", "train", "training")
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    funcs, weights = reward_functions(config, reward)
+    refine = config.refine if config.method == "smartsearch" and config.refine.slots > 0 else None
+    grpo_config = trl.GRPOConfig(**grpo_options(config, out, weights))
     golds = {r["question"]: r["golden_answers"] for r in rows}
     rollout = SearchRollout(
         rollout_method(config, golds), load_retriever(config.retriever), config.rollout_config(), config.prompt_style,
@@ -119,10 +150,11 @@ def build_grpo(config: TrainConfig, model_path: str, out: Path, rows: list[dict[
         "model": model_path, "reward_funcs": funcs, "args": grpo_config, "train_dataset": datasets.Dataset.from_list(rows),
         "rollout_func": rollout, "callbacks": [make_callback(out / LOG_FILE, "grpo"), *(extra_callbacks or [])],
     }
-    if config.method == "oases" and config.state_eval.weight:
-        from evalsuite.training.cotrain import cotraining_trainer
+    turn_weight = reward.settings.process_weight if config.method == "oases" and reward.settings.credit == "turn" else 0.0
+    if config.method == "oases" and (config.state_eval.weight or turn_weight):
+        from evalsuite.training.cotrain import oases_trainer
 
-        trainer = cotraining_trainer(trl)(**options, search_rollout=rollout, eval_weight=config.state_eval.weight)
+        trainer = oases_trainer(trl)(**options, search_rollout=rollout, eval_weight=config.state_eval.weight, turn_weight=turn_weight)
     else:
         trainer = trl.GRPOTrainer(**options)
     return trainer, rollout
@@ -150,8 +182,9 @@ def write_manifest(path: Path, config: TrainConfig, reward: MethodReward, model_
             versions[name] = None
     manifest = {
         "kind": "train", "method": config.method, "algorithm": config.algorithm, "model": config.model, "model_path": model_path,
-        "protocol": PROTOCOL[config.method], "reward": reward.config(), "config": asdict(config), "paper": config.paper,
-        "deviations": config.deviations, "stages": stages, "versions": versions, "git_commit": git_commit(),
+        "protocol": PROTOCOL[config.method], "reward": reward.config(), "config": asdict(config),
+        # per paper value: label (paper / inherited / assumed), its source line, ours and whether it differs
+        "paper": manifest_paper(config), "deviations": deviations(config), "stages": stages, "versions": versions, "git_commit": git_commit(),
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), "wall_s": time.time() - started,
     }
     path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")

@@ -144,7 +144,7 @@ def test_subsearch_decomposition_repeated_and_too_many_subqueries():
     four = turns((["a", "b", "c", "d"], [("X", "x")] * 4))
     reward = get_reward("subsearch", {"aggregation": "weighted_sum"})
     rows = reward.breakdown(["1", "2"], golden_answers=[["z"], ["z"]], turns=[same, four])
-    assert rows[0]["decomposition"] == 0.0 and rows[1]["decomposition"] == 0.0
+    assert rows[0]["decomposition"] == 0.0 and rows[1]["decomposition"] == -1.0  # over-decomposition penalty
 
 
 def test_subsearch_residual_and_no_queries():
@@ -180,28 +180,70 @@ def test_subsearch_rejects_unknown_aggregation():
 # --- Search-P1 ------------------------------------------------------------------------------------------------
 
 
-def test_search_p1_all_paths_identical_gives_full_self_consistency():
+def planned(plan_text: str, *rounds, answer="Paris"):
+    """Turns whose first turn carries the plan the search-p1 method parses from its text."""
+    from evalsuite.agent.methods.search_p1 import SearchP1
+
+    out = turns(*rounds, answer=answer)
+    out[0].extra["plan"] = SearchP1().parse_action(plan_text).extra["plan"]
+    return out
+
+
+def test_search_p1_paths_that_execute_their_plan_and_agree_get_full_self_consistency():
     reward = get_reward("search-p1")
-    t = turns(("capital of France", [("France", "Paris is the capital"), ("Lyon", "a city")]))
+    t = planned("<reasoning>Step 1: capital of France</reasoning>", ("capital of France", [("France", "Paris is the capital"), ("Lyon", "a city")]))
     rows = reward.breakdown(["a", "b", "c"], golden_answers=[["Paris"]] * 3, turns=[t, t, t], id=["q1"] * 3)
     for row in rows:
+        assert row["plan_execution"] == 1.0 and row["agreement"] == 1.0
         assert row["self_consistency"] == 1.0 and row["path"] == 1.0 and row["format"] == 1.0
         assert row["total"] == pytest.approx(0.1 + 0.3 + 0.6)
 
 
-def test_search_p1_jaccard_and_efficiency():
+def test_search_p1_agreement_jaccard_and_efficiency():
     reward = get_reward("search-p1")
     a = turns(("x", [("A", "a"), ("B", "b")]), answer="no")
     b = turns(("x", [("B", "b"), ("C", "c")]), ("y", [("D", "d")]), answer="no")
     c = turns(("x", [("A", "a"), ("B", "b")]), answer="no")
     rows = reward.breakdown(["1", "2", "3"], golden_answers=[["gold"]] * 3, turns=[a, b, c], id=["q"] * 3)
     # a: J(a,b) = |{B}|/|{A,B,C,D}| = 1/4, J(a,c) = 1 -> 0.625, efficiency min(1, 1/1)
-    assert rows[0]["self_consistency"] == pytest.approx(0.625)
+    assert rows[0]["agreement"] == pytest.approx(0.625)
     # b: J = 1/4 and 1/4 -> 0.25, two searches against the group's fewest (1) -> × 1/2
-    assert rows[1]["self_consistency"] == pytest.approx(0.125)
-    # wrong answers: soft outcome = 0.5 × path
-    assert rows[0]["outcome"] == pytest.approx(0.5 * 0.625)
-    assert rows[0]["total"] == pytest.approx(0.1 * 1.0 + 0.3 * 0.625 + 0.6 * 0.5 * 0.625)
+    assert rows[1]["agreement"] == pytest.approx(0.125)
+    # no plan: nothing executed, so self-consistency = (0 + agreement) / 2
+    assert rows[0]["plan_execution"] == 0.0 and rows[0]["self_consistency"] == pytest.approx(0.3125)
+    # wrong answers with no common token: soft outcome = 0.5 × (F1 0 + path) / 2
+    assert rows[0]["f1"] == 0.0 and rows[0]["outcome"] == pytest.approx(0.5 * 0.3125 / 2)
+    assert rows[0]["total"] == pytest.approx(0.1 * 1.0 + 0.3 * 0.3125 + 0.6 * 0.5 * 0.3125 / 2)
+
+
+def test_search_p1_self_consistency_scores_the_execution_of_the_models_own_plan():
+    """Two paths of one question with the same evidence: the one that carries out its declared plan scores higher
+    (the old self-consistency looked at evidence agreement only and gave both the same)."""
+    reward = get_reward("search-p1")
+    docs = [("Big Fish", "directed by Tim Burton")]
+    plan = "<reasoning>Plan:\nStep 1: director of Big Fish\nStep 2: Tim Burton birthplace</reasoning>"
+    follows = planned(plan, ("director of Big Fish", docs), ("Tim Burton birthplace", docs), answer="Burbank")
+    strays = planned(plan, ("director of Big Fish", docs), ("Big Fish box office", docs), answer="Burbank")
+    rows = reward.breakdown(["a", "b"], golden_answers=[["Burbank"]] * 2, turns=[follows, strays], id=["q"] * 2)
+    assert rows[0]["plan_execution"] == 1.0 and rows[1]["plan_execution"] == 0.5
+    assert rows[0]["agreement"] == rows[1]["agreement"] == 1.0
+    assert rows[0]["self_consistency"] == 1.0 and rows[1]["self_consistency"] == 0.75
+
+
+def test_search_p1_soft_outcome_gives_partial_answers_partial_credit():
+    reward = get_reward("search-p1")
+    plan = ["Tim Burton birthplace", "director of Big Fish"]  # order-agnostic
+    golds = [["April 14, 1955"]] * 3
+    rounds = [("director of Big Fish", [("Big Fish", "Tim Burton")]), ("Tim Burton birthplace", [("TB", "Burbank")])]
+    answers = [turns(*rounds, answer=a) for a in ("April 14, 1955", "April 1955", "May 2000")]
+    rows = reward.breakdown(["a", "b", "c"], golden_answers=golds, turns=answers, reference_plan=[plan] * 3, question=["q1", "q2", "q3"])
+    assert [r["reference_alignment"] for r in rows] == [1.0, 1.0, 1.0] and [r["path"] for r in rows] == [1.0, 1.0, 1.0]
+    assert rows[0]["outcome"] == 1.0  # exact match
+    # "April 1955": 2 of 2 predicted tokens, 2 of 3 gold tokens -> F1 0.8; outcome 0.5 × (0.8 + 1) / 2
+    assert rows[1]["f1"] == pytest.approx(0.8) and rows[1]["outcome"] == pytest.approx(0.45)
+    # no common token: the path alone, 0.5 × (0 + 1) / 2
+    assert rows[2]["f1"] == 0.0 and rows[2]["outcome"] == pytest.approx(0.25)
+    assert rows[0]["total"] > rows[1]["total"] > rows[2]["total"]
 
 
 def test_search_p1_failed_answer_with_perfect_reference_path_gets_partial_credit():
@@ -209,9 +251,9 @@ def test_search_p1_failed_answer_with_perfect_reference_path_gets_partial_credit
     t = turns(("director of Big Fish", [("Big Fish", "Tim Burton")]), ("Tim Burton birthplace", [("TB", "Burbank")]), answer="London")
     plan = ["Tim Burton birthplace", "director of Big Fish"]  # order-agnostic
     row = reward.breakdown(["a"], golden_answers=[["Burbank"]], turns=[t], reference_plan=[plan], question=["q"])[0]
-    assert row["reference_alignment"] == 1.0 and row["self_consistency"] == 0.0  # alone in its group
-    assert row["em"] == 0.0 and row["outcome"] == 0.5
-    assert row["total"] == pytest.approx(0.1 + 0.3 * 1.0 + 0.6 * 0.5)
+    assert row["reference_alignment"] == 1.0 and row["self_consistency"] == 0.0  # no plan of its own, alone in its group
+    assert row["em"] == 0.0 and row["outcome"] == 0.25
+    assert row["total"] == pytest.approx(0.1 + 0.3 * 1.0 + 0.6 * 0.25)
 
 
 def test_search_p1_reference_alignment_partial_and_redundant():
@@ -233,8 +275,8 @@ def test_search_p1_no_queries_and_soft_format():
 # --- OASES ----------------------------------------------------------------------------------------------------
 
 
-def test_oases_process_reward_telescopes_and_adds_outcome_f1():
-    reward = get_reward("oases")
+def test_oases_summed_credit_telescopes_and_adds_outcome_f1():
+    reward = get_reward("oases", {"credit": "sum"})
     t = turns(("q", []), ("q2", []), answer="April 14, 1955")
     # Table 8: γ_0 = 0.333; later states improve
     row = reward.breakdown(["a"], golden_answers=[["April 14, 1955"]], turns=[t], state_scores=[[1 / 3, 0.5, 1.0]])[0]
@@ -243,6 +285,17 @@ def test_oases_process_reward_telescopes_and_adds_outcome_f1():
     partial = reward.breakdown(["b"], golden_answers=[["April 14, 1955"]], turns=[turns(answer="April 1955")], state_scores=[[0.0]])[0]
     # F1: 2 of 2 predicted tokens, 2 of 3 gold tokens -> 0.8; one state: no process reward
     assert partial["outcome_f1"] == pytest.approx(0.8) and partial["process"] == 0.0 and partial["total"] == pytest.approx(0.8)
+
+
+def test_oases_turn_credit_leaves_the_steps_to_the_trainer():
+    """With per-turn credit (the recipe's), the completion's scalar is the outcome alone: the trainer adds each step's
+    γ_t − γ_{t−1} to that step's tokens (tests/training/test_turn_credit.py); the summed process is still logged."""
+    reward = get_reward("oases")
+    t = turns(("q", []), ("q2", []), answer="April 14, 1955")
+    row = reward.breakdown(["a"], golden_answers=[["April 14, 1955"]], turns=[t], state_scores=[[1 / 3, 0.5, 1.0]])[0]
+    assert row["total"] == pytest.approx(1.0) and row["process"] == pytest.approx(2 / 3)
+    with pytest.raises(EvalsuiteError, match="credit"):
+        get_reward("oases", {"credit": "step"})
 
 
 def test_oases_needs_state_scores():

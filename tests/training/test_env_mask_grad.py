@@ -9,6 +9,7 @@ import pytest
 
 from evalsuite.agent.method import Action
 from evalsuite.agent.search_r1 import SearchR1
+from tests.training.grpo_loss import loss_with_captured_logps
 
 pytestmark = pytest.mark.slow
 torch = pytest.importorskip("torch")
@@ -50,28 +51,6 @@ def scored(tmp_path_factory):
     return trainer, rollout, inputs
 
 
-def _loss_with_captured_logps(trainer, inputs, shift_env: float = 0.0):
-    captured = {}
-    original = trainer._get_per_token_logps_and_entropies
-
-    def capture(*args, **kwargs):
-        logps, entropies, aux = original(*args, **kwargs)
-        logps.retain_grad()
-        captured["logps"] = logps
-        mask = inputs["tool_mask"].to(logps.dtype)
-        # a shift on the retrieved positions only: the loss must not see it
-        return logps + shift_env * (1 - mask), entropies, aux
-
-    trainer._get_per_token_logps_and_entropies = capture
-    try:
-        trainer.model.zero_grad()
-        loss = trainer.compute_loss(trainer.model, inputs)
-        loss.backward()
-    finally:
-        trainer._get_per_token_logps_and_entropies = original
-    return loss, captured["logps"]
-
-
 def test_rollouts_retrieved_and_mask_matches_completions(scored):
     _, rollout, inputs = scored
     assert all(any(t.passages for t in r.turns) for r in rollout.last)  # every rollout retrieved real passages
@@ -83,7 +62,7 @@ def test_rollouts_retrieved_and_mask_matches_completions(scored):
 
 def test_gradient_is_zero_at_retrieved_positions_and_not_at_model_positions(scored):
     trainer, _, inputs = scored
-    _, logps = _loss_with_captured_logps(trainer, inputs)
+    _, logps = loss_with_captured_logps(trainer, inputs)
     grad = logps.grad
     model_positions = (inputs["tool_mask"] * inputs["completion_mask"]).bool()
     retrieved_positions = ((1 - inputs["tool_mask"]) * inputs["completion_mask"]).bool()
@@ -93,9 +72,9 @@ def test_gradient_is_zero_at_retrieved_positions_and_not_at_model_positions(scor
 
 def test_retrieved_logprobs_do_not_enter_the_loss(scored):
     trainer, _, inputs = scored
-    base, _ = _loss_with_captured_logps(trainer, inputs)
+    base, _ = loss_with_captured_logps(trainer, inputs)
     base_grad = trainer.model.model.norm.weight.grad.clone()
-    shifted, _ = _loss_with_captured_logps(trainer, inputs, shift_env=5.0)
+    shifted, _ = loss_with_captured_logps(trainer, inputs, shift_env=5.0)
     assert shifted.item() == base.item()
     assert torch.equal(trainer.model.model.norm.weight.grad, base_grad)
 
@@ -108,7 +87,7 @@ def test_changed_retrieved_text_changes_only_the_conditioning(scored):
     ids = inputs["completion_ids"].clone()
     ids[env] = torch.tensor(other[: int(env.sum().item())])
     changed["completion_ids"] = ids
-    _, _ = _loss_with_captured_logps(trainer, changed)
+    _, _ = loss_with_captured_logps(trainer, changed)
     trl_grad = trainer.model.model.norm.weight.grad.clone()
     # the policy term by hand: −Σ A_i · log π(y_t | context) over model tokens only, normalised as TRL does (per token)
     model = trainer.model

@@ -46,7 +46,9 @@ def test_plans_command_writes_a_plan_per_row_and_the_recipe_reads_it(tmp_path):
     # SmolLM2 answers nothing correctly, so the plans fall back to AD-QA's gold decompositions
     assert all(line["source"] == "decomposition" and line["plan"] and line["correct_trajectories"] == 0 for line in lines)
     custom = tmp_path / "custom.yaml"
-    custom.write_text(config_file.read_text() + f"reference_plans: {out.name}\n")  # relative to the config file
+    # files a config names are relative to the config file: the plans beside the copy, the paper block at home
+    text = config_file.read_text().replace("paper: gpu.yaml", f"paper: {config_file.parent / 'gpu.yaml'}")
+    custom.write_text(text + f"reference_plans: {out.name}\n")
     edited = {line["id"]: ["my own step"] for line in lines}
     out.write_text("".join(json.dumps({"id": i, "plan": p, "source": "edited"}) + "\n" for i, p in edited.items()))
     rows = training_rows(load_config(custom, "search-p1"))

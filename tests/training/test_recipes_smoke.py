@@ -31,19 +31,23 @@ def test_configs_load_for_every_recipe_and_record_deviations():
 @pytest.mark.parametrize("method", RECIPES)
 def test_gpu_configs_batch_the_papers_prompts_as_trl_requires(method):
     """TRL counts completions: each generation must hold whole groups, and a generation must be the paper's batch of
-    prompts × rollouts (Search-R1's train_grpo.sh: 512 prompts × 5, updated in 2 mini-batches of 256 prompts)."""
+    prompts × our rollouts per prompt (Search-R1's train_grpo.sh: 512 prompts × 5, updated in 2 mini-batches of 256
+    prompts); where our rollouts per prompt differ from the paper's, that is a listed deviation."""
     import yaml
 
     from evalsuite.training.config import load_config
+    from evalsuite.training.provenance import deviations
 
     config = load_config(REPO / "train_recipes" / "configs" / method / "gpu.yaml", method)
     processes = yaml.safe_load((REPO / "train_recipes" / "configs" / "accelerate_zero3.yaml").read_text())["num_processes"]
-    grpo, paper = config.grpo, config.paper
+    assert config.accelerate["num_processes"] == processes
+    grpo, paper = config.grpo, {name: entry["value"] for name, entry in config.paper.items()}
     per_update = processes * grpo["per_device_train_batch_size"] * grpo["gradient_accumulation_steps"]
     per_generation = processes * grpo["per_device_train_batch_size"] * grpo.get("steps_per_generation", grpo["gradient_accumulation_steps"])
-    assert grpo["num_generations"] == paper["rollouts_per_prompt"]
+    if grpo["num_generations"] != paper["rollouts_per_prompt"]:
+        assert any(d.startswith("rollouts_per_prompt: ours") for d in deviations(config))
     assert per_update % grpo["num_generations"] == 0 and per_generation % per_update == 0
-    assert per_generation == paper["batch_size"] * paper["rollouts_per_prompt"]
+    assert per_generation == paper["batch_size"] * grpo["num_generations"]
     assert grpo["max_steps"] == paper["steps"] * per_generation // per_update
 
 

@@ -1,0 +1,245 @@
+"""What each method's paper prints about its own setting, and where: the provenance of every "paper" value.
+
+A `PaperValue` is one setting with one of three labels:
+
+- `paper`: the method's paper prints it; `seed` names the line ("000:88" is line 88 of the seed text whose name
+  starts with 000) and `quote` holds words that stand on that line. Search-R1 is not among the seed texts: its own
+  values cite its released training scripts (`origin`), which evalsuite cannot check offline.
+- `inherited`: the paper is silent on the value but says it follows Search-R1; `seed`/`quote` give that sentence and
+  `origin` where Search-R1 sets the value.
+- `assumed`: the paper is silent and does not say it follows anyone; `why` says why we chose this value.
+
+The same records describe a recipe's training setting (the `paper:` block of train_recipes/configs/METHOD/gpu.yaml,
+read by `evalsuite.training.provenance`) and each paper's evaluation setting (`EVALUATION` below, printed by
+`evalsuite methods --paper METHOD`). Seed texts are optional: `check_quote` needs them, nothing else does.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalsuite.errors import DataError
+
+LABELS = ("paper", "inherited", "assumed")
+# The seed text of each method (../shared/seeds/README.md); Search-R1 has none.
+SEED_FILES = {
+    "progress": "000_3eb2e7720ac63a45.txt",
+    "subsearch": "001_78ae4c0020f19de4.txt",
+    "search-p1": "002_fd41f428d429a5a0.txt",
+    "oases": "003_7936c9aae4d474f1.txt",
+    "smartsearch": "004_ab15083f9a5b84ae.txt",
+}
+SEARCH_R1_CODE = "github.com/PeterGriffinJin/Search-R1"
+
+
+@dataclass(frozen=True)
+class PaperValue:
+    """One setting of a paper with its label and where it comes from (see the module docstring)."""
+
+    name: str
+    value: Any
+    label: str
+    seed: str | None = None
+    quote: str | None = None
+    origin: str | None = None
+    why: str | None = None
+    because: str | None = None  # why our run differs from it, when it does
+
+    def source(self) -> str:
+        """One line naming where the value comes from."""
+        if self.label == "assumed":
+            return f"assumed: {self.why}"
+        cited = f'seeds/{self.seed} "{self.quote}"' if self.seed else ""
+        if self.label == "inherited":
+            return f"inherited from Search-R1 ({self.origin}); {cited}"
+        return cited or f"Search-R1 ({self.origin})"
+
+    def record(self) -> dict[str, Any]:
+        """The manifest's form: value, label and source fields (empty ones left out)."""
+        fields = {"value": self.value, "label": self.label, "seed": self.seed, "quote": self.quote, "origin": self.origin, "why": self.why, "because": self.because}
+        return {key: value for key, value in fields.items() if value is not None}
+
+
+def parse_value(name: str, raw: Any, where: str) -> PaperValue:
+    """A `paper:` entry `{value, seed, quote}` / `{value, inherited: search-r1, seed, quote, origin}` /
+    `{value, assumed: WHY}` / `{value, origin}` (Search-R1's own) as a PaperValue; anything else is refused."""
+    if not isinstance(raw, dict) or "value" not in raw:
+        raise DataError(f"{where}: paper.{name} must be a mapping with a value and its source",
+                        hint="e.g. {value: 600, seed: '000:88', quote: 'train the policy model for 600 steps'}, or {value: 1, assumed: WHY}")
+    known = {"value", "seed", "quote", "inherited", "origin", "assumed", "because"}
+    if set(raw) - known:
+        raise DataError(f"{where}: paper.{name} has unknown keys {sorted(set(raw) - known)}", hint=f"known: {', '.join(sorted(known))}")
+    seed, quote, origin = raw.get("seed"), raw.get("quote"), raw.get("origin")
+    if seed is not None and not _is_citation(str(seed)):
+        raise DataError(f"{where}: paper.{name}.seed {seed!r} is not FILE_PREFIX:LINE", hint="e.g. '000:88' for line 88 of seeds/000_*.txt")
+    if (seed is None) != (quote is None):
+        raise DataError(f"{where}: paper.{name} needs both seed and quote (the words on that line)")
+    common = {"name": name, "value": raw["value"], "because": raw.get("because")}
+    if "assumed" in raw:
+        if not str(raw["assumed"] or "").strip() or seed or "inherited" in raw:
+            raise DataError(f"{where}: paper.{name}: an assumed value says why (assumed: WHY) and cites no line")
+        return PaperValue(label="assumed", why=str(raw["assumed"]), **common)
+    if "inherited" in raw:
+        if raw["inherited"] != "search-r1" or not seed or not origin:
+            raise DataError(f"{where}: paper.{name}: an inherited value is `inherited: search-r1` with the seed line that says "
+                            "the paper follows Search-R1 (seed, quote) and where Search-R1 sets it (origin)")
+        return PaperValue(label="inherited", seed=str(seed), quote=str(quote), origin=str(origin), **common)
+    if not seed and not origin:
+        raise DataError(f"{where}: paper.{name} cites nothing", hint="give seed and quote, inherited: search-r1, or assumed: WHY")
+    return PaperValue(label="paper", seed=None if seed is None else str(seed), quote=quote, origin=origin, **common)
+
+
+def _is_citation(text: str) -> bool:
+    prefix, _, line = text.partition(":")
+    return prefix.isdigit() and line.isdigit()
+
+
+def seeds_dir(start: Path | None = None) -> Path | None:
+    """The seed texts: $EVALSUITE_SEEDS, else ../shared/seeds beside the repository root; None when absent."""
+    if os.environ.get("EVALSUITE_SEEDS"):
+        path = Path(os.environ["EVALSUITE_SEEDS"])
+        return path if path.is_dir() else None
+    root = (start or Path(__file__)).resolve()
+    for parent in root.parents:
+        candidate = parent.parent / "shared" / "seeds"
+        if (parent / "pyproject.toml").is_file() and candidate.is_dir():
+            return candidate
+    return None
+
+
+def seed_line(seeds: Path, citation: str) -> str:
+    """The text of line N of the seed text whose file name starts with the citation's prefix ("000:88")."""
+    prefix, _, number = citation.partition(":")
+    matches = sorted(seeds.glob(f"{prefix}_*.txt"))
+    if len(matches) != 1:
+        raise DataError(f"seeds/{prefix}_*.txt: {len(matches)} files match the citation {citation!r}")
+    lines = matches[0].read_text(encoding="utf-8").splitlines()
+    index = int(number)
+    if not 1 <= index <= len(lines):
+        raise DataError(f"{matches[0].name} has {len(lines)} lines; the citation {citation!r} points past them")
+    return lines[index - 1]
+
+
+def check_quote(value: PaperValue, seeds: Path) -> str | None:
+    """None when the quoted words stand on the cited line, else what is wrong (values citing no seed pass)."""
+    if value.seed is None:
+        return None
+    line = seed_line(seeds, value.seed)
+    if _squash(value.quote or "") in _squash(line):
+        return None
+    return f"{value.name}: {value.quote!r} is not on seeds/{value.seed}: {line[:160]!r}"
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --- Evaluation settings ----------------------------------------------------------------------------------------
+
+def _paper(name: str, value: Any, seed: str, quote: str) -> PaperValue:
+    return PaperValue(name, value, "paper", seed=seed, quote=quote)
+
+
+def _inherited(name: str, value: Any, seed: str, quote: str, origin: str) -> PaperValue:
+    return PaperValue(name, value, "inherited", seed=seed, quote=quote, origin=origin)
+
+
+def _assumed(name: str, value: Any, why: str) -> PaperValue:
+    return PaperValue(name, value, "assumed", why=why)
+
+
+def _search_r1(name: str, value: Any, origin: str) -> PaperValue:
+    return PaperValue(name, value, "paper", origin=origin)
+
+
+_R1_SPLITS = "test: nq, triviaqa, popqa, bamboogle; dev: hotpotqa, 2wikimultihopqa, musique"
+_R1_SPLITS_ORIGIN = "its evaluation data: the test split where a dataset has one, else dev (FlashRAG's files)"
+_FOLLOWS_R1 = ("000:15", "Progress builds upon the Search-R1 training paradigm")
+
+# Each paper's evaluation setting: benchmarks, splits, metric, retriever, top-k, max turns (and the evaluated models).
+EVALUATION: dict[str, list[PaperValue]] = {
+    "search-r1": [
+        _search_r1("benchmarks", ["nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle"], "paper §4: seven QA datasets"),
+        _search_r1("splits", _R1_SPLITS, _R1_SPLITS_ORIGIN),
+        _search_r1("metric", "em", "paper §4: exact match"),
+        _search_r1("retriever", "E5 over the 2018 Wikipedia dump", "retrieval server of the repository"),
+        _search_r1("topk", 3, "train_grpo.sh: retriever.topk=3"),
+        _search_r1("max_turns", 4, "paper: action budget 4 (the public train_grpo.sh passes max_turns=2)"),
+        _search_r1("models", "Qwen2.5-3B/7B base and instruct", "paper §4"),
+    ],
+    "progress": [
+        _paper("benchmarks", ["nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique"], "000:86",
+               "trained on NQ and HotpotQA datasets unless otherwise mentioned, and evaluated across all datasets"),
+        _inherited("splits", _R1_SPLITS, *_FOLLOWS_R1, _R1_SPLITS_ORIGIN),
+        _paper("metric", "em", "000:104", "Exact Match (EM) is used as the evaluation metric."),
+        _paper("retriever", "E5 over the 2018 Wikipedia dump", "000:88",
+               "we use the 2018 Wikipedia dump [karpukhin2020dense] as the knowledge source and E5 [wang2022text] as the retriever"),
+        _paper("topk", 3, "000:88", "The search environment retrieves the top-$3$ passages for each generated query"),
+        _inherited("max_turns", 4, *_FOLLOWS_R1, "the paper's action budget 4"),
+        _paper("models", "Qwen2.5-3B (Base); Qwen2.5-1.5B in Table 5", "000:88", "we use Qwen2.5-3B (Base) as the policy model across all experiments"),
+    ],
+    "subsearch": [
+        _paper("benchmarks", ["nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle"], "001:1",
+               "Experiments on seven benchmarks show"),
+        _assumed("splits", _R1_SPLITS, "the seed names the seven benchmarks (Table 3) but no split; these are the splits its Table 3 datasets are commonly evaluated on (Search-R1's)"),
+        _assumed("metric", "em", "Table 3 prints fractions such as 0.463 without naming the metric; Figure 4 trains with \"EM as reward\""),
+        _assumed("retriever", "E5 over the 2018 Wikipedia dump", "the seed names no retriever; its case studies show wiki-18 style \"Doc 1(Title: ...)\" passages"),
+        _assumed("topk", 3, "the seed prints no top-k; its case studies show 3 documents per search (Doc 1-3)"),
+        _assumed("max_turns", 4, "the seed prints no action budget (\"You can search as many times as you want\")"),
+        _paper("models", "Qwen2.5-3B base and instruct", "001:36", "Training Progress of Qwen2.5-3B-base"),
+    ],
+    "search-p1": [
+        _paper("benchmarks", ["nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle", "adqa"], "002:69",
+               "The evaluation covers seven public QA benchmarks spanning general and multi-hop QA, plus the internal AD-QA dataset"),
+        _assumed("splits", _R1_SPLITS + "; adqa: test", "the summary names no split; AD-QA is its 1,000 test instances (002:103)"),
+        _paper("metric", "accuracy", "002:69", "using Accuracy as the primary metric"),
+        _paper("retriever", "E5 over Wikipedia", "002:69", "with Wikipedia retrieval and E5"),
+        _paper("topk", 3, "002:128", "Retrieving three documents per search achieves the best average performance"),
+        _assumed("max_turns", 4, "the seed says only \"until the action budget is exhausted\" (002:116) without the number; Search-R1's 4"),
+        _paper("models", "Qwen2.5-7B-Instruct and Qwen2.5-3B-Instruct", "002:69", "Experiments use Qwen2.5-7B-Instruct and Qwen2.5-3B-Instruct"),
+    ],
+    "oases": [
+        _paper("benchmarks", ["nq", "hotpotqa", "2wikimultihopqa", "bamboogle", "musique"], "003:23", "Method NQ HotpotQA 2Wiki Bamboogle MuSiQue"),
+        _assumed("splits", "test: nq, bamboogle; dev: hotpotqa, 2wikimultihopqa, musique", "the seed prints no split; Search-R1's for these five"),
+        _paper("metric", "f1 and em", "003:24", "F1 EM F1 EM"),
+        _assumed("retriever", "E5 over the 2018 Wikipedia dump", "the seed names no retriever or corpus; Search-R1's, which its baselines use"),
+        _assumed("topk", 3, "the seed prints no top-k"),
+        _assumed("max_turns", 4, "the main prompt mentions \"a maximum limit on the number of search rounds\" (003:77) without the number"),
+        _paper("models", "Qwen2.5-7B-Instruct (Table 1); 1.5B/3B-Instruct and base models in Tables 3-4", "003:31",
+               "Table 1: Comprehensive QA benchmark results on Qwen2.5-7B-Instruct"),
+    ],
+    "smartsearch": [
+        _paper("benchmarks", ["2wikimultihopqa", "hotpotqa", "bamboogle", "musique", "gaia", "webwalker"], "004:197",
+               "multi-hop question-answering datasets (2WikiMultihopQA, HotpotQA, Bamboogle, Musique) and open-web tasks (GAIA, WebWalker)"),
+        _assumed("splits", "test: bamboogle; dev: hotpotqa, 2wikimultihopqa, musique", "the seed prints no split; Search-R1's for these four"),
+        _paper("metric", "em and f1 (plus Search Quality and Search Efficiency)", "004:198", "They measured Exact Match (EM), F1"),
+        _paper("retriever", "local Wikipedia dump (or a web API for open-web tasks)", "004:178", "Retrieval: Wikipedia dump (local) or web API (open web)"),
+        _assumed("topk", 3, "the seed says only \"top-k snippets\" (004:178)"),
+        _assumed("max_turns", 4, "the seed prints no action budget"),
+        _paper("models", "Qwen2.5-3B-Instruct", "004:176", "Base policy model: Qwen2.5-3B-Instruct."),
+    ],
+}
+
+
+def evaluation_setting(method: str) -> list[PaperValue]:
+    """The paper's evaluation setting of `method`, one PaperValue per item."""
+    if method not in EVALUATION:
+        raise DataError(f"no paper setting for {method!r}", hint=f"one of: {', '.join(EVALUATION)}")
+    return EVALUATION[method]
+
+
+def run_differences(method: str, tasks: list[str], topk: int | None, max_turns: int | None) -> list[str]:
+    """Where a run's setting differs from the paper's evaluation setting (empty: the paper setting)."""
+    setting = {v.name: v.value for v in evaluation_setting(method)}
+    out = []
+    outside = [t for t in tasks if t not in setting["benchmarks"]]
+    if outside:
+        out.append(f"benchmarks: {', '.join(outside)} not in the paper's")
+    if topk is not None and topk != setting["topk"]:
+        out.append(f"topk: {topk} (paper {setting['topk']})")
+    if max_turns is not None and max_turns != setting["max_turns"]:
+        out.append(f"max_turns: {max_turns} (paper {setting['max_turns']})")
+    return out
