@@ -332,6 +332,7 @@ class DenseRetriever(SavedIndexRetriever):
         super().__init__(index_dir, manifest, corpus, verify)
         flags = faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY if mmap else 0
         self.index = faiss.read_index(str(self.index_dir / FAISS_FILE), flags)
+        self.memory_mapped = mmap
         if self.index.ntotal != len(self.docstore):
             raise IndexMismatchError(f"{self.index_dir}: faiss holds {self.index.ntotal} vectors, the corpus {len(self.docstore)} documents")
         params = manifest["params"]
