@@ -23,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import time
 from collections import Counter, deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -82,16 +83,17 @@ class Analyzer:
     def terms(self, text: str) -> list[str]:
         """The text's terms in order, repeats kept; stop words map to nothing (a stem is never empty)."""
         cache = self._cache
-        out: list[str] = []
-        for word in self._pattern.findall(text.lower()):
-            stem = cache.get(word)
-            if stem is None:
-                if len(cache) >= _STEM_CACHE_LIMIT:
-                    cache.clear()
-                stem = cache[word] = "" if word in self._stopwords else self._stem(word)
-            if stem:
-                out.append(stem)
-        return out
+        words = self._pattern.findall(text.lower())
+        try:
+            stems = [cache[word] for word in words]
+        except KeyError:
+            if len(cache) >= _STEM_CACHE_LIMIT:
+                cache.clear()
+            for word in words:
+                if word not in cache:
+                    cache[word] = "" if word in self._stopwords else self._stem(word)
+            stems = [cache[word] for word in words]
+        return [stem for stem in stems if stem]
 
 
 @dataclass
@@ -141,13 +143,10 @@ def count_block(path: str, block: bytes, start_offset: int, first_line: int) -> 
         offsets.append(start)
         id_hashes.append(int.from_bytes(hashlib.blake2b(doc.id.encode("utf-8"), digest_size=8).digest(), "little"))
         lengths.append(len(terms))
-        for term, count in Counter(terms).items():
-            term_id = vocab.get(term)
-            if term_id is None:
-                term_id = vocab[term] = len(vocab)
-            rows.append(row)
-            term_ids.append(term_id)
-            counts.append(count)
+        frequencies = Counter(terms)  # first-appearance order, as bm25s numbers new terms
+        rows.extend([row] * len(frequencies))
+        term_ids.extend([vocab.setdefault(term, len(vocab)) for term in frequencies])
+        counts.extend(frequencies.values())
     return BlockCounts(
         offsets=np.asarray(offsets, dtype=np.int64),
         id_hashes=np.asarray(id_hashes, dtype=np.uint64),
@@ -287,7 +286,7 @@ def count_corpus(
         remap = np.fromiter((vocab.setdefault(term, len(vocab)) for term in counts.terms), dtype=np.int64, count=len(counts.terms))
         doc_freqs.add(remap, np.bincount(counts.term_ids, minlength=len(counts.terms)), len(vocab))
         spill = spill_dir / f"block-{len(spill_files):06d}.npz"
-        np.savez(spill, rows=counts.rows.astype(np.int64) + num_docs, terms=remap[counts.term_ids], counts=counts.counts)
+        np.savez(spill, rows=(counts.rows + num_docs).astype(np.int32), terms=remap[counts.term_ids].astype(np.int32), counts=counts.counts)
         spill_files.append(spill)
         offsets.append(counts.offsets)
         lengths.append(counts.lengths)
@@ -412,14 +411,17 @@ def build_bm25_files(
     if spill_dir.exists():
         shutil.rmtree(spill_dir)
     try:
+        started = time.perf_counter()
         counted = count_corpus(corpus, spill_dir, stopwords=stopwords, stemmer=stemmer, workers=workers, block_bytes=block_bytes, progress=progress)
         if counted.scan.num_documents == 0:
             raise EvalsuiteError(f"corpus {corpus} holds no documents")
+        counted_at = time.perf_counter()
         nnz = write_score_matrix(counted, bm25_dir, k1=k1, b=b, method=method)
+        timings = {"count_seconds": round(counted_at - started, 3), "score_seconds": round(time.perf_counter() - counted_at, 3)}
     finally:
         shutil.rmtree(spill_dir, ignore_errors=True)
     write_bm25s_metadata(bm25_dir, counted.vocab, num_docs=counted.scan.num_documents, k1=k1, b=b, method=method)
-    stats = {"workers": workers, "block_bytes": block_bytes, "blocks": len(counted.spill_files), "nonzeros": nnz, "vocabulary_size": len(counted.vocab)}
+    stats = {"workers": workers, "block_bytes": block_bytes, "blocks": len(counted.spill_files), "nonzeros": nnz, "vocabulary_size": len(counted.vocab), **timings}
     return counted.scan, stats
 
 
