@@ -293,6 +293,8 @@ def main(argv: list[str] | None = None) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     print(f"derived corpora in {work}: real passages from {SHARED / 'corpus'}, words reshuffled, fresh ids (NOT real data)", flush=True)
     sources = source_passages(SHARED / "corpus")
+    if not sources:
+        raise SystemExit(f"no passages in {SHARED / 'corpus'}: set EVALSUITE_SHARED_DATA to the shared data directory")
     rows = [measure_size(n, sources, work, args) for n in sizes]
     quality = None if args.no_quality else real_quality(work)
     report(rows, quality, os.cpu_count() or 1)

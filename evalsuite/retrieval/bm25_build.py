@@ -406,7 +406,10 @@ def build_bm25_files(
     progress: bool = False,
 ) -> tuple[CorpusScan, dict[str, Any]]:
     """Both passes: bm25s's index files in `bm25_dir`; returns the corpus scan and build statistics."""
+    if not corpus.is_file():
+        raise DataError(f"corpus file {corpus} does not exist")
     workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
+    workers = min(workers, -(-corpus.stat().st_size // block_bytes) or 1)  # no process pool for a one-block corpus
     spill_dir = work_dir / SPILL_DIR
     if spill_dir.exists():
         shutil.rmtree(spill_dir)
