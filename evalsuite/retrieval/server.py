@@ -333,7 +333,6 @@ def serve_workers(index: str, load_options: dict[str, Any], workers: int, host: 
     Each worker loads the index itself; BM25 arrays (and dense indexes loaded with `mmap`) are memory-mapped, so the
     workers share one copy in the page cache. The parent loads it once first to check it and print the URL.
     """
-    import uvicorn
     from uvicorn.supervisors import Multiprocess
 
     from evalsuite.retrieval.index import load_retriever
@@ -347,7 +346,7 @@ def serve_workers(index: str, load_options: dict[str, Any], workers: int, host: 
     del retriever
     os.environ[WORKER_ENV] = json.dumps({"index": str(index), "options": load_options, "default_topk": default_topk, "limits": asdict(limits), "workers": workers})
     config = uvicorn_config(f"{__name__}:worker_app", limits, factory=True, workers=workers, access_log=access_log)
-    Multiprocess(config, target=uvicorn.Server(config).run, sockets=[sock]).run()
+    Multiprocess(config, sockets=[sock]).run()
 
 
 def worker_app():
