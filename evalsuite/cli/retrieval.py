@@ -21,7 +21,9 @@ def build_command(
     b: float = typer.Option(0.75, "--b", help="BM25 b (Pyserini's default is 0.4)."),
     stopwords: str = typer.Option("en", "--stopwords", help="BM25 stop words: en or none."),
     stemmer: str = typer.Option("english", "--stemmer", help="BM25 Snowball stemmer (PyStemmer name) or none."),
-    faiss_index: str = typer.Option("flat", "--faiss", help="Dense index: flat (exact), hnsw, ivf, or a faiss factory string."),
+    faiss_index: str = typer.Option("flat", "--faiss", help="Dense index: flat (exact), hnsw, hnsw-sq8, ivf, ivfpq, or a faiss factory string."),
+    pq_m: Optional[int] = typer.Option(None, "--pq-m", help="ivfpq: bytes per vector code (default dim/4)."),
+    shards: int = typer.Option(1, "--shards", help="Dense: split the faiss index into this many files (searched together)."),
     nlist: Optional[int] = typer.Option(None, "--nlist", help="IVF lists (default 4*sqrt(N))."),
     nprobe: int = typer.Option(16, "--nprobe", help="IVF lists searched per query."),
     hnsw_m: int = typer.Option(32, "--hnsw-m", help="HNSW neighbours per node."),
@@ -51,7 +53,7 @@ def build_command(
         params = dict(k1=k1, b=b, stopwords=stopwords, stemmer=stemmer, progress=progress, workers=workers, block_bytes=block_mb << 20)
     else:
         params = dict(
-            faiss_index=faiss_index, nlist=nlist, nprobe=nprobe, hnsw_m=hnsw_m, ef_search=ef_search, shard_size=shard_size,
+            faiss_index=faiss_index, nlist=nlist, nprobe=nprobe, hnsw_m=hnsw_m, ef_search=ef_search, shard_size=shard_size, pq_m=pq_m, shards=shards,
             batch_size=batch_size, device=device, query_prefix=query_prefix, passage_prefix=passage_prefix,
             max_length=max_length, keep_embeddings=keep_embeddings, progress=progress,
         )
