@@ -33,7 +33,6 @@ OPTIONS = [
     ("hnsw (M=32, ef 128)", {"faiss_index": "hnsw"}),
     ("hnsw-sq8 (M=32, ef 128)", {"faiss_index": "hnsw-sq8"}),
     ("ivf (nprobe 16)", {"faiss_index": "ivf"}),
-    ("ivfpq m=96 (nprobe 16)", {"faiss_index": "ivfpq"}),
     ("ivfpq m=48 (nprobe 16)", {"faiss_index": "ivfpq", "pq_m": 48}),
 ]
 

@@ -25,11 +25,12 @@ import re
 import shutil
 import time
 from collections import Counter, deque
+from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 

@@ -38,7 +38,7 @@ def scale_index(tmp_path_factory, shared_data) -> Path:
     if os.environ.get("EVALSUITE_SCALE_INDEX"):
         return Path(os.environ["EVALSUITE_SCALE_INDEX"])
     bench = scale_benchmark()
-    n = int(os.environ.get("EVALSUITE_SCALE_PASSAGES", 2_000_000))
+    n = int(os.environ.get("EVALSUITE_SCALE_PASSAGES", "2000000"))
     work = tmp_path_factory.mktemp("scale")
     corpus = bench.derive_corpus(bench.source_passages(shared_data / "corpus"), n, work / f"derived-{n}.jsonl")
     return build_index(corpus, work / "bm25")
