@@ -177,6 +177,13 @@ def fit_power(sizes: list[int], values: list[float]) -> tuple[float, float]:
     return math.exp(my - b * mx), b
 
 
+def linear_from_last_two(sizes: list[int], values: list[float]) -> float:
+    """The value at wiki-18's size if it keeps growing by the marginal cost between the two largest sizes measured
+    (fixed costs such as the interpreter and numpy weigh on a power fit over small sizes)."""
+    (n0, v0), (n1, v1) = sorted(zip(sizes, values))[-2:]
+    return v1 + (v1 - v0) / (n1 - n0) * (WIKI18_PASSAGES - n1)
+
+
 def real_quality(work: Path, ks: tuple[int, ...] = (1, 3, 5, 10)) -> dict:
     """BM25 recall@k of the gold paragraphs on the real multi-hop corpus, per *_ctx question file."""
     from evalsuite.retrieval import build_index, load_retriever
@@ -224,7 +231,7 @@ def measure_size(n: int, sources, work: Path, args) -> dict:
     return row
 
 
-def report(rows: list[dict], quality: dict | None, cpu_count: int) -> None:
+def report(rows: list[dict], quality: dict | None, cpu_count: int, load_average: float | None = None) -> None:
     sizes = [r["passages"] for r in rows]
     gib, mib = 2**30, 2**20
     print("\nBM25 (bm25s, chunked build) on DERIVED corpora (real passages, words reshuffled, fresh ids)")
@@ -241,19 +248,23 @@ def report(rows: list[dict], quality: dict | None, cpu_count: int) -> None:
         print(line)
     if len(rows) >= 2:
         print(f"\nfitted growth value = a * passages^b, extrapolated to wiki-18 ({WIKI18_PASSAGES:,} passages)")
+        # sizes in memory and on disk are steady between runs: their marginal growth is also extrapolated linearly;
+        # times on a shared machine are not, and are only fitted
         metrics = [
-            ("build time (s)", [r["build_s"] for r in rows], 1),
-            ("build peak memory (GiB)", [r["build_peak_rss"] / gib for r in rows], 1),
-            ("index size on disk (GiB)", [r["index_bytes"] / gib for r in rows], 1),
-            ("load time (s)", [r["load_s"] for r in rows], 1),
-            ("serving RSS after queries (GiB)", [(r["rss_after_queries"] - r["rss_base"]) / gib for r in rows], 1),
-            ("seconds per query", [1 / r["qps"] for r in rows], 1),
+            ("build time (s)", [r["build_s"] for r in rows], False),
+            ("build peak memory (GiB)", [r["build_peak_rss"] / gib for r in rows], True),
+            ("index size on disk (GiB)", [r["index_bytes"] / gib for r in rows], True),
+            ("load time (s)", [r["load_s"] for r in rows], False),
+            ("serving RSS after queries (GiB)", [(r["rss_after_queries"] - r["rss_base"]) / gib for r in rows], True),
+            ("seconds per query", [1 / r["qps"] for r in rows], False),
         ]
         if has_batch:
-            metrics.append((f"{rows[0]['server_batch']}-query batch (s)", [r["server_latency_s"] for r in rows], 1))
-        for name, values, _ in metrics:
+            metrics.append((f"{rows[0]['server_batch']}-query batch (s)", [r["server_latency_s"] for r in rows], False))
+        print(f"  {'':<34} {'':<10} {'power fit':>10}  {'marginal growth of the two largest sizes':>41}")
+        for name, values, linear in metrics:
             a, b = fit_power(sizes, values)
-            print(f"  {name:<34} b = {b:5.2f}   wiki-18: {a * WIKI18_PASSAGES ** b:10.2f}")
+            marginal = f"{linear_from_last_two(sizes, values):41.2f}" if linear else f"{'-':>41}"
+            print(f"  {name:<34} b = {b:5.2f}   {a * WIKI18_PASSAGES ** b:10.2f}  {marginal}")
         count = [r["count_s"] for r in rows]
         score = [r["score_s"] for r in rows]
         ac, bc = fit_power(sizes, count)
@@ -262,7 +273,7 @@ def report(rows: list[dict], quality: dict | None, cpu_count: int) -> None:
         count_21m, score_21m = ac * WIKI18_PASSAGES**bc, as_ * WIKI18_PASSAGES**bs
         print(f"  build phases at wiki-18 with {workers} workers: counting {count_21m / 60:.1f} min, scoring {score_21m / 60:.1f} min;"
               f" on 16 cores, if counting scales with cores: about {(count_21m * workers / 16 + score_21m) / 60:.0f} min")
-    print(f"\n({cpu_count} CPUs; load average {os.getloadavg()[0]:.1f})")
+    print(f"\n({cpu_count} CPUs; load average {load_average if load_average is not None else os.getloadavg()[0]:.1f} at the end)")
     if quality:
         print("\nquality on REAL data: BM25 over the multi-hop corpus (27,761 passages), gold paragraphs by corpus_id")
         for name, q in quality.items():
@@ -282,12 +293,17 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--timeout", type=float, default=3600, help="seconds allowed per child process")
     parser.add_argument("--no-quality", action="store_true", help="skip the recall measurement on the real corpus")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--report", type=Path, default=None, help="print the tables again from a --json file of an earlier run")
     parser.add_argument("--probe", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--probe-questions", type=int, default=1000, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.probe:
         print(json.dumps(probe(args.probe, args.probe_questions)))
         return {}
+    if args.report:
+        figures = json.loads(args.report.read_text(encoding="utf-8"))
+        report(figures["rows"], figures["quality"], figures["cpu_count"], figures.get("load_average"))
+        return figures
     sizes = sorted(int(s.replace("_", "")) for s in args.sizes.split(","))
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="evalsuite-scale-", dir="/tmp"))
     work.mkdir(parents=True, exist_ok=True)
@@ -297,8 +313,8 @@ def main(argv: list[str] | None = None) -> dict:
         raise SystemExit(f"no passages in {SHARED / 'corpus'}: set EVALSUITE_SHARED_DATA to the shared data directory")
     rows = [measure_size(n, sources, work, args) for n in sizes]
     quality = None if args.no_quality else real_quality(work)
-    report(rows, quality, os.cpu_count() or 1)
-    figures = {"rows": rows, "quality": quality, "cpu_count": os.cpu_count()}
+    figures = {"rows": rows, "quality": quality, "cpu_count": os.cpu_count() or 1, "load_average": os.getloadavg()[0]}
+    report(rows, quality, figures["cpu_count"], figures["load_average"])
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     return figures
