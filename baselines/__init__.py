@@ -1,3 +1,3 @@
 """Inference-only baselines (direct, cot, naive-rag, ircot, search-o1), registered as methods by name."""
 
-from baselines import cot, direct, ircot, naive_rag, search_o1  # noqa: F401
+from evalsuite.baselines import cot, direct, ircot, naive_rag, search_o1  # noqa: F401

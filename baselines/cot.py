@@ -8,7 +8,7 @@ FlashRAG publishes no CoT prompt; ours is its zero-shot prompt with the zero-sho
 from __future__ import annotations
 
 from evalsuite.agent.method import Action, register_method
-from baselines.base import ANSWER_MARKER, Baseline, after_marker
+from evalsuite.baselines.base import ANSWER_MARKER, Baseline, after_marker
 
 SYSTEM = (
     "Answer the question based on your own knowledge. Let's think step by step, "

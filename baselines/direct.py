@@ -9,7 +9,7 @@ prediction is the first non-empty line of the output (FlashRAG `basic_pred_parse
 from __future__ import annotations
 
 from evalsuite.agent.method import Action, register_method
-from baselines.base import Baseline, first_line
+from evalsuite.baselines.base import Baseline, first_line
 
 SYSTEM = "Answer the question based on your own knowledge. Only give me the answer and do not output any other words."
 USER = "Question: {question}"

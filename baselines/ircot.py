@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 from evalsuite.agent.method import Action, ChatRenderer, HitLike, register_method, split_contents
 from evalsuite.agent.methods.protocol import render_plain
-from baselines.base import ANSWER_MARKER, Baseline, after_marker
+from evalsuite.baselines.base import ANSWER_MARKER, Baseline, after_marker
 
 INSTRUCTION = (
     "You serve as an intelligent assistant, adept at facilitating users through complex, multi-hop reasoning across "

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from evalsuite.agent.method import Action, ChatRenderer, HitLike, register_method
 from evalsuite.agent.methods.protocol import render
 from evalsuite.agent.search_r1 import format_passages
-from baselines.base import Baseline, first_line
+from evalsuite.baselines.base import Baseline, first_line
 
 SYSTEM = (
     "Answer the question based on the given document."

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from evalsuite.agent.method import Action, ChatRenderer, HitLike, register_method, split_contents
 from evalsuite.agent.methods.protocol import render
 from evalsuite.agent.methods.tags import TagPair, cut_after_first, first_block
-from baselines.base import Baseline, boxed
+from evalsuite.baselines.base import Baseline, boxed
 
 MAX_SEARCH_LIMIT = 5
 QUERY = TagPair("<|begin_search_query|>", "<|end_search_query|>")

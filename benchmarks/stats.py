@@ -1,114 +1,163 @@
-"""Speed of evalsuite.stats.compare against a naive Python loop and a per-system numpy gather (sacrebleu's style).
+"""Statistics at Search-R1's full evaluation size: compare() and `evalsuite table`, against the previous implementation.
 
-    python benchmarks/stats.py [--systems 10] [--tasks 7] [--n 1000] [--resamples 10000] [--naive-resamples 200]
+    python benchmarks/stats.py [--systems 10] [--resamples 10000] [--old-ref 3e41e1f] [--no-table]
 
-Workload: S systems × T tasks × N examples; every system is compared with the first (the baseline) on every task:
-paired bootstrap CI and p-value of the difference (R resamples, the same draws for every system), the per-system CI of
-each mean, exact McNemar (EM, 0/1 scores) or paired approximate randomization with R permutations (F1, continuous),
-Holm across tasks, and the dataset-stratified bootstrap of the average over all tasks.
+Workload: Search-R1's seven benchmarks at full size (NQ 3,610, TriviaQA 11,313, PopQA 14,267, HotpotQA 7,405,
+2Wiki 12,576, MuSiQue 2,417, Bamboogle 125: 51,713 examples per system), S systems, every system compared with the
+first on every benchmark plus the stratified average over all seven, R bootstrap resamples and R randomization
+permutations. Scores are synthetic but shaped like real runs: a per-question difficulty shared by all systems
+(U-shaped: many questions every system answers, many none does; the share where all systems agree is printed), EM
+0/1, and token F1 that is 1 when EM is, a token-overlap fraction (2c / (p + g), up to 8 tokens each) for a quarter
+of the wrong answers and 0 otherwise (the recorded Search-R1 runs: 45% zeros, 42% ones, 26 distinct values).
 
-Alternatives timed on the same bootstrap part (the dominant cost):
-- naive: pure Python, one `random.choices` draw and Python sums per resample and system pair. Timed on
-  --naive-resamples resamples of one task and one system pair, then extrapolated linearly to the full workload (the
-  loop does the same work per resample, so the extrapolation is exact up to timer noise).
-- gather: numpy, one (R × N) index draw per task and `scores[idx].mean(axis=1)` per system, as sacrebleu's
-  `_paired_bs_test` does (full workload, measured).
+The previous implementation is git's version `--old-ref` (default 3e41e1f, the commit before intervals by metric
+kind, the 2×2-table and pattern-count bootstrap, and scores.npz): its `evalsuite/` is extracted with `git archive`
+into a temporary directory and timed in a subprocess on the same workload (saved to a .npz), in the same run.
+`evalsuite table` is timed end to end (a fresh `python -m evalsuite table` process over S run directories) for
+both trees; the current tree reads scores.npz, the previous one parses predictions.jsonl.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import random
+import resource
+import subprocess
+import sys
+import tarfile
+import tempfile
 import time
+from io import BytesIO
+from pathlib import Path
 
 import numpy as np
 
+ROOT = Path(__file__).resolve().parents[1]
+SIZES = {"nq": 3610, "triviaqa": 11313, "popqa": 14267, "hotpotqa": 7405, "2wikimultihopqa": 12576, "musique": 2417,
+         "bamboogle": 125}
+PARTIAL_F1 = np.unique([2 * c / (p + g) for p in range(1, 9) for g in range(1, 9) for c in range(1, min(p, g) + 1) if c < max(p, g)])
+
+# Times compare() on the workload file; run by both trees (argv: workload.npz, metric, resamples).
+TIMER = """
+import json, sys, time
+import numpy as np
 from evalsuite.stats import SystemScores, compare
-from evalsuite.stats.resample import stream
+data = np.load(sys.argv[1])
+metric, resamples = sys.argv[2], int(sys.argv[3])
+tasks = json.loads(str(data["tasks"]))
+systems = []
+for s in range(int(data["systems"])):
+    systems.append(SystemScores(f"sys{s}", {t: dict(zip(data[t + "/ids"].tolist(), data[f"{t}/{metric}"][s].tolist())) for t in tasks}))
+compare(systems[:2], "sys0", metric=metric, n_resamples=100, n_permutations=100)
+wall, cpu = time.perf_counter(), time.process_time()
+compare(systems, "sys0", metric=metric, groups={"all": tasks}, n_resamples=resamples, n_permutations=resamples)
+print(json.dumps([time.perf_counter() - wall, time.process_time() - cpu]))
+"""
 
 
-def make_systems(n_systems: int, n_tasks: int, n: int, binary: bool, seed: int = 0) -> list[SystemScores]:
-    """Synthetic per-example scores with a shared per-question difficulty, as real systems have."""
+def make_workload(n_systems: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """Per benchmark: ids, and (systems × n) EM and F1 scores."""
     rng = np.random.default_rng(seed)
-    systems = {f"sys{s}": {} for s in range(n_systems)}
-    for t in range(n_tasks):
-        difficulty = rng.random(n)
-        ids = [f"t{t}-{i}" for i in range(n)]
-        for s in range(n_systems):
-            p = np.clip(difficulty + 0.02 * s - 0.3, 0, 1)
-            values = (rng.random(n) < p).astype(float) if binary else np.clip(p + rng.normal(0, 0.2, n), 0, 1)
-            systems[f"sys{s}"][f"task{t}"] = dict(zip(ids, values.tolist()))
-    return [SystemScores(name, tasks) for name, tasks in systems.items()]
+    arrays: dict[str, np.ndarray] = {"systems": np.array(n_systems), "tasks": np.array(json.dumps(list(SIZES)))}
+    for task, n in SIZES.items():
+        difficulty = rng.beta(0.6, 0.6, n)  # many questions every system gets right, many none does
+        skill = 0.35 + 0.02 * np.arange(n_systems)[:, None]
+        em = (skill + rng.normal(0, 0.1, (n_systems, n)) > difficulty).astype(float)
+        partial = (em == 0) & (rng.random((n_systems, n)) < 0.25)
+        f1 = np.where(em == 1, 1.0, np.where(partial, rng.choice(PARTIAL_F1, size=(n_systems, n)), 0.0))
+        arrays[f"{task}/ids"] = np.array([f"{task}_{i}" for i in range(n)])
+        arrays[f"{task}/em"], arrays[f"{task}/f1"] = em, f1
+    return arrays
 
 
-def time_compare(systems: list[SystemScores], resamples: int, metric: str) -> tuple[float, float]:
-    """Wall and CPU seconds of one compare() call (CPU time is what the call costs on an idle machine)."""
-    tasks = list(systems[0].tasks)
-    wall, cpu = time.perf_counter(), time.process_time()
-    result = compare(systems, systems[0].name, metric=metric, groups={"all": tasks}, n_resamples=resamples, n_permutations=resamples)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    assert len(result.differences) == (len(systems) - 1) * len(tasks)
+def old_tree(ref: str, into: Path) -> Path:
+    """The `evalsuite/` package of git revision `ref`, extracted under `into`."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "evalsuite"], check=True, capture_output=True).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def time_compare(tree: Path, workload: Path, metric: str, resamples: int) -> tuple[float, float]:
+    # cwd: `python -c` puts the working directory first on sys.path, before PYTHONPATH
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    out = subprocess.run([sys.executable, "-c", TIMER, str(workload), metric, str(resamples)], env=env, check=True,
+                         capture_output=True, text=True, timeout=1800, cwd=workload.parent).stdout
+    wall, cpu = json.loads(out.strip().splitlines()[-1])
     return wall, cpu
 
 
-def time_naive(systems: list[SystemScores], resamples: int, naive_resamples: int) -> tuple[float, float]:
-    """Seconds for `naive_resamples` of one pair on one task, and that extrapolated to the full workload."""
-    task = next(iter(systems[0].tasks))
-    ids = list(systems[0].tasks[task])
-    a = [systems[1].tasks[task][i] for i in ids]
-    b = [systems[0].tasks[task][i] for i in ids]
-    n = len(ids)
-    rng = random.Random(0)
-    start = time.process_time()
-    diffs = []
-    for _ in range(naive_resamples):
-        idx = rng.choices(range(n), k=n)
-        diffs.append(sum(a[i] for i in idx) / n - sum(b[i] for i in idx) / n)
-    diffs.sort()
-    elapsed = time.process_time() - start
-    pairs = (len(systems) - 1) * len(systems[0].tasks)
-    return elapsed, elapsed * (resamples / naive_resamples) * pairs
+def write_runs(arrays: dict[str, np.ndarray], into: Path) -> list[Path]:
+    """One run directory per system (manifest, predictions.jsonl, metrics.json, scores.npz) via the current tree."""
+    from evalsuite.runs import ExampleRecord, Manifest, RunDirectory, summarize
+    from evalsuite.runs.columns import write_scores
+    from evalsuite.runs.provenance import base_manifest_fields
+
+    dirs = []
+    for s in range(int(arrays["systems"])):
+        run = RunDirectory(into / f"sys{s}")
+        run.write_manifest(Manifest(tasks=list(SIZES), method="search-r1", **base_manifest_fields()))
+        records = [ExampleRecord(id=i, task=t, question="q", golden_answers=["a"], prediction="a",
+                                 metrics={"em": float(e), "f1": float(f)})
+                   for t in SIZES for i, e, f in zip(arrays[f"{t}/ids"].tolist(), arrays[f"{t}/em"][s], arrays[f"{t}/f1"][s])]
+        with run.writer(fresh=True) as writer:
+            writer.extend(records)
+        run.write_metrics(summarize(records))
+        write_scores(run.path, records)
+        dirs.append(run.path)
+    return dirs
 
 
-def time_gather(systems: list[SystemScores], resamples: int) -> tuple[float, float]:
-    wall, cpu = time.perf_counter(), time.process_time()
-    for task in systems[0].tasks:
-        ids = list(systems[0].tasks[task])
-        matrix = np.array([[s.tasks[task][i] for i in ids] for s in systems])
-        idx = stream(0, task).integers(0, len(ids), size=(resamples, len(ids)))
-        base = matrix[0][idx].mean(axis=1)
-        for row in matrix[1:]:
-            diff = row[idx].mean(axis=1) - base
-            np.quantile(diff, [0.025, 0.975])
-    return time.perf_counter() - wall, time.process_time() - cpu
+def time_table(tree: Path, dirs: list[Path], metric: str) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system, all threads) of one `python -m evalsuite table` process."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "evalsuite", "table", *map(str, dirs), "--metric", metric, "--format", "csv"],
+                   env=env, check=True, capture_output=True, timeout=3600, cwd=dirs[0].parent)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--systems", type=int, default=10)
-    parser.add_argument("--tasks", type=int, default=7)
-    parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--resamples", type=int, default=10_000)
-    parser.add_argument("--naive-resamples", type=int, default=200)
+    parser.add_argument("--old-ref", default="3e41e1f")
+    parser.add_argument("--no-table", action="store_true", help="skip the end-to-end `evalsuite table` timing")
+    parser.add_argument("--no-old-table", action="store_true",
+                        help="skip the previous tree's `evalsuite table` (it parses 10 × 51,713 records: minutes)")
     args = parser.parse_args()
-    shape = f"{args.systems} systems × {args.tasks} tasks × {args.n} examples, {args.resamples} resamples"
-    print(f"workload: {shape}")
-    binary = make_systems(args.systems, args.tasks, args.n, binary=True)
-    continuous = make_systems(args.systems, args.tasks, args.n, binary=False)
-    compare(binary[:2], binary[0].name, n_resamples=100)  # warm-up: imports and first allocations
-    em, em_cpu = time_compare(binary, args.resamples, "em")
-    f1, f1_cpu = time_compare(continuous, args.resamples, "f1")
-    gather, gather_cpu = time_gather(binary, args.resamples)
-    measured, naive = time_naive(binary, args.resamples, args.naive_resamples)
+    n_total = sum(SIZES.values())
+    print(f"workload: {args.systems} systems × 7 benchmarks ({n_total:,} examples each), {args.resamples:,} resamples "
+          f"and permutations; previous implementation: git {args.old_ref}")
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        arrays = make_workload(args.systems)
+        workload = tmp_path / "workload.npz"
+        np.savez(workload, **arrays)
+        f1 = np.concatenate([arrays[f"{t}/f1"][0] for t in SIZES])
+        agree = np.mean(np.concatenate([(arrays[f"{t}/f1"] == arrays[f"{t}/f1"][0]).all(axis=0) for t in SIZES]))
+        print(f"F1 of sys0: {np.mean(f1 == 0):.0%} zeros, {np.mean(f1 == 1):.0%} ones, {len(np.unique(f1))} distinct values; "
+              f"all systems' F1 equal on {agree:.0%} of the examples")
+        old = old_tree(args.old_ref, tmp_path / "old")
+        rows = []
+        for metric in ("em", "f1"):
+            new_wall, new_cpu = time_compare(ROOT, workload, metric, args.resamples)
+            old_wall, old_cpu = time_compare(old, workload, metric, args.resamples)
+            rows.append((f"compare(), {metric.upper()}", new_wall, new_cpu, old_wall, old_cpu))
+        if not args.no_table:
+            dirs = write_runs(arrays, tmp_path / "runs")
+            for metric in ("em", "f1"):
+                old_times = (np.nan, np.nan) if args.no_old_table else time_table(old, dirs, metric)
+                rows.append((f"evalsuite table, {metric.upper()} (process, end to end)", *time_table(ROOT, dirs, metric), *old_times))
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (wall time grows with the load; CPU time does not)")
-    print(f"{'':64} {'wall s':>8} {'CPU s':>8} {'CPU ratio':>10}")
-    print(f"{'evalsuite.stats.compare, EM (bootstrap, McNemar, stratified avg)':64} {em:8.2f} {em_cpu:8.2f} {1.0:9.1f}x")
-    print(f"{'evalsuite.stats.compare, F1 (bootstrap, randomization)':64} {f1:8.2f} {f1_cpu:8.2f} {f1_cpu / em_cpu:9.1f}x")
-    print(f"{'numpy gather per system (sacrebleu style), bootstrap only':64} {gather:8.2f} {gather_cpu:8.2f} {gather_cpu / em_cpu:9.1f}x")
-    print(f"{'naive Python loop, bootstrap only (extrapolated, see below)':64} {'':>8} {naive:8.1f} {naive / em_cpu:9.0f}x")
-    print(f"  naive: {measured:.3f} CPU s for {args.naive_resamples} resamples of 1 pair × 1 task, "
-          f"× {args.resamples / args.naive_resamples:.0f} (resamples) × {(args.systems - 1) * args.tasks} (pairs)")
+    print(f"{'':44} {'now wall s':>10} {'CPU s':>7} {'before wall s':>13} {'CPU s':>7} {'speed-up':>9}")
+    for label, new_wall, new_cpu, old_wall, old_cpu in rows:
+        print(f"{label:44} {new_wall:10.2f} {new_cpu:7.2f} {old_wall:13.2f} {old_cpu:7.2f} {old_cpu / new_cpu:8.1f}x")
+    print("speed-up: ratio of CPU seconds (the time on an idle machine; compare() and the table use up to 2 threads)")
 
 
 if __name__ == "__main__":

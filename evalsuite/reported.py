@@ -116,11 +116,20 @@ class ReportedTable:
     cells: dict[tuple[str, str], ReportedValue]
     column_labels: dict[str, str]
     notes: list[str]
-    source: str
+    paper_title: str
     columns: dict[str, ReportedColumn] = field(default_factory=dict)
     rows: dict[str, ReportedRow] = field(default_factory=dict)
     scale: Literal["percent", "fraction", "raw"] = "percent"
     averaging: str = ""
+    arxiv: str | None = None
+    # Where the table sits in the seed text it was transcribed from; only the transcription test reads it.
+    seed_lines: str = ""
+
+    @property
+    def citation(self) -> str:
+        """The paper and table, e.g. 'OASES: ... (arXiv:2604.01234), Table 1'."""
+        arxiv = f" (arXiv:{self.arxiv})" if self.arxiv else ""
+        return f"{self.paper_title or self.paper}{arxiv}, Table {self.table}"
 
     def long_rows(self) -> list[ReportedRecord]:
         """Every cell as a record, rows and columns in printed order."""
@@ -210,12 +219,13 @@ class _RowGroupSpec(BaseModel):
 class _TableSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     paper: str
-    paper_title: str = ""
+    paper_title: str
+    arxiv: str | None = None
     table: str
     caption: str
     metric: str
     scale: Literal["percent", "fraction", "raw"] = "percent"
-    source: str
+    seed_lines: str
     averaging: str = ""
     column_groups: list[_ColumnGroupSpec]
     row_groups: list[_RowGroupSpec]
@@ -245,9 +255,11 @@ class _TableSpec(BaseModel):
 
 
 def default_root() -> Path:
-    """The repository's `results/reported/` (overridable with EVALSUITE_REPORTED_DIR)."""
+    """The transcribed tables shipped with evalsuite (`results/reported/`; overridable with EVALSUITE_REPORTED_DIR)."""
+    from evalsuite.resources import reported_dir
+
     env = os.environ.get("EVALSUITE_REPORTED_DIR")
-    return Path(env) if env else Path(__file__).resolve().parent.parent / "results" / "reported"
+    return Path(env) if env else reported_dir()
 
 
 def _paths(root: Path) -> dict[str, Path]:
@@ -333,7 +345,8 @@ def _build(spec: _TableSpec, key: str, path: Path) -> ReportedTable:
         column_groups=[(g.title, [c.key for c in g.columns]) for g in spec.column_groups],
         row_groups=[(g.title, [r.label for r in g.rows]) for g in spec.row_groups],
         cells=cells, column_labels={k: c.label for k, c in columns.items()}, notes=list(spec.notes),
-        source=spec.source, columns=columns, rows=rows, scale=spec.scale, averaging=spec.averaging,
+        paper_title=spec.paper_title, arxiv=spec.arxiv, seed_lines=spec.seed_lines, columns=columns, rows=rows,
+        scale=spec.scale, averaging=spec.averaging,
     )
 
 
@@ -384,8 +397,9 @@ class ReportedNotes(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     paper: str
-    paper_title: str = ""
-    source: str
+    paper_title: str
+    arxiv: str | None = None
+    seed_lines: str
     claims: list[ReportedClaim] = []
     notes: list[str] = []
 

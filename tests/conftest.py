@@ -1,4 +1,10 @@
-"""Shared test fixtures: where the real benchmark data lives (../shared/data, never copied into the repo)."""
+"""Shared test fixtures: where the real benchmark data and the seed papers' texts live (never copied into the repo).
+
+Benchmark data: $EVALSUITE_SHARED_DATA, else ../shared/data beside the repository (benchmarks/, corpus/,
+trajectories/); the benchmark files alone may also sit in the download cache of `evalsuite data download`. Seed texts:
+$EVALSUITE_SHARED_SEEDS, else ../shared/seeds. A test that needs what is absent is skipped, and every such skip
+carries the same reason, so the summary prints it once.
+"""
 
 from __future__ import annotations
 
@@ -14,24 +20,79 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = Path(os.environ.get("EVALSUITE_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
+SHARED_DATA = Path(os.environ.get("EVALSUITE_SHARED_DATA") or REPO_ROOT.parent / "shared" / "data")
+SEEDS = Path(os.environ.get("EVALSUITE_SHARED_SEEDS") or REPO_ROOT.parent / "shared" / "seeds")
 BENCHMARKS = SHARED_DATA / "benchmarks"
 CORPUS = SHARED_DATA / "corpus"
 TRAJECTORIES = SHARED_DATA / "trajectories"
 
+# The benchmark files the tests read: the download cache stands in for the shared benchmarks/ only when it holds them
+# all (the hub serves the eval splits; the subsamples and context files are copied in by hand).
+SUITE_BENCHMARKS = ("bamboogle.test.jsonl", "nq.test.jsonl", "nq.test_sub1000.jsonl", "triviaqa.test_sub1000.jsonl",
+                    "hotpotqa.dev_ctx.jsonl", "musique.dev_ctx.jsonl")
+NO_DATA = ("real data absent (benchmarks, corpus, trajectories): set EVALSUITE_SHARED_DATA or place it at ../shared/data;"
+           " benchmark files alone may sit in the `evalsuite data download` cache")
+NO_SEEDS = "seed paper texts absent: set EVALSUITE_SHARED_SEEDS or place them at ../shared/seeds"
 
-@pytest.fixture(scope="session")
-def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.fail(f"the shared data directory {SHARED_DATA} is missing; set EVALSUITE_SHARED_DATA")
+
+def _skip_unless(present: bool, reason: str) -> None:
+    # One call site for every skip, so `-ra` folds each reason into a single summary line.
+    if not present:
+        pytest.skip(reason)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Report every absent-data skip at `_skip_unless`, not at each test, so `-ra` prints each reason once."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and isinstance(report.longrepr, tuple) and report.longrepr[2].endswith((NO_DATA, NO_SEEDS)):
+        report.longrepr = (__file__, _skip_unless.__code__.co_firstlineno, report.longrepr[2])
+
+
+def require_shared_data() -> Path:
+    """The whole shared data folder (corpus and trajectories are only there), or skip."""
+    _skip_unless(SHARED_DATA.is_dir(), NO_DATA)
     return SHARED_DATA
 
 
+def require_benchmarks() -> Path:
+    """A folder of `<task>.<split>.jsonl` files: the shared data's benchmarks/, else the download cache, or skip."""
+    if BENCHMARKS.is_dir():
+        return BENCHMARKS
+    from evalsuite.tasks.download import download_cache_dir
+
+    cache = download_cache_dir()
+    _skip_unless(all((cache / name).is_file() for name in SUITE_BENCHMARKS), NO_DATA)
+    return cache
+
+
+def require_seeds() -> Path:
+    """The seed papers' plain texts, or skip."""
+    _skip_unless(SEEDS.is_dir(), NO_SEEDS)
+    return SEEDS
+
+
 @pytest.fixture(scope="session")
-def benchmarks_dir(shared_data: Path) -> Path:
-    return shared_data / "benchmarks"
+def shared_data() -> Path:
+    return require_shared_data()
+
+
+@pytest.fixture(scope="session")
+def benchmarks_dir() -> Path:
+    return require_benchmarks()
 
 
 @pytest.fixture(scope="session")
 def trajectories_dir(shared_data: Path) -> Path:
     return shared_data / "trajectories"
+
+
+@pytest.fixture(scope="session")
+def corpus_dir(shared_data: Path) -> Path:
+    return shared_data / "corpus"
+
+
+@pytest.fixture(scope="session")
+def seeds_dir() -> Path:
+    return require_seeds()

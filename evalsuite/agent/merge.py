@@ -7,6 +7,7 @@ from pathlib import Path
 from evalsuite.agent.runner import RESUME_KEYS, settings_differences
 from evalsuite.errors import EvalsuiteError
 from evalsuite.runs import ExampleRecord, Manifest, MetricsFile, RunDirectory, summarize
+from evalsuite.runs.columns import write_scores
 from evalsuite.runs.provenance import now_iso
 
 
@@ -60,4 +61,5 @@ def merge_runs(shard_dirs: list[Path], out: Path) -> tuple[Manifest, list[Exampl
     with target.writer(fresh=True) as writer:
         writer.extend(records)
     target.write_metrics(metrics)
+    write_scores(out, records)
     return merged, records, metrics

@@ -11,10 +11,13 @@ import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.runs.schema import Passage, Turn
+
+if TYPE_CHECKING:
+    from evalsuite.agent.trajectory import ParsedTrajectory, ResponseProtocol
 
 
 class HitLike(Protocol):
@@ -137,11 +140,27 @@ class Method(ABC):
         """Record per-query facts on a search turn once its passages are known (`turns` are the earlier turns)."""
 
     def protocol_errors(self, response: str, turns: Sequence[Turn]) -> list[str]:
-        """Where the response breaks this method's protocol. The default is Search-R1's (`parse_trajectory`), for the
-        methods that speak it; methods with other markers override this."""
-        from evalsuite.agent.trajectory import parse_trajectory
+        """Where the response breaks this method's protocol, as `parse` finds it; methods with other markers override this."""
+        return self.parse(response).errors
 
-        return parse_trajectory(response).errors
+    def response_protocol(self) -> ResponseProtocol:
+        """What `parse` reads a response with: Search-R1's tags, with this method's action parser, invalid-action
+        message and answer extraction. Methods with other markers override this."""
+        from evalsuite.agent.methods.tags import TagPair
+        from evalsuite.agent.trajectory import ResponseProtocol, parse_passages
+
+        return ResponseProtocol(
+            search=TagPair.xml("search"), answer=TagPair.xml("answer"), observation=TagPair.xml("information"),
+            thinks=(TagPair.xml("think"),), invalid_message=self.invalid_observation(), parse_action=self.parse_action,
+            extract_answer=self.extract_answer, parse_observation=parse_passages,
+        )
+
+    def parse(self, response: str | bytes) -> ParsedTrajectory:
+        """Re-derive the turns (queries, passages), the prediction and the protocol errors of a full response (prompt
+        excluded), as the rollout loop built it: the prediction is exactly `extract_answer(response)`."""
+        from evalsuite.agent.trajectory import parse_response
+
+        return parse_response(response, self.response_protocol())
 
 
 _METHODS: dict[str, Callable[[], Method]] = {}
@@ -170,6 +189,11 @@ def list_methods() -> list[str]:
 
 def _register_builtins() -> None:
     # Importing these modules registers the reference method, the seed papers' methods and the baselines.
-    import baselines  # noqa: F401
-    import evalsuite.agent.methods  # noqa: F401
+    import importlib
+
+    import evalsuite.baselines  # noqa: F401
     import evalsuite.agent.search_r1  # noqa: F401
+    from evalsuite.agent.methods import BUILTIN_METHOD_MODULES
+
+    for module in BUILTIN_METHOD_MODULES:
+        importlib.import_module(f"evalsuite.agent.methods.{module}")

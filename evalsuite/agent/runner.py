@@ -14,6 +14,7 @@ from evalsuite.models.base import Backend
 from evalsuite.models.identity import model_identity
 from evalsuite.models.registry import load_backend
 from evalsuite.runs import ExampleRecord, Manifest, MetricsFile, RunDirectory, summarize
+from evalsuite.runs.columns import write_scores
 from evalsuite.runs.provenance import base_manifest_fields, now_iso
 from evalsuite.scoring import score_record
 from evalsuite.tasks import TaskRow, apply_subset, load_split, parse_task_list
@@ -266,6 +267,7 @@ def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, o
                 on_batch(batch_records)
     metrics = summarize(records)
     directory.write_metrics(metrics)
+    write_scores(directory.path, records)
     if stopped is None:
         manifest.finished_at = now_iso()
         directory.write_manifest(manifest)

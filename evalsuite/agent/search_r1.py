@@ -9,11 +9,11 @@ trajectories in ../shared/data/trajectories show exactly that prompt.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from evalsuite.agent.method import Action, ChatRenderer, HitLike, Method, register_method, split_contents
+from evalsuite.agent.methods.tags import TagPair, all_blocks, first_block
 from evalsuite.errors import EvalsuiteError
 from evalsuite.metrics.answer import extract_answer
 
@@ -35,8 +35,10 @@ INVALID_ACTION = (
     "If I want to give the final answer, I should put the answer between <answer> and </answer>. Let me try again.\n"
 )
 
-# generation.py postprocess_predictions: the first complete search or answer block.
-ACTION_PATTERN = re.compile(r"<(search|answer)>(.*?)</\1>", re.DOTALL)
+# generation.py postprocess_predictions takes the first complete search or answer block,
+# `re.search(r"<(search|answer)>(.*?)</\1>", text, re.DOTALL)`; `first_block` has the same semantics in linear time.
+SEARCH, ANSWER, THINK = TagPair.xml("search"), TagPair.xml("answer"), TagPair.xml("think")
+MAX_THINK_SPANS = 50
 
 
 def format_passages(hits: Sequence[HitLike], truncate: Callable[[str], str] = lambda text: text) -> str:
@@ -49,7 +51,7 @@ def format_passages(hits: Sequence[HitLike], truncate: Callable[[str], str] = la
 
 
 # An evalsuite addition, not Search-R1's: small base models (Gemma-3-270M) only follow the protocol after one worked
-# example (../shared/docs/SMALL_MODELS.md). The verbatim instruction carries the demonstration question; the real
+# example (docs/agent.md). The verbatim instruction carries the demonstration question; the real
 # question follows the demonstration as "Question: ...".
 ONE_SHOT_DEMO = (
     INSTRUCTION.format(question="In which city is the Colosseum?")
@@ -118,6 +120,8 @@ class SearchR1(Method):
     name = "search-r1"
     stop = ("</search>", "</answer>")
     styles = ("base", "instruct", "base-1shot", "base-fewshot")
+    # Search-R1's code retrieves for `<search></search>` too; SmartSearch counts an empty query as no action.
+    searches_empty_query = True
 
     def template_source(self, style: str) -> str:
         if style == "base-1shot":
@@ -153,13 +157,16 @@ class SearchR1(Method):
         return text
 
     def parse_action(self, text: str) -> Action:
-        match = ACTION_PATTERN.search(text)
-        if match is None:
-            return Action("invalid")
-        content = match.group(2).strip()
-        if match.group(1) == "search":
-            return Action("search", queries=[content])
-        return Action("answer", answer=content)
+        think = [span.strip() for span in all_blocks(text, THINK, limit=MAX_THINK_SPANS)]
+        block = first_block(text, (SEARCH, ANSWER))
+        if block is None:
+            return Action("invalid", think=think)
+        content = block.content.strip()
+        if block.pair == ANSWER:
+            return Action("answer", answer=content, think=think)
+        if not content and not self.searches_empty_query:
+            return Action("invalid", think=think)
+        return Action("search", queries=[content], think=think)
 
     def observation(self, action: Action, results: Sequence[Sequence[HitLike]], truncate: Callable[[str], str]) -> str:
         passages = format_passages(results[0], truncate)

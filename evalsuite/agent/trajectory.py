@@ -1,27 +1,41 @@
-"""Recover the turns of a Search-R1-style response from its full text.
+"""Recover the turns of a search-agent response from its full text, the way the rollout loop built it.
 
-The response interleaves model text with `<information>…</information>` observations. Each stretch of model
-text is one turn: its `<think>` spans, its action (`<search>` query or `<answer>`), and the passages of the
-observation that followed. Two passage layouts occur in real outputs: Search-R1's `Doc N(Title: t) text`
-lines, and raw wiki-18 contents (`"Title"\\ntext`) separated by blank lines (FlashRAG's older template).
-Nothing here raises on model text: anything malformed becomes a protocol error string.
+A response alternates model turns with the text the loop inserted: an observation (Search-R1's
+`<information>…</information>`) right after a turn that ends with the search close tag, or the fixed invalid-action
+message after a turn with no valid action. Only those are environment text. Everything else is model text: an
+`<information>` the model wrote itself (closed or not; a protocol error, never an observation), `<answer>` inside
+`<think>`, stray closing tags, a tag cut off by the token budget.
+
+Why the loop's turns can be recovered from the text alone: the loop cuts every generation just after its first search
+close tag, so a model turn holds at most one, at its very end, and whatever directly follows it was inserted. The
+invalid-action message has a search close tag mid-sentence, so a model cannot write it whole (its turn would end there
+and get an observation): an intact message was inserted.
+
+The prediction is the method's answer extraction over the whole response (for Search-R1 the last `<answer>…</answer>`,
+what Search-R1 and FlashRAG record), whatever the turns look like.
+
+Every scan is `str.find` based and linear in the text: no lazy-`.*?` regex that goes quadratic on unclosed tags.
+Two passage layouts occur in real Search-R1 outputs: `Doc N(Title: t) text` lines, and raw wiki-18 contents
+(`"Title"\\ntext`) separated by blank lines (FlashRAG's older template).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from evalsuite.agent.method import Action
+from evalsuite.agent.methods.tags import TagPair, first_block
 from evalsuite.runs.schema import Passage, Turn
 
-_INFORMATION = re.compile(r"<information>(.*?)</information>", re.DOTALL)
-_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
-_SEARCH = re.compile(r"<search>(.*?)</search>", re.DOTALL)
-_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
 _DOC_MARKER = re.compile(r"Doc (\d+)\(Title: ")
-# Search-R1 appends this (as plain text, not an observation) after a turn with no valid action.
+_BLANK_LINE = re.compile(r"\n\s*\n")
+_SPACE = re.compile(r"\s*")
+# The first sentence of Search-R1's invalid-action message (the replay backend splits recordings on it).
 INVALID_ACTION_PREFIX = "My previous action is invalid."
-_TAGS = ("think", "search", "answer")
+# A response longer than this many turns is no rollout; the rest is kept as one last turn (the answer stays exact).
+MAX_PARSED_TURNS = 256
 
 
 @dataclass
@@ -34,11 +48,31 @@ class ParsedTrajectory:
 
     @property
     def queries(self) -> list[str]:
-        return [q for turn in self.turns for q in ([turn.query] if turn.query is not None and not turn.sub_queries else turn.sub_queries)]
+        return [q for turn in self.turns for q in (turn.sub_queries or ([turn.query] if turn.query is not None else []))]
 
     @property
     def passages(self) -> list[Passage]:
         return [p for turn in self.turns for p in turn.passages]
+
+    @property
+    def model_text(self) -> str:
+        """The model's own text: the turns joined, observations and invalid-action messages left out."""
+        return "".join(turn.text for turn in self.turns)
+
+
+@dataclass(frozen=True)
+class ResponseProtocol:
+    """What the parser needs of a method: its markers, the loop's inserted texts and its own turn rules."""
+
+    search: TagPair
+    answer: TagPair
+    observation: TagPair
+    thinks: tuple[TagPair, ...]
+    invalid_message: str
+    # The method's per-turn action parser and final-answer extraction (the engine's own functions).
+    parse_action: Callable[[str], Action]
+    extract_answer: Callable[[str], str | None]
+    parse_observation: Callable[[str], list[Passage]]
 
 
 def parse_passages(block: str) -> list[Passage]:
@@ -50,14 +84,12 @@ def parse_passages(block: str) -> list[Passage]:
             end = markers[index + 1].start() if index + 1 < len(markers) else len(block)
             passages.append(_split_marked_doc(block[marker.end() : end]))
         return passages
-    chunks = [chunk.strip() for chunk in re.split(r"\n\s*\n", block) if chunk.strip()]
     passages = []
-    for chunk in chunks:
+    for chunk in (chunk.strip() for chunk in _BLANK_LINE.split(block)):
+        if not chunk:
+            continue
         title, sep, text = chunk.partition("\n")
-        if sep:
-            passages.append(Passage(title=_unquote(title.strip()), text=text.strip()))
-        else:
-            passages.append(Passage(title=None, text=chunk))
+        passages.append(Passage(title=_unquote(title.strip()), text=text.strip()) if sep else Passage(title=None, text=chunk))
     return passages
 
 
@@ -79,63 +111,140 @@ def _unquote(title: str) -> str:
     return title
 
 
-def _unclosed(segment: str, tag: str) -> bool:
-    return segment.count(f"<{tag}>") > segment.count(f"</{tag}>")
+@dataclass
+class _Piece:
+    """One model turn as found in the text: its model text and what the loop inserted after it."""
+
+    text: str
+    observation: str | None = None  # the inserted observation's content
+    observation_closed: bool = True
+    invalid_message: bool = False
 
 
-def parse_trajectory(text: str) -> ParsedTrajectory:
-    """Parse a full model response (prompt excluded) into turns, answer and protocol errors."""
+class _NextOccurrence:
+    """The next occurrence of a fixed string at or after a position, searched again only once passed (linear overall)."""
+
+    def __init__(self, text: str, needle: str):
+        self.text, self.needle = text, needle
+        self.at = text.find(needle) if needle else -1
+
+    def from_(self, position: int) -> int:
+        if self.at != -1 and self.at < position:
+            self.at = self.text.find(self.needle, position)
+        return self.at
+
+
+def _split_turns(text: str, protocol: ResponseProtocol) -> tuple[list[_Piece], bool]:
+    """Cut the response at the loop's inserted texts; the stretches between them are the model turns.
+
+    Also says whether the turn limit cut the parse short (the rest then is one last turn)."""
+    pieces: list[_Piece] = []
+    close, opening = protocol.search.close, protocol.observation.open
+    invalid = _NextOccurrence(text, protocol.invalid_message)
+    turn_start = position = 0
+    while True:
+        if len(pieces) == MAX_PARSED_TURNS - 1:
+            pieces.append(_Piece(text[turn_start:]))
+            return pieces, True
+        search_end = text.find(close, position)
+        message = invalid.from_(position)
+        if message != -1 and (search_end == -1 or message < search_end):
+            # (the message may begin inside the white space skipped after an observation: its turn is then empty)
+            pieces.append(_Piece(text[min(turn_start, message) : message], invalid_message=True))
+            turn_start = position = message + len(protocol.invalid_message)
+            continue
+        if search_end == -1:
+            break
+        after = search_end + len(close)
+        start = _skip_space(text, after)
+        if not text.startswith(opening, start):
+            position = after  # a close tag the loop put nothing after: the final turn, or an answer turn's text
+            continue
+        inner = start + len(opening)
+        end = text.find(protocol.observation.close, inner)
+        closed = end != -1
+        end = end if closed else len(text)
+        pieces.append(_Piece(text[turn_start:after], observation=text[inner:end], observation_closed=closed))
+        position = end + len(protocol.observation.close) if closed else len(text)
+        turn_start = _skip_space(text, position)
+    if text[turn_start:].strip():
+        pieces.append(_Piece(text[turn_start:]))
+    return pieces, False
+
+
+def _skip_space(text: str, position: int) -> int:
+    return _SPACE.match(text, position).end()
+
+
+def parse_response(text: str | bytes, protocol: ResponseProtocol) -> ParsedTrajectory:
+    """Parse a full model response (prompt excluded) into turns, answer and protocol errors; never raises on its text."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
     errors: list[str] = []
-    segments: list[str] = []
-    blocks: list[str | None] = []
-    position = 0
-    for match in _INFORMATION.finditer(text):
-        segments.append(text[position : match.start()])
-        blocks.append(match.group(1))
-        position = match.end()
-    tail = text[position:]
-    if "<information>" in tail:
-        head, _, rest = tail.partition("<information>")
-        errors.append("unclosed <information>")
-        segments.append(head)
-        blocks.append(rest)
-    else:
-        segments.append(tail)
-        blocks.append(None)
-
     turns: list[Turn] = []
-    for index, (segment, block) in enumerate(zip(segments, blocks)):
-        stripped = segment.lstrip()
-        if stripped.startswith(INVALID_ACTION_PREFIX) and turns:
-            turns[-1].invalid_action = True
-        if not segment.strip() and block is None:
-            continue  # the empty tail after a final observation
-        turn = _parse_turn(segment, block, index, errors)
+    answered_at: int | None = None
+    pieces, cut_short = _split_turns(text, protocol)
+    for number, piece in enumerate(pieces, start=1):
+        action = protocol.parse_action(piece.text)
+        turn = Turn(text=piece.text, think=list(action.think), answer=action.answer, invalid_action=piece.invalid_message, extra=dict(action.extra))
+        if piece.observation is not None:
+            if action.kind != "search":
+                errors.append(f"turn {number}: an observation after a turn whose action is not a search")
+                action = _search_of(piece.text, protocol)
+            turn.passages = protocol.parse_observation(piece.observation)
+            if not piece.observation_closed:
+                errors.append(f"unclosed {protocol.observation.open}")
+        elif action.kind == "search":
+            errors.append(f"turn {number}: search without information")
+        if action.kind == "search":
+            turn.query = action.queries[0] if len(action.queries) == 1 else None
+            turn.sub_queries = action.queries if len(action.queries) > 1 else []
+        if action.kind == "answer" and answered_at is None:
+            answered_at = number
+        errors.extend(_turn_errors(number, piece.text, protocol))
         turns.append(turn)
-
-    model_text = "".join(segments)
-    answers = _ANSWER.findall(model_text)
-    answer = answers[-1].strip() if answers else None
-    if "</answer>" in model_text and text[text.rfind("</answer>") + len("</answer>") :].strip():
+    if cut_short:
+        errors.append(f"more than {MAX_PARSED_TURNS} turns: the rest is kept as the last turn")
+    if answered_at is not None and _continues_after_answer(pieces, answered_at, protocol.answer):
         errors.append("text after the answer")
-    return ParsedTrajectory(turns=turns, answer=answer, errors=errors)
+    return ParsedTrajectory(turns=turns, answer=protocol.extract_answer(text), errors=errors)
 
 
-def _parse_turn(segment: str, block: str | None, index: int, errors: list[str]) -> Turn:
-    for tag in _TAGS:
-        if _unclosed(segment, tag):
-            errors.append(f"turn {index + 1}: unclosed <{tag}>")
-    search = _SEARCH.search(segment)
-    answers = _ANSWER.findall(segment)
-    query = search.group(1).strip() if search else None
-    if query is not None and block is None:
-        errors.append(f"turn {index + 1}: search without information")
-    if block is not None and query is None:
-        errors.append(f"turn {index + 1}: information without a search")
-    return Turn(
-        text=segment,
-        think=[span.strip() for span in _THINK.findall(segment)],
-        query=query,
-        passages=parse_passages(block) if block is not None else [],
-        answer=answers[-1].strip() if answers else None,
-    )
+def _search_of(text: str, protocol: ResponseProtocol) -> Action:
+    """The turn's first search block as an action (the query an observation answered, when an answer block came first)."""
+    block = first_block(text, (protocol.search,))
+    if block is None:
+        return Action("invalid")
+    action = protocol.parse_action(text[block.start :])
+    return action if action.kind == "search" else Action("invalid")
+
+
+def _turn_errors(number: int, text: str, protocol: ResponseProtocol) -> list[str]:
+    errors = []
+    for pair in (*protocol.thinks, protocol.search, protocol.answer):
+        if text.count(pair.open) > text.count(pair.close):
+            errors.append(f"turn {number}: unclosed {pair.open}")
+    if protocol.observation.open in text:
+        # The model wrote an observation tag itself: model text, never passages.
+        errors.append(f"turn {number}: information without a search")
+    return errors
+
+
+def _continues_after_answer(pieces: list[_Piece], number: int, answer: TagPair) -> bool:
+    """Whether anything but white space follows the first answer turn's answer block."""
+    piece = pieces[number - 1]
+    block = first_block(piece.text, (answer,))
+    tail_of_turn = piece.text[block.end :] if block is not None else ""
+    return bool(tail_of_turn.strip()) or piece.observation is not None or piece.invalid_message or number < len(pieces)
+
+
+def search_r1_protocol() -> ResponseProtocol:
+    """Search-R1's markers and loop texts (its method's own action parser and answer extraction)."""
+    from evalsuite.agent.search_r1 import SearchR1
+
+    return SearchR1().response_protocol()
+
+
+def parse_trajectory(text: str | bytes) -> ParsedTrajectory:
+    """Parse a Search-R1 response (prompt excluded); `get_method(name).parse(text)` does the same for any method."""
+    return parse_response(text, search_r1_protocol())

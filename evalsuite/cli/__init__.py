@@ -8,6 +8,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from evalsuite.errors import EvalsuiteError
 
@@ -18,7 +19,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)  # soft_wrap: a message stays one line in a log, never wrapped
 
 
 def _version_callback(value: bool) -> None:
@@ -55,7 +56,7 @@ def main() -> None:
     try:
         app()
     except EvalsuiteError as exc:
-        err_console.print(f"[bold red]error:[/] {exc.message}", highlight=False)
+        err_console.print(f"[bold red]error:[/] {escape(exc.message)}", highlight=False)
         if exc.hint:
-            err_console.print(f"  [yellow]hint:[/] {exc.hint}", highlight=False)
+            err_console.print(f"  [yellow]hint:[/] {escape(exc.hint)}", highlight=False)
         sys.exit(2)

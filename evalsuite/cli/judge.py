@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
+from evalsuite.console import out_console, print_table
 from rich.table import Table
 
 
@@ -54,11 +54,11 @@ def judge_command(
     from evalsuite.judges.config import load_panel
     from evalsuite.judges.evaluate import JUDGMENTS_FILE, judge_run
 
-    console = Console()
+    console = out_console()
     names = [m.strip() for m in metrics.split(",") if m.strip()]
     result = judge_run(run_dir, load_panel(panel), names, cache_path=cache, teacher_file=teacher_queries, data_dir=data_dir, teacher_split=teacher_split, limit=limit, max_overlap=max_overlap)
-    console.print(_results_table(result.results))
-    console.print(_usage_table(result.usage))
+    print_table(_results_table(result.results))
+    print_table(_usage_table(result.usage))
     console.print(f"{len(result.judgments)} judgments written to {run_dir / JUDGMENTS_FILE}; metrics.json updated")
 
 

@@ -8,10 +8,11 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from evalsuite.errors import DataError, EvalsuiteError
 
-leaderboard_app = typer.Typer(help="Verify submissions, file them under results/ and build the static leaderboard site.",
+leaderboard_app = typer.Typer(help="Verify submissions, file them under leaderboard/entries/ and build the static leaderboard site.",
                               no_args_is_help=True)
 
 
@@ -56,12 +57,14 @@ def submit_command(
     description: Optional[str] = typer.Option(None, "--description", help="What this entry is, in a sentence or two."),
     split: list[str] = typer.Option([], "--split", help="TASK=SPLIT: the split a task's ids cover in full (e.g. nq=test_sub1000)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output."),
+    include_failed: bool = typer.Option(False, "--include-failed", help="Submit runs that hold failed records (declared as such; they score as recorded)."),
 ) -> None:
     """Pack run directories with metadata and checksums into a leaderboard submission."""
     from pydantic import ValidationError
 
     from evalsuite.leaderboard.pack import pack_submission
     from evalsuite.leaderboard.submission import SubmissionInfo
+    from evalsuite.leaderboard.verify import manifest_setting
     from evalsuite.runs import RunDirectory
 
     data = _load_info_file(info_file) if info_file else {}
@@ -72,8 +75,7 @@ def submit_command(
     model_info.update({k: v for k, v in {"name": model, "source": model_source}.items() if v is not None})
     first = RunDirectory(runs[0]).read_manifest()
     setting = dict(data.get("setting") or {})
-    defaults = {"corpus": first.corpus.get("name"), "retriever": first.retriever.get("name"), "topk": first.topk,
-                "max_turns": first.max_turns}
+    defaults = manifest_setting(first)
     given = {"corpus": corpus, "retriever": retriever, "topk": topk, "max_turns": max_turns}
     for key in defaults:
         setting[key] = given[key] if given[key] is not None else setting.get(key, defaults[key])
@@ -86,13 +88,15 @@ def submit_command(
         where = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise EvalsuiteError(f"submission metadata is incomplete or invalid: {where}",
                              hint="pass --name, --method and --model (or an --info file)") from None
-    path = pack_submission(list(runs), output, info, _parse_splits(split), overwrite=overwrite)
-    Console(soft_wrap=True).print(f"submission written to {path}; check it with `evalsuite leaderboard verify {path}`", highlight=False)
+    path = pack_submission(list(runs), output, info, _parse_splits(split), overwrite=overwrite, include_failed=include_failed)
+    Console(soft_wrap=True).print(f"submission written to {path}; check it with `evalsuite leaderboard verify {path}`", highlight=False, markup=False)
 
 
 def _print_report(report, console: Console) -> None:
+    from rich.markup import escape
+
     status = "[green]ACCEPTED[/]" if report.accepted else "[red]REJECTED[/]"
-    console.print(f"{status} {report.submission} ({report.n_files} files)", highlight=False)
+    console.print(f"{status} {escape(str(report.submission))} ({report.n_files} files)", highlight=False)
     if report.info is not None:
         console.print(f"  entry: {report.info.name} · method {report.info.method} · model {report.info.model.name}"
                       f" · setting {report.info.setting.key()}", highlight=False, markup=False)
@@ -128,31 +132,34 @@ def verify_command(
 
 def add_command(
     submission: Path = typer.Argument(..., help="Submission directory or .tar.gz."),
-    results: Path = typer.Option(Path("results"), "--results", help="The results/ tree to file it in."),
+    leaderboard: Path = typer.Option(Path("leaderboard"), "--leaderboard", help="The leaderboard folder to file it in (entries/<entry-id>/)."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Task data directory (default: $EVALSUITE_DATA_DIR)."),
     entry: Optional[str] = typer.Option(None, "--id", help="Entry id (default: a slug of the entry's name)."),
     replace: bool = typer.Option(False, "--replace", help="Replace an existing entry with the same id."),
 ) -> None:
-    """Verify a submission and file it under results/runs/<entry-id>/."""
+    """Verify a submission and file it under leaderboard/entries/<entry-id>/."""
     from evalsuite.leaderboard.results import add_submission
 
-    target, report = add_submission(submission, results, data_dir, entry, replace)
+    target, report = add_submission(submission, leaderboard, data_dir, entry, replace)
     console = Console(soft_wrap=True)
     _print_report(report, console)
-    console.print(f"filed under {target}", highlight=False)
+    console.print(f"filed under {target}", highlight=False, markup=False)
 
 
 def build_command(
     output: Path = typer.Option(..., "-o", "--output", help="Directory that receives the static site."),
-    results: Path = typer.Option(Path("results"), "--results", help="The results/ tree (runs/ and reported/)."),
-    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Task data directory for re-verification (default: $EVALSUITE_DATA_DIR)."),
-    page_size: int = typer.Option(25, "--page-size", help="Examples per page of the trajectory browser.", min=1),
+    leaderboard: Optional[Path] = typer.Option(None, "--leaderboard", help="The leaderboard folder (entries/, site.yaml); default ./leaderboard, else the one shipped with evalsuite."),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Task data directory for re-verification (default: $EVALSUITE_DATA_DIR, then the download cache)."),
+    page_size: Optional[int] = typer.Option(None, "--page-size", help="Examples per page of the trajectory browser (default: site.yaml's page_size).", min=1),
 ) -> None:
-    """Build the static leaderboard site from results/: every entry is re-verified and rescored first."""
+    """Build the static leaderboard site: every entry is re-verified and rescored first; paper tables come from evalsuite."""
     from evalsuite.leaderboard.site import build_site
 
-    summary = build_site(results, output, data_dir=data_dir, page_size=page_size)
-    Console(soft_wrap=True).print(f"site written to {output}: {summary}", highlight=False, markup=False)
+    summary = build_site(leaderboard, output, data_dir=data_dir, page_size=page_size)
+    console = Console(soft_wrap=True)
+    for note in summary.notes:
+        console.print(f"warning: {note}", highlight=False, markup=False)
+    console.print(f"site written to {output}: {summary}", highlight=False, markup=False)
 
 
 leaderboard_app.command("verify")(verify_command)

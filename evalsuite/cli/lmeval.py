@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
+from evalsuite.console import out_console
 
 lmeval_app = typer.Typer(help="Interoperate with lm-evaluation-harness.", no_args_is_help=True)
 
@@ -35,7 +35,7 @@ def export_command(
         out, [t.strip() for t in tasks.split(",") if t.strip()], [s.strip() for s in settings.split(",") if s.strip()],
         data_dir=data_dir, split=split, subset=subset, retriever=loaded, topk=topk, max_gen_toks=max_gen_toks,
     )
-    console = Console()
+    console = out_console()
     for task in written:
         console.print(f"{task.name}: {task.rows} rows → {task.yaml}")
     console.print(f"run: lm_eval --include_path {out} --tasks {written[0].name if written else 'evalsuite_nq'} --model hf --model_args pretrained=MODEL")

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import typer
-from rich.console import Console
+from evalsuite.console import print_table
 from rich.table import Table
 
 
@@ -45,7 +45,7 @@ def methods_command(
         table.add_column(column, overflow="fold")
     for row in sorted(rows, key=lambda r: (r["kind"] != "method", r["name"])):
         table.add_row(row["name"], row["kind"], ", ".join(row["styles"]), row["source"], row["protocol"])
-    Console().print(table)
+    print_table(table)
 
 
 def register(app: typer.Typer) -> None:

@@ -38,13 +38,16 @@ def build_command(
     workers: Optional[int] = typer.Option(None, "--workers", help="BM25: processes that tokenize and count blocks (default: all cores)."),
     block_mb: int = typer.Option(16, "--block-mb", help="BM25: corpus megabytes per block (memory per worker grows with it)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing index, or the contents of a non-empty directory."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars (on stderr, only when it is a terminal)."),
 ) -> None:
     """Index a corpus; writes INDEX_DIR/index.json (corpus hash, parameters, versions) last, so an unfinished build never
     loads. BM25 builds restart and dense builds resume from their encoded shards when rerun."""
+    import sys
+
     from evalsuite.retrieval import build_index
     from evalsuite.retrieval.manifest import read_manifest
 
+    progress = progress and sys.stderr.isatty()  # bars in a log file are noise
     if workers is not None and workers < 1:
         raise typer.BadParameter("--workers must be at least 1")
     if block_mb < 1:

@@ -8,10 +8,15 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from evalsuite.console import echo_json, err_console, escape, out_console, print_table, progress
 from evalsuite.errors import EvalsuiteError
+
+# Exit codes of `evalsuite run` (README.md): 0 every example ran; 2 a usage or data error, or the run stopped early
+# (finished examples are kept, --resume continues); 3 the run finished but some examples failed (backend error,
+# missing recording, retriever failure) and --allow-failures was not given.
+EXIT_FAILED_EXAMPLES = 3
 
 
 def _options(pairs: list[str]) -> dict[str, object]:
@@ -33,9 +38,20 @@ def _scalar(value: str) -> object:
     return {"true": True, "false": False}.get(value.lower(), value)
 
 
+def failures_note(metrics) -> str | None:
+    """How many examples failed and how the means treat them; None when none failed."""
+    failed = sum(summary.n_failed for summary in metrics.tasks.values())
+    if not failed:
+        return None
+    total = sum(summary.n for summary in metrics.tasks.values())
+    return (f"{failed} of {total} examples failed (backend error, missing recording or retriever failure; see the "
+            f"'failed' column): they score 0 on every metric and count in n, so the means include them as wrong answers.")
+
+
 def results_table(metrics, title: str) -> Table:
-    """The per-task results table printed at the end of a run."""
-    table = Table(title=title)
+    """The per-task results table printed at the end of a run; a caption says how many examples failed."""
+    note = failures_note(metrics)
+    table = Table(title=title, caption=note, caption_justify="left")
     for column in ("task", "n", "failed", "EM", "95% CI", "cover-EM", "F1", "retrieval hit", "searches", "answered"):
         table.add_column(column, justify="right" if column != "task" else "left")
     for task, summary in metrics.tasks.items():
@@ -71,13 +87,14 @@ def run_command(
     resume: bool = typer.Option(False, "--resume", help="Continue the run in -o: finished examples are kept, failed ones retried."),
     backend_option: list[str] = typer.Option([], "--backend-option", help="KEY=VALUE passed to the backend (repeatable)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (default: runs/<timestamp>)."),
+    allow_failures: bool = typer.Option(False, "--allow-failures", help=f"Exit 0 even when some examples failed (default: exit {EXIT_FAILED_EXAMPLES})."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (run directory, metrics, notes) instead of the table."),
 ) -> None:
     """Run a search agent over benchmarks and write a run directory (no --model: the embedded CPU demo)."""
     from evalsuite.agent.engine import RolloutConfig
     from evalsuite.agent.runner import RunSpec, execute, parse_shard
     from evalsuite.models.registry import guess_backend
 
-    console = Console()
     note = None
     style = prompt_style
     if model is None:
@@ -114,42 +131,48 @@ def run_command(
         backend_options=_options(backend_option),
         notes=note,
     )
-    result = _run_with_progress(spec, console)
-    console.print(results_table(result.metrics, f"{spec.method} · {Path(spec.model).name} · {spec.backend}"))
-    console.print(f"run directory: {result.directory.path}")
-    if note:
-        console.print(f"[yellow]note:[/] {note}")
+    result = _run_with_progress(spec)
+    if as_json:
+        echo_json({"run_directory": str(result.directory.path), "metrics": result.metrics.model_dump(mode="json"),
+                   "stopped": result.stopped, "note": note, "failures": failures_note(result.metrics)})
+    else:
+        print_table(results_table(result.metrics, f"{spec.method} · {Path(spec.model).name} · {spec.backend}"))
+        console = out_console(markup=True)
+        console.print(f"run directory: {escape(str(result.directory.path))}")
+        if note:
+            console.print(f"[yellow]note:[/] {escape(note)}")
     if result.stopped:
         raise EvalsuiteError(f"the run stopped early: {result.stopped}", hint=f"finished examples are kept; continue with --resume -o {out}")
+    if failures_note(result.metrics) and not allow_failures:
+        err_console().print(f"error: some examples failed; exit code {EXIT_FAILED_EXAMPLES} "
+                            f"(--allow-failures exits 0; --resume -o {out} retries them)")
+        raise typer.Exit(code=EXIT_FAILED_EXAMPLES)
 
 
-def _run_with_progress(spec, console: Console):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+def _run_with_progress(spec):
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
     from evalsuite.agent.runner import execute
 
     totals: dict[str, list[float]] = {}
     state = {"started": time.perf_counter(), "new": 0}
-    progress = Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("{task.fields[rate]}"), TextColumn("{task.fields[em]}"), console=console, transient=False,
-    )
-    bar = progress.add_task("examples", total=None, rate="", em="")
+    with progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[rate]}"), TextColumn("{task.fields[em]}")) as bars:
+        bar = bars.add_task("examples", total=None, rate="", em="")
 
-    def on_start(total: int, already: int) -> None:
-        progress.update(bar, total=total, completed=already)
+        def on_start(total: int, already: int) -> None:
+            bars.update(bar, total=total, completed=already)
 
-    def on_batch(records) -> None:
-        for record in records:
-            sums = totals.setdefault(record.task, [0.0, 0])
-            sums[0] += record.metrics.get("em", 0.0)
-            sums[1] += 1
-        state["new"] += len(records)
-        rate = state["new"] / max(time.perf_counter() - state["started"], 1e-9)
-        em = "  ".join(f"{task} EM {s / n * 100:.1f}" for task, (s, n) in totals.items())
-        progress.update(bar, advance=len(records), rate=f"{rate:.2f} ex/s", em=em)
+        def on_batch(records) -> None:
+            for record in records:
+                sums = totals.setdefault(record.task, [0.0, 0])
+                sums[0] += record.metrics.get("em", 0.0)
+                sums[1] += 1
+            state["new"] += len(records)
+            rate = state["new"] / max(time.perf_counter() - state["started"], 1e-9)
+            em = "  ".join(f"{task} EM {s / n * 100:.1f}" for task, (s, n) in totals.items())
+            bars.update(bar, advance=len(records), rate=f"{rate:.2f} ex/s", em=em)
 
-    with progress:
         return execute(spec, on_start=on_start, on_batch=on_batch)
 
 
@@ -161,9 +184,8 @@ def merge_command(
     from evalsuite.agent.merge import merge_runs
 
     manifest, records, metrics = merge_runs(list(shards), out)
-    console = Console()
-    console.print(results_table(metrics, f"merged {len(shards)} shards · {len(records)} examples"))
-    console.print(f"run directory: {out}")
+    print_table(results_table(metrics, f"merged {len(shards)} shards · {len(records)} examples"))
+    typer.echo(f"run directory: {out}")
 
 
 def register(app: typer.Typer) -> None:

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from evalsuite.console import echo_json, escape, out_console, print_table, progress
 from evalsuite.errors import EvalsuiteError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from evalsuite.runs.flashrag import Difference
 
 
 @dataclass
@@ -18,10 +25,13 @@ class ScoredInput:
     name: str
     out_dir: Path
     # None for run directories: they carry no scores recorded by another pipeline to check against.
-    differences: list[str] | None
+    differences: list[Difference] | None
+    checked_averages: bool = False
 
 
 def _unique_name(path: Path, taken: set[str]) -> str:
+    if path.name == "intermediate_data.json":
+        path = path.parent
     name = path.stem if path.is_file() else path.name
     candidate, counter = name, 2
     while candidate in taken:
@@ -30,35 +40,45 @@ def _unique_name(path: Path, taken: set[str]) -> str:
     return candidate
 
 
-def _score_result_file(path: Path, out_dir: Path, task: str | None) -> list[str]:
-    from evalsuite.runs import Manifest, RunDirectory, summarize
+def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str, data_dir: Path | None) -> tuple[list[Difference], bool]:
+    """Score a result file or FlashRAG run folder into a run directory; return its differences from what it recorded
+    and whether it had averages (metric_score.txt) to check."""
+    from evalsuite.files import file_sha256
     from evalsuite.metrics.process import add_process_metrics
-    from evalsuite.runs.flashrag import compare_with_recorded, records_from_result_file
+    from evalsuite.runs import Manifest, RunDirectory, summarize
+    from evalsuite.runs.flashrag import check_against_task_data, compare_averages, compare_with_recorded, read_result_source, records_from_source
     from evalsuite.runs.provenance import base_manifest_fields
     from evalsuite.scoring import score_record
-    from evalsuite.files import file_sha256
+    from evalsuite.tasks.loader import resolve_data_dir
     from evalsuite.tasks.subset import ids_hash
 
-    task_name, records, recorded = records_from_result_file(path, task)
+    source = read_result_source(path)
+    task_name, records, recorded = records_from_source(source, task, method)
+    directory = resolve_data_dir(data_dir)
+    if directory is not None:
+        check_against_task_data(source, records, task_name, directory)
     for record in records:
         record.metrics = score_record(record)
     process = add_process_metrics(records)
     run = RunDirectory(out_dir)
+    data_file = source.data_file
     manifest = Manifest(
         kind="import",
         tasks=[task_name],
         splits={task_name: records[0].split if records else ""},
         subset=f"ids:{len(records)}",
         subset_ids_hash={task_name: ids_hash([r.id for r in records])},
-        source={"format": "flashrag-intermediate", "path": str(path.resolve()), "sha256": file_sha256(path), "n": len(records)},
+        method=method,
+        source={"format": f"flashrag-{source.layout}", "path": str(path.resolve()), "sha256": file_sha256(data_file), "n": len(records)},
         notes="Imported from a FlashRAG/Search-R1 result file; the trajectories were generated elsewhere and rescored here.",
         **base_manifest_fields(),
     )
     run.write_manifest(manifest)
     with run.writer(fresh=True) as writer:
         writer.extend(records)
+    _write_scores(run.path, records)
     run.write_metrics(_with_process(summarize(records), process))
-    return compare_with_recorded(records, recorded)
+    return compare_with_recorded(records, recorded) + compare_averages(source, records, recorded), source.metric_file is not None
 
 
 def _rescore_run(path: Path, out_dir: Path) -> None:
@@ -80,6 +100,7 @@ def _rescore_run(path: Path, out_dir: Path) -> None:
         target.write_manifest(manifest_extra)
         with target.writer(fresh=True) as writer:
             writer.extend(records)
+    _write_scores(target.path, records)
     target.write_metrics(_with_process(summarize(records), process))
 
 
@@ -87,6 +108,13 @@ def _with_process(metrics, process: dict):
     """metrics.json with the rule-based process metrics (novelty, Search Efficiency, turn statistics) in `extra`."""
     metrics.extra["process"] = process
     return metrics
+
+
+def _write_scores(run_dir: Path, records) -> None:
+    """scores.npz beside the predictions just written: the per-example scores `evalsuite table` reads."""
+    from evalsuite.runs.columns import write_scores
+
+    write_scores(run_dir, records)
 
 
 def _summary_table(scored: list[ScoredInput]) -> Table:
@@ -138,42 +166,80 @@ def _process_table(scored: list[ScoredInput]) -> Table:
 
 
 def score_command(
-    inputs: list[Path] = typer.Argument(..., help="Run directories and/or FlashRAG result files (*.json).", exists=True),
+    inputs: list[Path] = typer.Argument(
+        ..., help="Run directories, FlashRAG/Search-R1 result files (JSON list or .jsonl) and FlashRAG run folders.", exists=True
+    ),
     output: Path = typer.Option(..., "-o", "--output", help="Directory that receives one run directory per input."),
-    task: Optional[str] = typer.Option(None, "--task", help="Task of the result files (default: inferred from each file name)."),
-    check_recorded: bool = typer.Option(False, "--check-recorded", help="Fail if any prediction or em/acc/f1 differs from the one recorded in the file."),
+    task: Optional[str] = typer.Option(None, "--task", help="Task of the result files (default: config.yaml's dataset_name, else the file name)."),
+    method: str = typer.Option("search-r1", "--method", help="Protocol the result files' responses follow (see `evalsuite methods`)."),
+    data_dir: Optional[Path] = typer.Option(
+        None, "--data-dir", help="Benchmark files to check that every question belongs to the task (default: $EVALSUITE_DATA_DIR; unset: not checked)."
+    ),
+    check_recorded: bool = typer.Option(
+        False, "--check-recorded", help="Fail if any recorded prediction, per-item score or metric_score.txt average differs; each difference names the convention that explains it."
+    ),
     show: int = typer.Option(10, "--show-differences", help="How many differences to list per input."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: each input's run directory, metrics and differences."),
 ) -> None:
     """Rescore run directories and FlashRAG / Search-R1 result files; write a run directory per input."""
-    console = Console()
+    from evalsuite.runs.flashrag import is_flashrag_run
+    from evalsuite.runs.schema import MANIFEST_FILE
+
     taken: set[str] = set()
     scored: list[ScoredInput] = []
-    for path in inputs:
-        name = _unique_name(path, taken)
-        out_dir = output / name
-        if path.is_dir():
-            differences = _rescore_run(path, out_dir)
-        elif path.suffix == ".json":
-            differences = _score_result_file(path, out_dir, task)
-        else:
-            raise EvalsuiteError(f"{path}: not a run directory or a FlashRAG result file (.json)")
-        scored.append(ScoredInput(name, out_dir, differences))
-    console.print(_summary_table(scored))
-    console.print(_process_table(scored))
-    console.print(f"run directories written under {output}")
-    if check_recorded:
-        failed = [item for item in scored if item.differences]
-        for item in scored:
-            if item.differences is None:
-                console.print(f"[yellow]-[/] {item.name}: a run directory; no recorded scores from another pipeline to check")
-            elif not item.differences:
-                console.print(f"[green]✓[/] {item.name}: every recorded prediction and em/acc/f1 reproduced")
-        for item in failed:
-            console.print(f"[red]✗[/] {item.name}: {len(item.differences)} differences from the recorded scores; first {min(show, len(item.differences))}:")
-            for line in item.differences[:show]:
-                console.print(f"    {line}", highlight=False)
-        if failed:
-            raise typer.Exit(1)
+    with progress() as bars:
+        bar = bars.add_task("score", total=len(inputs))
+        for path in inputs:
+            name = _unique_name(path, taken)
+            out_dir = output / name
+            if path.is_dir() and (path / MANIFEST_FILE).is_file():
+                _rescore_run(path, out_dir)
+                scored.append(ScoredInput(name, out_dir, None))
+            elif is_flashrag_run(path) or (path.is_file() and path.suffix in (".json", ".jsonl")):
+                differences, averages = _score_result_file(path, out_dir, task, method, data_dir)
+                scored.append(ScoredInput(name, out_dir, differences, averages))
+            else:
+                raise EvalsuiteError(
+                    f"{path}: unknown layout: not a run directory (manifest.json), a FlashRAG run folder (intermediate_data.json) or a result file (.json, .jsonl)",
+                    hint="pass run directories, result files or FlashRAG run folders",
+                )
+            bars.advance(bar)
+    if as_json:
+        from evalsuite.runs import RunDirectory
+
+        echo_json({"inputs": [{"name": item.name, "run_directory": str(item.out_dir),
+                               "metrics": RunDirectory(item.out_dir).read_metrics().model_dump(mode="json"),
+                               "differences": None if item.differences is None else [dataclasses.asdict(d) for d in item.differences]}
+                              for item in scored]})
+    else:
+        print_table(_summary_table(scored))
+        print_table(_process_table(scored))
+        console = out_console(markup=True)
+        console.print(f"run directories written under {escape(str(output))}")
+        if check_recorded:
+            _print_check(console, scored, show)
+    if check_recorded and any(item.differences for item in scored):
+        raise typer.Exit(1)
+
+
+def _print_check(console: "Console", scored: list[ScoredInput], show: int) -> None:
+    """Per input: reproduced, or its differences, how many each known convention explains, and the first `show`."""
+    for item in scored:
+        averages = " and the metric_score.txt averages" if item.checked_averages else ""
+        if item.differences is None:
+            console.print(f"[yellow]-[/] {escape(item.name)}: a run directory; no recorded scores from another pipeline to check")
+        elif not item.differences:
+            console.print(f"[green]✓[/] {escape(item.name)}: every recorded prediction and em/acc/f1{averages} reproduced")
+    for item in scored:
+        if not item.differences:
+            continue
+        explained = Counter(d.explanation or "no known convention explains it" for d in item.differences)
+        console.print(f"[red]✗[/] {escape(item.name)}: {len(item.differences)} differences from the recorded scores, by explanation:")
+        for why, count in explained.most_common():
+            console.print(f"    {count} × {escape(why)}", highlight=False)
+        console.print(f"  first {min(show, len(item.differences))}:")
+        for difference in item.differences[:show]:
+            console.print(f"    {escape(difference.line())}", highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
+from evalsuite.console import echo_json, out_console
 from evalsuite.errors import EvalsuiteError
 
 
@@ -15,11 +18,11 @@ def table_command(
     runs: Optional[list[Path]] = typer.Argument(None, help="Run directories (from `evalsuite run` or `evalsuite score`)."),
     reported: Optional[str] = typer.Option(None, "--reported", help="A transcribed paper table, e.g. progress:table1 (see --list-reported)."),
     list_reported: bool = typer.Option(False, "--list-reported", help="List the transcribed paper tables and exit."),
-    fmt: str = typer.Option("terminal", "--format", "-f", help="terminal, markdown, latex, csv or html."),
+    fmt: str = typer.Option("terminal", "--format", "-f", help="terminal (Markdown when stdout is not a terminal), markdown, latex, csv or html."),
     layout: str = typer.Option("compact", "--layout", help="progress-table1, oases-table1 or compact."),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Run name (directory name) or manifest method of the baseline; default the first run."),
     metric: str = typer.Option("em", "--metric", help="Per-example metric: em, cover_em, f1, retrieval_hit, ..."),
-    ci: bool = typer.Option(False, "--ci", help="Show ± the half-width of each mean's 95% bootstrap interval."),
+    ci: bool = typer.Option(False, "--ci", help="Show ± the half-width of each mean's 95% interval (Wilson for 0/1 metrics, bootstrap otherwise; as in metrics.json)."),
     differences: bool = typer.Option(True, "--differences/--no-differences", help="Also print the paired-differences table (Δ, CI, test, p, Holm p)."),
     test: str = typer.Option("auto", "--test", help="auto (McNemar for 0/1 metrics, else randomization), mcnemar, randomization or bootstrap."),
     resamples: int = typer.Option(10_000, "--resamples", min=100, help="Bootstrap resamples."),
@@ -30,6 +33,7 @@ def table_command(
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write every mean, interval and p-value as JSON."),
     plot_bars: Optional[Path] = typer.Option(None, "--plot-bars", help="Bar chart with CI whiskers (.png or .svg)."),
     plot_forest: Optional[Path] = typer.Option(None, "--plot-forest", help="Forest plot of differences from the baseline (.png or .svg)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: the table(s) (or, with --list-reported, the keys)."),
 ) -> None:
     """Print a paper-style table from a paper's transcribed numbers (--reported) or from run directories."""
     from evalsuite.tables.render import RENDERERS, render, rich_table
@@ -39,7 +43,10 @@ def table_command(
     if list_reported:
         from evalsuite.reported import list_reported as keys
 
-        typer.echo("\n".join(keys()))
+        if as_json:
+            echo_json({"reported": keys()})
+        else:
+            typer.echo("\n".join(keys()))
         return
     if reported and runs:
         raise EvalsuiteError("give either --reported or run directories, not both")
@@ -50,18 +57,18 @@ def table_command(
     else:
         tables = _run_tables(runs or [], layout, baseline, metric, ci, differences, test, resamples, permutations, seed,
                              stats_json, plot_bars, plot_forest)
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text("\n".join(render(t, fmt) for t in tables), encoding="utf-8")
+    if as_json:
+        echo_json({"tables": [dataclasses.asdict(t) for t in tables]})
+    elif output is not None:
+        _write(output, "\n".join(render(t, fmt) for t in tables))
         typer.echo(f"wrote {output}", err=True)
-    elif fmt == "terminal":
-        from rich.console import Console
-
-        console = Console()
+    elif fmt == "terminal" and sys.stdout.isatty():
+        console = out_console(markup=True)  # rich_table escapes every cell's text
         for table in tables:
             console.print(rich_table(table))
     else:
-        typer.echo("\n".join(render(t, fmt) for t in tables), nl=False)
+        # Piped or redirected, the terminal format is Markdown: full width, no cell cut.
+        typer.echo("\n".join(render(t, "markdown" if fmt == "terminal" else fmt) for t in tables), nl=False)
 
 
 def _reported_table(key: str, emphasis: str):
@@ -89,9 +96,7 @@ def _run_tables(runs, layout, baseline, metric, ci, differences, test, resamples
     if differences and len(data) > 1:
         tables.append(differences_table(main, order))
     if stats_json is not None:
-        stats_json.parent.mkdir(parents=True, exist_ok=True)
-        payload = {m: c.to_dict() for m, c in built.comparisons.items()}
-        stats_json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        _write(stats_json, json.dumps({m: c.to_dict() for m, c in built.comparisons.items()}, indent=2) + "\n")
     if plot_bars is not None:
         from evalsuite.tables.plots import plot_bars as bars
 
@@ -101,6 +106,14 @@ def _run_tables(runs, layout, baseline, metric, ci, differences, test, resamples
 
         forest(main, plot_forest)
     return tables
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise EvalsuiteError(f"cannot write {path}: {exc.strerror or exc}", hint="choose a writable file path") from None
 
 
 def register(app: typer.Typer) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
+from evalsuite.console import out_console
 
 from evalsuite.errors import EvalsuiteError
 
@@ -65,7 +65,7 @@ def teacher_queries_command(
         out = directory / f"{task}.{loaded.split}.teacher.{source}.jsonl"
     write_teacher_file(out, output)
     failed = sum(1 for row in output if row["error"])
-    Console().print(f"{len(output)} rows, {failed} without teacher queries, written to {out}")
+    out_console().print(f"{len(output)} rows, {failed} without teacher queries, written to {out}")
 
 
 def register(app: typer.Typer) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
+from evalsuite.console import out_console
 
 
 def train_command(
@@ -22,7 +22,7 @@ def train_command(
     """Train METHOD with the recipe in --config, or (search-p1 plans) build its cached reference plans."""
     from evalsuite.training.config import load_config
 
-    console = Console()
+    console = out_console()
     settings = load_config(config, method)
     if action == "plans":
         if method != "search-p1":

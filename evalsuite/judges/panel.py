@@ -58,6 +58,21 @@ def majority_vote(values: list[bool | None]) -> bool | None:
     return yes > no
 
 
+async def _gather_with_progress(coroutines: list, description: str) -> list:
+    """asyncio.gather, in order, with a progress bar on stderr (shown only when stderr is a terminal)."""
+    from evalsuite.console import progress
+
+    with progress() as bars:
+        bar = bars.add_task(description, total=len(coroutines))
+
+        async def counted(coroutine):
+            result = await coroutine
+            bars.advance(bar)
+            return result
+
+        return list(await asyncio.gather(*(counted(c) for c in coroutines)))
+
+
 class Panel:
     """The judges of a panel file over one shared cache and one concurrency limit."""
 
@@ -97,7 +112,7 @@ class Panel:
             client = next((c for c in self.clients if judge in (None, c.config.name)), None)
             if client is None:
                 raise KeyError(judge)
-            replies = await asyncio.gather(*(client.ask(template, v) for v in values))
+            replies = await _gather_with_progress([client.ask(template, v) for v in values], template.name)
             return [r.text for r in replies]
         finally:
             await self._close()
@@ -106,7 +121,7 @@ class Panel:
         """Every judge's verdict on every request, in request order then panel order."""
         await self._open()
         try:
-            return list(await asyncio.gather(*(self._one(c, r) for r in requests for c in self.clients)))
+            return await _gather_with_progress([self._one(c, r) for r in requests for c in self.clients], "judge requests")
         finally:
             await self._close()
 

@@ -1,7 +1,7 @@
 """The leaderboard: pack submissions, verify them against the registry's gold answers, file them, build the site."""
 
 from evalsuite.leaderboard.pack import pack_submission
-from evalsuite.leaderboard.results import add_submission, entry_id, list_entries
+from evalsuite.leaderboard.results import add_submission, entry_id, list_entries, scan_entries
 from evalsuite.leaderboard.submission import ModelInfo, Setting, SubmissionFile, SubmissionInfo
 from evalsuite.leaderboard.verify import Limits, Problem, VerificationReport, verify_submission
 
@@ -17,5 +17,6 @@ __all__ = [
     "entry_id",
     "list_entries",
     "pack_submission",
+    "scan_entries",
     "verify_submission",
 ]

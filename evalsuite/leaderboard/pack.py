@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tempfile
@@ -47,10 +48,15 @@ def _declared_splits(run: RunDirectory, records_tasks: dict[str, str | None], ov
     return splits
 
 
-def _pack_run(run: RunDirectory, target: Path, overrides: dict[str, str]) -> dict[str, str]:
+def _pack_run(run: RunDirectory, target: Path, overrides: dict[str, str], include_failed: bool) -> tuple[dict[str, str], bool]:
+    """Copy one run into the submission; returns its task → split and whether it holds failed records."""
     records = run.read_predictions()
     if not records:
         raise EvalsuiteError(f"{run.path} has no predictions", hint="finish the run (or `evalsuite run --resume`) before submitting")
+    failed = sum(r.status == "failed" for r in records)
+    if failed and not include_failed:
+        raise EvalsuiteError(f"{run.path} holds {failed} failed records",
+                             hint="finish them with `evalsuite run --resume`, or submit them as failed with --include-failed")
     tasks: dict[str, str | None] = {}
     for record in records:
         tasks.setdefault(record.task, record.split)
@@ -63,12 +69,13 @@ def _pack_run(run: RunDirectory, target: Path, overrides: dict[str, str]) -> dic
         shutil.copyfile(run.metrics_path, target / METRICS_FILE)
     else:
         (target / METRICS_FILE).write_text(summarize(records).model_dump_json(indent=2) + "\n", encoding="utf-8")
-    return splits
+    return splits, failed > 0
 
 
 def pack_submission(run_dirs: list[Path], output: Path, info: SubmissionInfo, split_overrides: dict[str, str] | None = None,
-                    overwrite: bool = False) -> Path:
-    """Write a submission (a directory, or a tarball when `output` ends in .tar.gz/.tgz) from run directories."""
+                    overwrite: bool = False, include_failed: bool = False) -> Path:
+    """Write a submission (a directory, or a tarball when `output` ends in .tar.gz/.tgz) from run directories;
+    runs with failed records are refused unless `include_failed` (then the submission declares them)."""
     overrides = split_overrides or {}
     if output.exists() and not overwrite:
         raise EvalsuiteError(f"{output} already exists", hint="choose another -o or pass --overwrite")
@@ -80,18 +87,22 @@ def pack_submission(run_dirs: list[Path], output: Path, info: SubmissionInfo, sp
         for path in run_dirs:
             run = RunDirectory(path)
             name = _run_name(path, taken)
-            splits = _pack_run(run, root / RUNS_DIR / name, overrides)
+            splits, has_failed = _pack_run(run, root / RUNS_DIR / name, overrides, include_failed)
             for task in splits:
                 if task in owner:
                     raise EvalsuiteError(f"task {task!r} appears in both {owner[task]} and {path}",
                                          hint="submit one run per task (merge shards with `evalsuite merge` first)")
                 owner[task] = str(path)
-            refs.append(RunRef(name=name, tasks=splits))
+            refs.append(RunRef(name=name, tasks=splits, includes_failed=has_failed))
         unused = set(overrides) - set(owner)
         if unused:
             raise EvalsuiteError(f"--split names tasks that no run holds: {', '.join(sorted(unused))}")
         meta = SubmissionFile(created_at=now_iso(), evalsuite_version=evalsuite.__version__, info=info, runs=refs)
-        (root / SUBMISSION_FILE).write_text(meta.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        data = meta.model_dump(mode="json")
+        for run in data["runs"]:
+            if not run["includes_failed"]:
+                del run["includes_failed"]  # only a run with failures says so; the others read as before
+        (root / SUBMISSION_FILE).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         write_checksums(root)
         if is_tarball(output):
             if output.exists():

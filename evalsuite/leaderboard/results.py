@@ -1,16 +1,22 @@
-"""The repository's `results/` tree: accepted submissions filed under `results/runs/<entry-id>/`.
+"""The leaderboard folder: accepted submissions filed under `leaderboard/entries/<entry-id>/`, the site's settings.
 
 An entry is the submission as submitted (submission.json, checksums.sha256, runs/…) plus `verification.json`,
 the record of the verification that accepted it. The site never trusts that record: it verifies again.
+
+Filing is crash-safe. The new entry is copied to `.partial-<id>-<pid>`, renamed `.staged-<id>` once complete,
+then swapped in with renames: `<id>` → `.replaced-<id>`, `.staged-<id>` → `<id>`, and only then is the old copy
+deleted. A kill at any point leaves the old or the new entry complete: `scan_entries` finds it (reporting what
+an interrupted `add` left behind) and the next `add` of that id finishes or undoes the swap.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
-import tempfile
 import unicodedata
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import evalsuite
@@ -19,7 +25,12 @@ from evalsuite.leaderboard.submission import SUBMISSION_FILE, VERIFICATION_FILE,
 from evalsuite.leaderboard.verify import Limits, VerificationReport, verify_submission
 from evalsuite.runs.provenance import git_commit, now_iso
 
-ENTRIES_DIR = "runs"
+ENTRIES_DIR = "entries"
+DEFAULT_DIR = "leaderboard"
+PARTIAL_PREFIX = ".partial-"
+STAGED_PREFIX = ".staged-"
+REPLACED_PREFIX = ".replaced-"
+_ENTRY_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
 def entry_id(name: str) -> str:
@@ -31,17 +42,124 @@ def entry_id(name: str) -> str:
     return slug
 
 
-def list_entries(results_dir: Path) -> list[Path]:
-    """Every filed entry under results/runs/, sorted by id."""
-    base = Path(results_dir) / ENTRIES_DIR
+def resolve_leaderboard_dir(leaderboard_dir: str | Path | None) -> Path:
+    """The folder given, else ./leaderboard when it holds entries/, else the leaderboard shipped with evalsuite."""
+    from evalsuite.resources import packaged_leaderboard_dir
+
+    if leaderboard_dir is not None:
+        path = Path(leaderboard_dir)
+        if not path.is_dir():
+            raise EvalsuiteError(f"leaderboard directory {path} does not exist", hint="pass --leaderboard DIR (the folder holding entries/)")
+        return path
+    here = Path(DEFAULT_DIR)
+    return here if (here / ENTRIES_DIR).is_dir() else packaged_leaderboard_dir()
+
+
+def _complete(path: Path) -> bool:
+    # verification.json is written last, so an entry holding it and submission.json was filed in full.
+    return (path / SUBMISSION_FILE).is_file() and (path / VERIFICATION_FILE).is_file()
+
+
+@dataclass
+class EntryScan:
+    """The entries a leaderboard folder holds (one complete directory per id) and what interrupted filings left."""
+
+    entries: dict[str, Path] = field(default_factory=dict)  # entry id → the complete directory to read
+    # Leftovers the scan worked around, one line each (the build prints them).
+    notes: list[str] = field(default_factory=list)
+    # Entry directories that are not complete and have no complete copy: the build refuses to drop them silently.
+    broken: list[str] = field(default_factory=list)
+
+
+def scan_entries(leaderboard_dir: Path) -> EntryScan:
+    """Every filed entry under <leaderboard>/entries/, sorted by id, read-only: an id whose swap was interrupted is
+    read from its complete staged (new) or replaced (old) copy, and every leftover is reported."""
+    base = Path(leaderboard_dir) / ENTRIES_DIR
+    scan = EntryScan()
     if not base.is_dir():
-        return []
-    return sorted(p for p in base.iterdir() if (p / SUBMISSION_FILE).is_file())
+        return scan
+    ids: set[str] = set()
+    for path in base.iterdir():
+        name = path.name
+        if name.startswith((PARTIAL_PREFIX, ".adding-")):  # .adding-: the temporary folder of older versions
+            scan.notes.append(f"{path}: an `add` killed while copying (the entry it was filing was never swapped in); delete it")
+        elif name.startswith((STAGED_PREFIX, REPLACED_PREFIX)):
+            ids.add(name.split("-", 1)[1])
+        elif path.is_dir() and _ENTRY_ID.match(name):
+            ids.add(name)
+    for identifier in sorted(ids):
+        target, staged, replaced = (base / identifier, base / f"{STAGED_PREFIX}{identifier}", base / f"{REPLACED_PREFIX}{identifier}")
+        if _complete(target):
+            scan.entries[identifier] = target
+            for leftover in (p for p in (staged, replaced) if p.exists()):
+                scan.notes.append(f"{leftover}: left by an interrupted `add --replace`; {target} is complete, delete it")
+        elif _complete(staged):
+            scan.entries[identifier] = staged
+            scan.notes.append(f"{target}: an `add --replace` was killed mid-swap; read the new entry from {staged.name} "
+                              f"(rerun the add, or rename it to {identifier})")
+        elif _complete(replaced):
+            scan.entries[identifier] = replaced
+            scan.notes.append(f"{target}: an `add --replace` was killed mid-swap; read the old entry from {replaced.name} "
+                              f"(rename it to {identifier})")
+        elif target.exists():
+            missing = [f for f in (SUBMISSION_FILE, VERIFICATION_FILE) if not (target / f).is_file()]
+            scan.broken.append(f"{target} is half-written (no {' or '.join(missing)}) and no complete copy is left")
+    return scan
 
 
-def add_submission(submission: Path, results_dir: Path, data_dir: str | Path | None = None, entry: str | None = None,
+def list_entries(leaderboard_dir: Path) -> list[Path]:
+    """Every filed entry under <leaderboard>/entries/, sorted by id (see `scan_entries` for interrupted filings)."""
+    return list(scan_entries(leaderboard_dir).entries.values())
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def settle(base: Path, identifier: str) -> list[str]:
+    """Finish or undo an interrupted filing of `identifier`: keep the complete entry in place (or swap the
+    complete staged copy in, or put the replaced one back) and delete what is left over. Returns one line per step."""
+    target, staged, replaced = base / identifier, base / f"{STAGED_PREFIX}{identifier}", base / f"{REPLACED_PREFIX}{identifier}"
+    done: list[str] = []
+    if not _complete(target):
+        for candidate in (staged, replaced):
+            if _complete(candidate):
+                if target.exists():
+                    shutil.rmtree(target)
+                candidate.rename(target)
+                done.append(f"restored {target} from {candidate.name}")
+                break
+    for leftover in (staged, replaced, *base.glob(f"{PARTIAL_PREFIX}{identifier}-*")):
+        if leftover.exists():
+            shutil.rmtree(leftover)
+            done.append(f"removed {leftover.name}, left by an interrupted add")
+    return done
+
+
+def _stage(root: Path, base: Path, identifier: str, record: dict) -> Path:
+    """Copy the submission beside the entries and mark it complete by renaming it to `.staged-<id>`."""
+    partial = base / f"{PARTIAL_PREFIX}{identifier}-{os.getpid()}"
+    if partial.exists():
+        shutil.rmtree(partial)
+    # A submitted verification.json is never trusted or kept: ours is written last.
+    shutil.copytree(root, partial, ignore=lambda _dir, names: [n for n in names if n == VERIFICATION_FILE])
+    with (partial / VERIFICATION_FILE).open("w", encoding="utf-8") as handle:
+        handle.write(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    staged = base / f"{STAGED_PREFIX}{identifier}"
+    partial.rename(staged)
+    return staged
+
+
+def add_submission(submission: Path, leaderboard_dir: Path, data_dir: str | Path | None = None, entry: str | None = None,
                    replace: bool = False, limits: Limits | None = None) -> tuple[Path, VerificationReport]:
-    """Verify a submission and, if accepted, file it under results/runs/<entry-id>/ with its verification record."""
+    """Verify a submission and, if accepted, file it under <leaderboard>/entries/<entry-id>/ with its verification
+    record; with `replace`, swap it in for an existing entry so that a kill at any point leaves one complete entry."""
     report = verify_submission(submission, data_dir, limits)
     if not report.accepted:
         first = report.problem_lines()[:3]
@@ -53,17 +171,21 @@ def add_submission(submission: Path, results_dir: Path, data_dir: str | Path | N
     identifier = entry_id(entry or report.info.name)
     if entry is not None and identifier != entry:
         raise EvalsuiteError(f"entry id {entry!r} is not a slug", hint=f"use {identifier!r}")
-    target = Path(results_dir) / ENTRIES_DIR / identifier
+    base = Path(leaderboard_dir) / ENTRIES_DIR
+    target = base / identifier
+    base.mkdir(parents=True, exist_ok=True)
+    settle(base, identifier)
     if target.exists() and not replace:
         raise EvalsuiteError(f"{target} already exists", hint="pass --replace to file this submission over it, or --id ID")
     record = report.to_dict()
     record.update({"verified_at": now_iso(), "evalsuite_version": evalsuite.__version__, "git_commit": git_commit()})
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with opened_submission(Path(submission)) as root, tempfile.TemporaryDirectory(dir=target.parent, prefix=".adding-") as tmp:
-        staged = Path(tmp) / identifier
-        shutil.copytree(root, staged)
-        (staged / VERIFICATION_FILE).write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        if target.exists():
-            shutil.rmtree(target)
-        staged.rename(target)
+    with opened_submission(Path(submission)) as root:
+        staged = _stage(root, base, identifier, record)
+    replaced = base / f"{REPLACED_PREFIX}{identifier}"
+    if target.exists():
+        target.rename(replaced)
+    staged.rename(target)
+    _fsync_dir(base)
+    if replaced.exists():
+        shutil.rmtree(replaced)
     return target, report

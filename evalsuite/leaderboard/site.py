@@ -1,4 +1,4 @@
-"""`evalsuite leaderboard build`: render results/ into a static site (Jinja2, vanilla JS/CSS, no CDN).
+"""`evalsuite leaderboard build`: render the leaderboard folder into a static site (Jinja2, vanilla JS/CSS, no CDN).
 
 Every entry is verified again while building, so the site shows only scores recomputed from predictions
 against the registry's gold answers. All submitted text goes through Jinja2's autoescaping; the JavaScript
@@ -11,17 +11,21 @@ from __future__ import annotations
 import json
 import shutil
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalsuite.errors import EvalsuiteError, require
-from evalsuite.leaderboard.results import list_entries
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evalsuite.errors import DataError, EvalsuiteError, require
+from evalsuite.leaderboard.results import resolve_leaderboard_dir, scan_entries
 from evalsuite.leaderboard.standings import METRICS, TASK_COLUMNS, Entry, reported_tables, task_label, verified_table
 from evalsuite.leaderboard.verify import verify_submission
+from evalsuite.resources import site_dir
 from evalsuite.runs import ExampleRecord
 
-SITE_PACKAGE_DIR = Path(__file__).resolve().parent / "site"
 MARKER = ".evalsuite-site"
+SETTINGS_FILE = "site.yaml"
 MANIFEST_FIELDS = ("kind", "method", "model", "backend", "decoding", "max_turns", "topk", "retriever", "corpus", "splits",
                    "subset", "metric_convention", "evalsuite_version", "git_commit", "created_at", "source", "notes")
 
@@ -31,29 +35,64 @@ class SiteSummary:
     entries: int
     settings: int
     pages: int
+    source: Path
+    # What interrupted `leaderboard add` runs left in the leaderboard folder, one line each (the entries were still found).
+    notes: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
-        return f"{self.entries} entries in {self.settings} settings, {self.pages} pages"
+        return f"{self.entries} entries from {self.source} in {self.settings} settings, {self.pages} pages"
 
 
-def load_entries(results_dir: Path, data_dir: str | Path | None) -> list[Entry]:
-    """Re-verify every filed entry; one that no longer verifies stops the build, naming it."""
+class SiteSettings(BaseModel):
+    """`<leaderboard>/site.yaml`: what the site calls itself and how it pages examples."""
+
+    model_config = ConfigDict(extra="forbid")
+    title: str = "evalsuite leaderboard"
+    heading: str = "Search-augmented QA agents: leaderboard"
+    page_size: int = Field(25, ge=1)
+
+
+def load_settings(leaderboard_dir: Path) -> SiteSettings:
+    """Read site.yaml (all fields optional; a missing file means the defaults)."""
+    path = leaderboard_dir / SETTINGS_FILE
+    if not path.is_file():
+        return SiteSettings()
+    try:
+        return SiteSettings.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+    except yaml.YAMLError as exc:
+        raise DataError(f"{path}: not valid YAML ({exc})", hint="fix the syntax at the line shown") from None
+    except ValidationError as exc:
+        where = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise DataError(f"{path}: {where}", hint=f"known fields: {', '.join(SiteSettings.model_fields)}") from None
+
+
+def load_entries(leaderboard_dir: Path, data_dir: str | Path | None) -> tuple[list[Entry], list[str]]:
+    """Re-verify every filed entry; a half-written entry or one that no longer verifies stops the build, naming
+    it. Also returns the notes on leftovers of interrupted filings."""
+    from evalsuite.console import progress
+
+    scan = scan_entries(leaderboard_dir)
+    if scan.broken:
+        raise EvalsuiteError("; ".join(scan.broken), hint="restore the entry from git or file it again with `evalsuite leaderboard add --replace`")
     entries = []
-    for path in list_entries(results_dir):
-        report = verify_submission(path, data_dir)
-        if not report.accepted:
-            raise EvalsuiteError(
-                f"results entry {path} does not verify: " + "; ".join(report.problem_lines()[:3]),
-                hint=f"run `evalsuite leaderboard verify {path}` for the full report (is --data-dir set?)",
-            )
-        entries.append(Entry(path.name, path, report))
-    return entries
+    with progress() as bars:
+        bar = bars.add_task("verify entries", total=len(scan.entries))
+        for identifier, path in scan.entries.items():
+            report = verify_submission(path, data_dir)
+            if not report.accepted:
+                raise EvalsuiteError(
+                    f"leaderboard entry {path} does not verify: " + "; ".join(report.problem_lines()[:3]),
+                    hint=f"run `evalsuite leaderboard verify {path}` for the full report (is --data-dir set?)",
+                )
+            entries.append(Entry(identifier, path, report))
+            bars.advance(bar)
+    return entries, scan.notes
 
 
 def _environment():
     jinja2 = require("jinja2", "site", "building the leaderboard site")
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(SITE_PACKAGE_DIR / "templates")),
+        loader=jinja2.FileSystemLoader(str(site_dir() / "templates")),
         autoescape=True,  # every template, whatever its name: submitted text is always escaped
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -73,7 +112,7 @@ def _prepare_output(out_dir: Path) -> None:
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
     (out_dir / MARKER).write_text("built by evalsuite leaderboard build\n", encoding="utf-8")
-    shutil.copytree(SITE_PACKAGE_DIR / "static", out_dir / "assets")
+    shutil.copytree(site_dir() / "static", out_dir / "assets")
 
 
 def _write(env, template: str, path: Path, **context) -> None:
@@ -147,16 +186,17 @@ def _methods(entries: list[Entry], reported: dict) -> list[dict]:
             for name, v in sorted(methods.items(), key=lambda kv: kv[0].lower())]
 
 
-def build_site(results_dir: str | Path, out_dir: str | Path, data_dir: str | Path | None = None, page_size: int = 25,
-               reported_root: str | Path | None = None) -> SiteSummary:
-    """Build the whole site from a results/ tree (runs/ entries and reported/ paper tables)."""
-    results_dir, out_dir = Path(results_dir), Path(out_dir)
-    if not results_dir.is_dir():
-        raise EvalsuiteError(f"results directory {results_dir} does not exist", hint="pass --results DIR")
+def build_site(leaderboard_dir: str | Path | None, out_dir: str | Path, data_dir: str | Path | None = None,
+               page_size: int | None = None, reported_root: str | Path | None = None) -> SiteSummary:
+    """Build the whole site from a leaderboard folder (entries/, site.yaml; default: ./leaderboard, else the shipped
+    one) and the transcribed paper tables (default: the ones shipped with evalsuite)."""
+    leaderboard_dir, out_dir = resolve_leaderboard_dir(leaderboard_dir), Path(out_dir)
+    settings_file = load_settings(leaderboard_dir)
+    page_size = page_size or settings_file.page_size
     env = _environment()
-    entries = load_entries(results_dir, data_dir)
-    reported_dir = Path(reported_root) if reported_root else results_dir / "reported"
-    reported = reported_tables(reported_dir) if reported_dir.is_dir() else {m: verified_table([], m) for m in METRICS}
+    env.globals["site"] = settings_file
+    entries, notes = load_entries(leaderboard_dir, data_dir)
+    reported = reported_tables(Path(reported_root) if reported_root else None)
     by_setting: dict[str, list[Entry]] = defaultdict(list)
     for entry in entries:
         assert entry.report.info is not None
@@ -176,4 +216,4 @@ def build_site(results_dir: str | Path, out_dir: str | Path, data_dir: str | Pat
         _write(env, "entry.html.j2", out / "index.html", root="../../", entry=entry, info=entry.report.info,
                plot=plot.name if plot else None, page_size=page_size, nav=nav, **_entry_context(entry))
         pages += 1 + _example_pages(env, entry, out, page_size, nav)
-    return SiteSummary(len(entries), len(settings), pages)
+    return SiteSummary(len(entries), len(settings), pages, leaderboard_dir, notes)

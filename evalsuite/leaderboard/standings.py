@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.leaderboard.verify import VerificationReport
 from evalsuite.reported import ReportedTable, default_root, list_reported, load_reported
 from evalsuite.stats import SystemScores, compare, holm
+from evalsuite.stats.intervals import method_name, metric_kind
 from evalsuite.tasks.registry import get_task
 
 # The seven public benchmarks of the Search-R1 protocol and the advertising-domain task.
@@ -112,6 +112,11 @@ def _pct(value: float) -> float:
     return round(100.0 * value, 6)
 
 
+def interval_method(metric: str, scores: dict[str, float]) -> str:
+    """How metrics.json computed this entry's interval (one method per metric kind: evalsuite.stats.intervals)."""
+    return method_name(metric_kind(metric, np.fromiter(scores.values(), dtype=float)))
+
+
 def _significance(entries: Sequence[Entry], task: str, metric: str) -> tuple[str | None, dict[str, float]]:
     """The top entry on a task and each other entry's raw p-value against it (same split only)."""
     present = [e for e in entries if task in e.report.tasks]
@@ -152,7 +157,7 @@ def verified_table(entries: Sequence[Entry], metric: str, entry_href: str = "ent
                 continue
             s = verified.summary.metrics[metric]
             cell = Cell(value=_pct(s.mean), text=f"{100 * s.mean:.1f}", ci=f"[{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]")
-            title = f"{task_label(task)} {verified.split}, n={verified.summary.n}: {METRICS[metric]} {100 * s.mean:.2f}, 95% CI {cell.ci} (bootstrap)"
+            title = f"{task_label(task)} {verified.split}, n={verified.summary.n}: {METRICS[metric]} {100 * s.mean:.2f}, 95% CI {cell.ci} ({interval_method(metric, entry.scores(task, metric))})"
             if tops[task] == entry.id:
                 cell.group, cell.css = "a", "top"
                 title += "; top entry of this column"
@@ -183,18 +188,6 @@ def _average(entry: Entry, metric: str) -> Cell:
                       "entries covering different benchmarks are not directly comparable")
 
 
-def _paper_titles(root: Path) -> dict[str, str]:
-    titles: dict[str, str] = {}
-    for path in sorted(root.glob("*/*.yaml")):
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError):
-            continue
-        if isinstance(data, dict) and data.get("paper_title"):
-            titles.setdefault(path.parent.name, str(data["paper_title"]))
-    return titles
-
-
 def _reported_cell(table: ReportedTable, row: str, key: str | None) -> Cell:
     if key is None:
         return Cell()
@@ -212,7 +205,6 @@ def _reported_cell(table: ReportedTable, row: str, key: str | None) -> Cell:
 def reported_tables(root: Path | None = None) -> dict[str, MetricTable]:
     """Rows of every transcribed paper table that reports em/cover_em/f1 per benchmark, one table per metric."""
     root = root or default_root()
-    titles = _paper_titles(root)
     tables = {m: MetricTable(m, METRICS[m], columns()) for m in METRICS}
     for key in list_reported(root):
         table = load_reported(key, root)
@@ -236,8 +228,8 @@ def reported_tables(root: Path | None = None) -> dict[str, MetricTable]:
                 tables[metric].rows.append(Row(
                     name=f"{row.method}" + (f" [{row.train_set}]" if row.train_set else ""), badge="reported", cells=cells,
                     average=average, method=row.method, model=model,
-                    citation=f"{titles.get(table.paper, table.paper)}, Table {table.table}",
-                    citation_title=f"{table.caption} (transcribed from {table.source})",
+                    citation=table.citation,
+                    citation_title=f"{table.caption} (transcribed from {table.citation})",
                 ))
     return tables
 

@@ -8,6 +8,9 @@ Layout of a submission (a directory, or the same tree in a `.tar.gz`):
     runs/<name>/predictions.jsonl.gz   per-example records (gzip, written with mtime 0 so packing is reproducible)
     runs/<name>/metrics.json           the submitter's claimed summary; verification recomputes it
     checksums.sha256         `sha256sum -c` format, one line per file above
+
+Nothing else may be inside (`defined_file` says what is), and nothing inside is ever read as task data: a split
+is a name from `registered_splits`, never a path.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import re
 import shutil
 import tarfile
 import tempfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evalsuite.errors import DataError, EvalsuiteError
 from evalsuite.files import file_sha256 as sha256_file
+from evalsuite.runs.schema import MANIFEST_FILE, METRICS_FILE, PREDICTIONS_FILE
+from evalsuite.tasks.registry import Task
 
 FORMAT_VERSION = 1
 SUBMISSION_FILE = "submission.json"
@@ -35,6 +41,11 @@ PREDICTIONS_GZ = "predictions.jsonl.gz"
 # Written by `leaderboard add` beside the submitted files; never trusted (the site recomputes everything).
 VERIFICATION_FILE = "verification.json"
 TARBALL_SUFFIXES = (".tar.gz", ".tgz")
+# The files a packed run may hold (one predictions file, gzipped or plain).
+RUN_FILES = frozenset({MANIFEST_FILE, METRICS_FILE, PREDICTIONS_GZ, PREDICTIONS_FILE})
+TOP_LEVEL_FILES = frozenset({SUBMISSION_FILE, CHECKSUMS_FILE, VERIFICATION_FILE})
+# The published 1,000-question subsample of a task's eval split (reason_over_search's `test_sub1000`).
+SUBSAMPLE_SUFFIX = "_sub1000"
 
 _RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -87,12 +98,35 @@ class SubmissionInfo(BaseModel):
         return value
 
 
+def registered_splits(task: Task) -> tuple[str, ...]:
+    """The split names a submission may declare for `task`: its eval split, its extra splits and the published
+    1,000-question subsample of its eval split. Anything else (a path above all) is refused."""
+    return (task.eval_split, *task.extra_splits, task.eval_split + SUBSAMPLE_SUFFIX)
+
+
+def split_covers(declared: str, recorded: str | None) -> bool:
+    """Whether a run or record that says `recorded` may stand for the declared split: the same split, its
+    subsample (outputs imported from a subsample run name the full split), or nothing recorded."""
+    return recorded is None or recorded == declared or declared == recorded + SUBSAMPLE_SUFFIX
+
+
+def defined_file(rel: str, runs: set[str] | None) -> bool:
+    """Whether `rel` is a file the submission format defines; `runs` are the declared run names (None: any)."""
+    if rel in TOP_LEVEL_FILES:
+        return True
+    parts = rel.split("/")
+    return (len(parts) == 3 and parts[0] == RUNS_DIR and parts[2] in RUN_FILES
+            and (parts[1] in runs if runs is not None else bool(_RUN_NAME.match(parts[1]))))
+
+
 class RunRef(BaseModel):
-    """One packed run: its folder name under runs/ and the split each of its tasks covers in full."""
+    """One packed run: its folder name under runs/, the split each of its tasks covers in full, and whether it
+    knowingly holds failed records (they score as recorded; without this flag a failed record is refused)."""
 
     model_config = ConfigDict(extra="forbid")
     name: str
     tasks: dict[str, str]
+    includes_failed: bool = False
 
     @field_validator("name")
     @classmethod
@@ -164,36 +198,52 @@ def write_tarball(root: Path, output: Path) -> Path:
     return output
 
 
-def _safe_extract(tarball: Path, target: Path, max_total_bytes: int) -> None:
-    """Extract regular files only, refusing absolute paths, `..`, links, devices and oversized archives."""
+def _safe_extract(tarball: Path, target: Path, max_total_bytes: int, max_members: int) -> None:
+    """Extract regular files only, refusing absolute paths, `..`, links, devices, oversized archives, archives
+    of more than `max_members` members and truncated or corrupt ones (each with one line naming the archive)."""
     try:
         tar = tarfile.open(tarball, mode="r:*")
-    except (tarfile.TarError, OSError) as exc:
-        raise DataError(f"{tarball}: not a readable tarball ({exc})") from None
-    total = 0
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+        raise DataError(f"{tarball}: not a readable tarball ({exc or type(exc).__name__})", hint="pass the .tar.gz written by `evalsuite submit`") from None
     with tar:
-        for member in tar:
-            name = member.name
-            parts = Path(name).parts
-            if name.startswith("/") or ".." in parts or not parts:
-                raise DataError(f"{tarball}: member {name!r} has an unsafe path", hint="a submission tarball holds relative paths only")
-            if member.isdir():
-                continue
-            if not member.isfile():
-                raise DataError(f"{tarball}: member {name!r} is a link or device, not a regular file")
-            total += member.size
-            if total > max_total_bytes:
-                raise DataError(f"{tarball}: more than {max_total_bytes} bytes once unpacked (oversized submission)")
-            destination = target / name
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            source = tar.extractfile(member)
-            assert source is not None  # regular files always have a stream
-            with destination.open("wb") as out:
-                shutil.copyfileobj(source, out)
+        try:
+            _extract_members(tar, tarball, target, max_total_bytes, max_members)
+        except (tarfile.TarError, EOFError, zlib.error) as exc:
+            # Click would print a bare `Aborted.` for the EOFError of a cut-off gzip stream.
+            raise DataError(f"{tarball}: truncated or corrupt archive ({exc or type(exc).__name__})",
+                            hint="upload the whole file again (`gzip -t` checks it)") from None
+
+
+def _extract_members(tar: tarfile.TarFile, tarball: Path, target: Path, max_total_bytes: int, max_members: int) -> None:
+    # Every member is checked before anything is written, so a refused archive costs only its reading.
+    files: list[tarfile.TarInfo] = []
+    total = 0
+    for count, member in enumerate(tar, start=1):
+        if count > max_members:
+            raise DataError(f"{tarball}: more than {max_members} members (a submission holds a few files per run)")
+        name = member.name
+        parts = Path(name).parts
+        if name.startswith("/") or ".." in parts or not parts:
+            raise DataError(f"{tarball}: member {name!r} has an unsafe path", hint="a submission tarball holds relative paths only")
+        if member.isdir():
+            continue
+        if not member.isfile():
+            raise DataError(f"{tarball}: member {name!r} is a link or device, not a regular file")
+        total += member.size
+        if total > max_total_bytes:
+            raise DataError(f"{tarball}: more than {max_total_bytes} bytes once unpacked (oversized submission)")
+        files.append(member)
+    for member in files:
+        destination = target / member.name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        source = tar.extractfile(member)
+        assert source is not None  # regular files always have a stream
+        with destination.open("wb") as out:
+            shutil.copyfileobj(source, out)
 
 
 @contextmanager
-def opened_submission(path: Path, max_total_bytes: int = 1 << 30) -> Iterator[Path]:
+def opened_submission(path: Path, max_total_bytes: int = 1 << 30, max_members: int = 1000) -> Iterator[Path]:
     """The submission's root directory: the path itself, or a temporary extraction of a tarball."""
     path = Path(path)
     if path.is_dir():
@@ -204,5 +254,5 @@ def opened_submission(path: Path, max_total_bytes: int = 1 << 30) -> Iterator[Pa
     if not is_tarball(path):
         raise EvalsuiteError(f"{path} is neither a submission directory nor a .tar.gz", hint="pass what `evalsuite submit` wrote")
     with tempfile.TemporaryDirectory(prefix="evalsuite-submission-") as tmp:
-        _safe_extract(path, Path(tmp), max_total_bytes)
+        _safe_extract(path, Path(tmp), max_total_bytes, max_members)
         yield Path(tmp)

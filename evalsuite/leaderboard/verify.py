@@ -1,7 +1,10 @@
-"""`evalsuite leaderboard verify`: accept a submission only if every score recomputes from its predictions.
+"""`evalsuite leaderboard verify`: accept a submission only if every score recomputes from its trajectories.
 
-Scores are recomputed against the task registry's gold answers (never the submission's own), every declared
-task split must be covered id for id, and files must match their checksums, be UTF-8 and stay within size limits.
+Every prediction must be what the method's own parser reads from the recorded trajectory; scores are recomputed
+against the task registry's gold answers (never the submission's own); every declared task split must be a
+registered split name, covered id for id; the declared setting (method, corpus, retriever, top-k, turns) must be
+what every run manifest records; and the submission may hold only the files its format defines, each matching its
+checksum, UTF-8 and within the size limits. docs/guarantees.md says what this proves and what it cannot.
 """
 
 from __future__ import annotations
@@ -9,7 +12,9 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,16 +24,22 @@ from pydantic import BaseModel, ValidationError
 from evalsuite.errors import EvalsuiteError
 from evalsuite.leaderboard.submission import (
     CHECKSUMS_FILE,
+    FORMAT_VERSION,
     PREDICTIONS_GZ,
     RUNS_DIR,
     SUBMISSION_FILE,
+    RunRef,
     SubmissionFile,
     SubmissionInfo,
+    defined_file,
     opened_submission,
     parse_checksums,
+    registered_splits,
     sha256_file,
+    split_covers,
     submission_files,
 )
+from evalsuite.metrics import extract_answer
 from evalsuite.runs import SCHEMA_VERSION, ExampleRecord, Manifest, MetricsFile, TaskSummary, summarize
 from evalsuite.runs.schema import MANIFEST_FILE, METRICS_FILE, PREDICTIONS_FILE
 from evalsuite.scoring import score_record
@@ -39,6 +50,9 @@ from evalsuite.tasks.rows import TaskRow, normalize_question
 TOLERANCE = 1e-9
 # Per check and file, how many individual problems are spelled out before the rest are only counted.
 SHOWN_PER_CHECK = 10
+# Bumped when verification.json gains or changes fields (2: settings checks, predictions re-derived).
+VERIFICATION_FORMAT = 2
+SETTINGS = ("method", "corpus", "retriever", "topk", "max_turns")
 
 
 @dataclass(frozen=True)
@@ -48,6 +62,8 @@ class Limits:
     max_file_bytes: int = 256 << 20
     max_total_bytes: int = 1 << 30
     max_line_bytes: int = 8 << 20
+    # Files (tar members) per submission: a submission holds three files per run plus three.
+    max_files: int = 1000
 
 
 @dataclass(frozen=True)
@@ -86,6 +102,9 @@ class VerificationReport:
     problems: list[Problem] = field(default_factory=list)
     omitted: Counter = field(default_factory=Counter)
     n_files: int = 0
+    # setting → how it was checked ("matches every run manifest", or which runs do not record it).
+    settings: dict[str, str] = field(default_factory=dict)
+    _shown: Counter = field(default_factory=Counter, repr=False)
 
     @property
     def accepted(self) -> bool:
@@ -96,10 +115,11 @@ class VerificationReport:
         return self.meta.info if self.meta else None
 
     def add(self, check: str, where: str, message: str) -> None:
-        shown = sum(1 for p in self.problems if p.check == check and p.where.split(":")[0] == where.split(":")[0])
-        if shown >= SHOWN_PER_CHECK:
-            self.omitted[(check, where.split(":")[0])] += 1
+        key = (check, where.split(":")[0])
+        if self._shown[key] >= SHOWN_PER_CHECK:
+            self.omitted[key] += 1
             return
+        self._shown[key] += 1
         self.problems.append(Problem(check, where, message))
 
     def problem_lines(self) -> list[str]:
@@ -110,10 +130,12 @@ class VerificationReport:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary: verdict, problems and the recomputed per-task scores."""
         return {
+            "verification_format": VERIFICATION_FORMAT,
             "submission": self.submission,
             "accepted": self.accepted,
             "problems": self.problem_lines(),
             "info": self.meta.info.model_dump() if self.meta else None,
+            "settings": self.settings,
             "tasks": {
                 name: {"split": t.split, "run": t.run, "n": t.summary.n, "data_source": Path(t.data_source).name,
                        "data_sha256": t.data_sha256,
@@ -165,6 +187,10 @@ def _load_model(path: Path, model: type[BaseModel], limits: Limits, where: str, 
     if model is not SubmissionFile and isinstance(obj, dict) and obj.get("schema_version") != SCHEMA_VERSION:
         report.add("schema", where, f"schema_version {obj.get('schema_version')!r} is not {SCHEMA_VERSION}")
         return None
+    if model is SubmissionFile and isinstance(obj, dict) and obj.get("format_version", FORMAT_VERSION) != FORMAT_VERSION:
+        report.add("format-version", where, f"format_version {obj.get('format_version')!r} is not one this evalsuite "
+                                            f"reads ({FORMAT_VERSION}); repack with this version's `evalsuite submit`")
+        return None
     try:
         return model.model_validate(obj)
     except ValidationError as exc:
@@ -173,13 +199,21 @@ def _load_model(path: Path, model: type[BaseModel], limits: Limits, where: str, 
         return None
 
 
-def check_files(root: Path, limits: Limits, report: VerificationReport) -> None:
-    """Checksums of every file, no links, no unlisted or missing files, and the total size limit."""
+def check_files(root: Path, limits: Limits, report: VerificationReport, runs: set[str] | None) -> None:
+    """Only the files the format defines (for the declared `runs`), checksums of every one, no links, no unlisted
+    or missing files, and the file-count and total size limits."""
     files = submission_files(root)
     report.n_files = len(files)
+    if len(files) > limits.max_files:
+        report.add("oversized", ".", f"{len(files)} files, over the limit of {limits.max_files}")
+        return
     total = 0
     for rel in files:
         path = root / rel
+        if not defined_file(rel, runs):
+            report.add("unexpected-file", rel, "not a file of the submission format (submission.json, checksums.sha256 "
+                                               "and each declared run's manifest.json, metrics.json and predictions)")
+            continue
         if path.is_symlink():
             report.add("format", rel, "is a symbolic link; a submission holds regular files only")
             continue
@@ -202,6 +236,8 @@ def check_files(root: Path, limits: Limits, report: VerificationReport) -> None:
         report.add("checksum", CHECKSUMS_FILE, exc.message)
         return
     for rel in files:
+        if not defined_file(rel, runs):
+            continue  # already refused above
         if rel not in listed:
             report.add("checksum", rel, f"present but not listed in {CHECKSUMS_FILE}")
         elif not (root / rel).is_symlink() and sha256_file(root / rel) != listed[rel]:
@@ -280,6 +316,60 @@ def _format(value: float) -> str:
     return "nan" if math.isnan(value) else f"{value:.6g}"
 
 
+def prediction_parser(method: str | None) -> Callable[[str], str | None]:
+    """How verification reads a prediction from a trajectory: the registered method's own answer parser, or
+    Search-R1's `evalsuite.metrics.extract_answer` for imported outputs that name no method. Verification parses
+    answers here and nowhere else, so it follows the methods' parsers as they change."""
+    if method is None:
+        return extract_answer
+    from evalsuite.agent.method import get_method
+
+    return get_method(method).extract_answer
+
+
+def method_key(name: str) -> str:
+    """`Search-R1`, `search_r1` and `search r1` all → `search-r1` (the registry's spelling)."""
+    return re.sub(r"[\s_]+", "-", name.strip().lower())
+
+
+def parsing_method(manifest: Manifest | None, declared: str) -> str | None:
+    """The method whose parser reads this run's trajectories: the manifest's, else the declared one when it is
+    registered, else None (Search-R1-style imported outputs)."""
+    from evalsuite.agent.method import list_methods
+
+    if manifest is not None and manifest.method:
+        return manifest.method
+    return method_key(declared) if method_key(declared) in list_methods() else None
+
+
+def check_record(lineno: int, record: ExampleRecord, split: str, ref: RunRef, parse: Callable[[str], str | None],
+                 where: str, report: VerificationReport) -> ExampleRecord:
+    """Check what a record claims about itself (split, status, trajectory) and return it with the prediction its
+    method's parser reads from the trajectory, which is what gets scored."""
+    at = f"{where}:{lineno}"
+    if not split_covers(split, record.split):
+        report.add("split", at, f"id {record.id!r}: claims split {record.split!r}, but submission.json declares {split!r}")
+    failed = record.status == "failed"
+    if failed and not ref.includes_failed:
+        report.add("failed", at, f"id {record.id!r}: marked failed ({(record.error or 'no reason given')[:80]}); finish the run "
+                                 "with `evalsuite run --resume`, or declare its failures with `evalsuite submit --include-failed`")
+    if not failed and not record.turns:
+        report.add("empty-trajectory", at, f"id {record.id!r}: no recorded turns; a prediction counts only as what the "
+                                           "model's recorded response says")
+    elif not failed and not record.trajectory.strip() and any(turn.text.strip() for turn in record.turns):
+        # An empty generation (one turn of no text) is honest; turns with text and no trajectory are not.
+        report.add("empty-trajectory", at, f"id {record.id!r}: its turns hold text but its trajectory is empty")
+    derived = parse(record.trajectory)
+    if derived != record.prediction:
+        report.add("prediction", at, f"id {record.id!r}: prediction {_clip(record.prediction)} is not what the method's parser "
+                                     f"reads from the trajectory ({_clip(derived)})")
+    return record.model_copy(update={"prediction": derived})
+
+
+def _clip(text: str | None, n: int = 80) -> str:
+    return repr(text if text is None or len(text) <= n else text[:n] + "…")
+
+
 def rescore(lineno: int, record: ExampleRecord, row: TaskRow, where: str, report: VerificationReport) -> ExampleRecord:
     """Check one record against its registry row and return it rescored with the registry's gold answers."""
     at = f"{where}:{lineno}"
@@ -289,8 +379,6 @@ def rescore(lineno: int, record: ExampleRecord, row: TaskRow, where: str, report
     if normalize_question(record.question) != normalize_question(row.question):
         report.add("question-changed", at, f"id {record.id!r}: question {record.question[:80]!r} is not the registry's "
                                            f"{row.question[:80]!r}")
-    if record.prediction is not None and record.trajectory and record.prediction.strip() not in record.trajectory:
-        report.add("prediction", at, f"id {record.id!r}: prediction {record.prediction[:80]!r} does not occur in its trajectory")
     rescored = record.model_copy(update={"golden_answers": list(row.golden_answers), "question": row.question})
     rescored.metrics = score_record(rescored)
     claimed = record.metrics
@@ -331,23 +419,43 @@ def check_summary(claimed: MetricsFile, recomputed: MetricsFile, where: str, rep
                 report.add("score", where, f"average {group}/{name}: claimed {theirs_value} but recomputed {_format(value)}")
 
 
-def _gold(task: str, split: str, data_dir: str | Path | None, where: str, report: VerificationReport):
+def _gold(task: str, split: str, data_dir: str | Path | None, root: Path, where: str, report: VerificationReport):
+    """The registry's rows of a declared task split; the split must be a registered name, and the rows never come
+    from inside the submission."""
     try:
-        get_task(task)
+        registered = get_task(task)
     except EvalsuiteError as exc:
         report.add("unknown-task", where, f"{exc.message} ({exc.hint})" if exc.hint else exc.message)
         return None
+    allowed = registered_splits(registered)
+    if split not in allowed:
+        report.add("split", where, f"{split[:100]!r} is not a registered split of {task}; declare one of: {', '.join(allowed)}")
+        return None
     try:
-        return load_split(task, split, data_dir)
+        loaded = load_split(registered, split, data_dir)
     except EvalsuiteError as exc:
         report.add("gold", where, f"cannot load the registry's {task}/{split}: {exc.message}"
                                   + (f" ({exc.hint})" if exc.hint else ""))
         return None
+    if Path(loaded.source).resolve().is_relative_to(root.resolve()):
+        report.add("gold", where, f"the {task}/{split} gold file resolves inside the submission; gold answers never "
+                                  "come from a submission")
+        return None
+    return loaded
 
 
-def verify_run(root: Path, name: str, tasks: dict[str, str], data_dir: str | Path | None, limits: Limits,
+def _manifest_split(manifest: Manifest | None, task: str, split: str, where: str, report: VerificationReport) -> None:
+    if manifest is None:
+        return
+    recorded = manifest.splits.get(task)
+    if (recorded is None and manifest.kind == "run") or not split_covers(split, recorded):
+        report.add("split", where, f"{task}: submission.json declares split {split!r} but the manifest records {recorded!r}")
+
+
+def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Path | None, limits: Limits,
                report: VerificationReport) -> None:
-    """Verify one packed run: manifest, predictions against the registry, and the claimed summary."""
+    """Verify one packed run: manifest, predictions against the trajectories and the registry, and the claimed summary."""
+    name = ref.name
     where = f"{RUNS_DIR}/{name}"
     run_dir = root / RUNS_DIR / name
     if not run_dir.is_dir():
@@ -358,23 +466,32 @@ def verify_run(root: Path, name: str, tasks: dict[str, str], data_dir: str | Pat
     lines = read_records(run_dir, where, limits, report)
     if manifest is not None:
         report.manifests[name] = manifest
+    try:
+        parse = prediction_parser(parsing_method(manifest, info.method))
+    except EvalsuiteError as exc:
+        report.add("unknown-method", f"{where}/{MANIFEST_FILE}", f"{exc.message} ({exc.hint})" if exc.hint else exc.message)
+        return
     if lines is None:
         return  # the unreadable file is the problem; listing every id as missing would bury it
     pred_where = f"{where}/{PREDICTIONS_GZ if (run_dir / PREDICTIONS_GZ).is_file() else PREDICTIONS_FILE}"
     by_task: dict[str, list[tuple[int, ExampleRecord]]] = defaultdict(list)
     for lineno, record in lines:
         by_task[record.task].append((lineno, record))
-    for task in sorted(set(by_task) - set(tasks)):
+    for task in sorted(set(by_task) - set(ref.tasks)):
         report.add("undeclared-task", pred_where, f"{len(by_task[task])} records of task {task!r}, which submission.json does not declare for this run")
     rescored_all: list[ExampleRecord] = []
-    for task, split in tasks.items():
-        loaded = _gold(task, split, data_dir, f"{SUBMISSION_FILE}: runs[{name}].tasks.{task}", report)
+    for task, split in ref.tasks.items():
+        declared_at = f"{SUBMISSION_FILE}: runs[{name}].tasks.{task}"
+        loaded = _gold(task, split, data_dir, root, declared_at, report)
         if loaded is None:
             continue
+        _manifest_split(manifest, task, split, f"{where}/{MANIFEST_FILE}", report)
         gold = {row.id: row for row in loaded.rows}
         kept = check_ids(by_task.get(task, []), gold, pred_where, f"{task}/{split}", report)
         # Recomputed records follow the registry's order, so the site and the tests see a stable order.
-        rescored = {r.id: rescore(lineno, r, gold[r.id], pred_where, report) for lineno, r in kept}
+        rescored = {r.id: rescore(lineno, check_record(lineno, r, split, ref, parse, pred_where, report), gold[r.id],
+                                  pred_where, report)
+                    for lineno, r in kept}
         records = [rescored[row.id] for row in loaded.rows if row.id in rescored]
         rescored_all.extend(records)
         if len(records) == len(gold):
@@ -384,14 +501,86 @@ def verify_run(root: Path, name: str, tasks: dict[str, str], data_dir: str | Pat
         check_summary(claimed, summarize(rescored_all), f"{where}/{METRICS_FILE}", report)
 
 
+def _names(*values: Any) -> set[str]:
+    return {method_key(str(v)) for v in values if v}
+
+
+def recorded_settings(manifest: Manifest) -> dict[str, Any]:
+    """What a run manifest records of each setting a submission declares. An evalsuite run records them all (None
+    or no retriever name: not used); an import manifest leaves out what the imported file does not say."""
+    retriever = manifest.retriever or {}
+    encoder = (retriever.get("params") or {}).get("encoder") or {}
+    encoder_name = str(encoder.get("name") or "").rsplit("/", 1)[-1] if isinstance(encoder, dict) else ""
+    # `e5` names a dense index over intfloat/e5-base-v2 as well as `dense` and the full encoder name do.
+    retrievers = _names(retriever.get("name"), retriever.get("retriever"), retriever.get("kind"), encoder_name,
+                        encoder_name.split("-")[0])
+    corpus = (manifest.corpus or {}).get("name") or (retriever.get("corpus") or {}).get("name")
+    recorded: dict[str, Any] = {"method": manifest.method, "corpus": corpus, "retriever": retrievers,
+                                "topk": manifest.topk, "max_turns": manifest.max_turns}
+    if manifest.kind == "import":
+        recorded = {k: v for k, v in recorded.items() if v not in (None, set())}
+    return recorded
+
+
+def corpus_key(name: str | None) -> str | None:
+    """`wiki-18`, `wiki18.jsonl` and `Wiki_18.jsonl.gz` → `wiki18`: a corpus named by its file."""
+    if name is None:
+        return None
+    stem = re.sub(r"(\.(jsonl|json|tsv|parquet|gz))+$", "", name.strip().lower().rsplit("/", 1)[-1])
+    return re.sub(r"[^a-z0-9]+", "", stem)
+
+
+def _setting_matches(setting: str, declared: Any, recorded: Any) -> bool:
+    if setting == "method":
+        return recorded is not None and method_key(declared) == method_key(recorded)
+    if setting == "retriever":
+        return (not recorded) if declared is None else method_key(declared) in recorded
+    if setting == "corpus":
+        return corpus_key(declared) == corpus_key(recorded)
+    return declared == recorded
+
+
+def manifest_setting(manifest: Manifest) -> dict[str, Any]:
+    """The setting a run manifest records, spelled as a submission declares it (`evalsuite submit`'s defaults)."""
+    retriever = manifest.retriever or {}
+    recorded = recorded_settings(manifest)
+    return {"corpus": recorded.get("corpus"), "topk": manifest.topk, "max_turns": manifest.max_turns,
+            "retriever": retriever.get("name") or retriever.get("retriever") or retriever.get("kind") or None}
+
+
+def check_settings(info: SubmissionInfo, report: VerificationReport) -> None:
+    """Every declared setting must be what every run manifest records; one entry is one model. Settings that
+    imported runs do not record are listed in `report.settings` as declared only."""
+    declared = {"method": info.method, **info.setting.model_dump(include={"corpus", "retriever", "topk", "max_turns"})}
+    unrecorded: dict[str, list[str]] = defaultdict(list)
+    for name, manifest in sorted(report.manifests.items()):
+        recorded = recorded_settings(manifest)
+        for setting in SETTINGS:
+            if setting not in recorded:
+                unrecorded[setting].append(name)
+            elif not _setting_matches(setting, declared[setting], recorded[setting]):
+                shown = manifest_setting(manifest)["retriever"] if setting == "retriever" else recorded[setting]
+                report.add("setting", f"{RUNS_DIR}/{name}/{MANIFEST_FILE}",
+                           f"submission.json declares {setting} {declared[setting]!r} but this run recorded {shown!r}")
+    for setting in SETTINGS:
+        runs = unrecorded.get(setting)
+        report.settings[setting] = (f"declared only: not recorded by {', '.join(runs)} (imported outputs)" if runs
+                                    else "matches every run manifest")
+    models = {name: m.model.get("sha256") or m.model.get("model_hash") or m.model.get("spec")
+              for name, m in report.manifests.items() if m.model}
+    if len(set(models.values())) > 1:
+        listed = "; ".join(f"{name}: {value}" for name, value in sorted(models.items()))
+        report.add("setting", SUBMISSION_FILE, f"the runs evaluated different models ({listed}); one entry is one model")
+
+
 def verify_submission(path: str | Path, data_dir: str | Path | None = None, limits: Limits | None = None) -> VerificationReport:
     """Verify a submission directory or tarball; the report lists every problem and the recomputed scores."""
     limits = limits or Limits()
     report = VerificationReport(submission=str(path))
-    with opened_submission(Path(path), limits.max_total_bytes) as root:
-        check_files(root, limits, report)
+    with opened_submission(Path(path), limits.max_total_bytes, limits.max_files) as root:
         meta = _load_model(root / SUBMISSION_FILE, SubmissionFile, limits, SUBMISSION_FILE, report)
-        if meta is None:
+        check_files(root, limits, report, {ref.name for ref in meta.runs} if meta is not None else None)
+        if meta is None or any(p.check == "oversized" and p.where == "." for p in report.problems):
             return report
         report.meta = meta
         seen: dict[str, str] = {}
@@ -400,7 +589,8 @@ def verify_submission(path: str | Path, data_dir: str | Path | None = None, limi
                 if task in seen:
                     report.add("duplicate-task", SUBMISSION_FILE, f"task {task!r} is declared by runs {seen[task]!r} and {ref.name!r}")
                 seen.setdefault(task, ref.name)
-            verify_run(root, ref.name, ref.tasks, data_dir, limits, report)
+            verify_run(root, ref, meta.info, data_dir, limits, report)
         if not meta.runs:
             report.add("schema", SUBMISSION_FILE, "declares no runs")
+        check_settings(meta.info, report)
     return report

@@ -9,7 +9,7 @@ adds a format reward λ_f and a retrieval reward λ_r (released as `qa_em_format
     answer wrong, invalid sequence:        final_format_score (0 when there is no answer)
 
 Defaults are the paper's EM-only reward; `SearchR1RewardConfig.shaped()` gives the study's shaped setting. Unlike the
-original code we read the answer from the response only (ARCHITECTURE.md §3), so no prompt example can score.
+original code we read the answer from the response only (docs/agent.md), so no prompt example can score.
 """
 
 from __future__ import annotations

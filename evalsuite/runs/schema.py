@@ -17,6 +17,8 @@ METRIC_CONVENTION = "flashrag-squad-v1"
 MANIFEST_FILE = "manifest.json"
 PREDICTIONS_FILE = "predictions.jsonl"
 METRICS_FILE = "metrics.json"
+# Per-example scores as numpy columns, written beside predictions.jsonl when a run is summarized (runs/columns.py).
+SCORES_FILE = "scores.npz"
 
 
 class Passage(BaseModel):
@@ -70,7 +72,7 @@ class ExampleRecord(BaseModel):
 
 
 class Manifest(BaseModel):
-    """Provenance of a run (ARCHITECTURE.md §6). Fields that do not apply stay None."""
+    """Provenance of a run (docs/architecture.md). Fields that do not apply stay None."""
 
     model_config = ConfigDict(extra="allow")
 

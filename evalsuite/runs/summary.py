@@ -2,37 +2,32 @@
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 
 import numpy as np
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.runs.schema import ExampleRecord, MetricsFile, MetricSummary, TaskSummary
+from evalsuite.stats import intervals
+from evalsuite.stats.resample import bootstrap_means, percentile_interval, stream
 from evalsuite.tasks.registry import get_task
 
 # Metrics averaged in the group rows (general / multi-hop / all) of metrics.json.
 GROUP_METRICS = ("em", "cover_em", "f1")
 
 
-# The per-run CI is a seeded percentile bootstrap: unlike a normal/t interval it never leaves the metric's range
-# (an EM of 0.024 on 125 questions must not get a negative lower bound).
-BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_SEED = 0
+def mean_ci(values: np.ndarray, confidence: float = 0.95, resamples: int = intervals.INTERVAL_RESAMPLES,
+            seed: int = intervals.INTERVAL_SEED, key: str = "") -> MetricSummary:
+    """Mean with a seeded percentile-bootstrap interval of any scores (judge verdicts, ...); n < 2 gives a point.
 
-
-def mean_ci(values: np.ndarray, confidence: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> MetricSummary:
-    """Mean with a seeded percentile-bootstrap confidence interval (collapses to the mean for n < 2)."""
+    Run metrics go through `summarize`, which picks the interval by metric kind (evalsuite.stats.intervals).
+    """
     values = np.asarray(values, dtype=float)
-    n = len(values)
-    mean = float(np.mean(values)) if n else math.nan
-    if n < 2:
+    if values.size < 2:
+        mean = float(values.mean()) if values.size else float("nan")
         return MetricSummary(mean=mean, ci_low=mean, ci_high=mean)
-    rng = np.random.default_rng(seed)
-    means = values[rng.integers(0, n, size=(resamples, n))].mean(axis=1)
-    alpha = (1 - confidence) / 2
-    low, high = np.quantile(means, [alpha, 1 - alpha])
-    return MetricSummary(mean=mean, ci_low=float(low), ci_high=float(high))
+    low, high = percentile_interval(bootstrap_means(values[None, :], resamples, stream(seed, key)), confidence)
+    return MetricSummary(mean=float(values.mean()), ci_low=float(low[0]), ci_high=float(high[0]))
 
 
 def _category(task_name: str) -> str | None:
@@ -42,6 +37,16 @@ def _category(task_name: str) -> str | None:
         return None  # a task from another registry still gets its own row, just no group
 
 
+def task_metric_summaries(task: str, rows: list[ExampleRecord]) -> dict[str, MetricSummary]:
+    """Each metric's mean and interval on one task (failed examples and missing values score 0)."""
+    names = sorted({name for row in rows for name in row.metrics})
+    summaries = {}
+    for name in names:
+        (interval,) = intervals.mean_intervals(name, np.array([row.metrics.get(name, 0.0) for row in rows], dtype=float), task)
+        summaries[name] = MetricSummary(mean=interval.mean, ci_low=interval.low, ci_high=interval.high)
+    return summaries
+
+
 def summarize(records: list[ExampleRecord]) -> MetricsFile:
     """Per-task summaries over all examples (failed ones score 0 and are counted), and macro-averages of task means."""
     by_task: dict[str, list[ExampleRecord]] = defaultdict(list)
@@ -49,11 +54,8 @@ def summarize(records: list[ExampleRecord]) -> MetricsFile:
         by_task[record.task].append(record)
     tasks: dict[str, TaskSummary] = {}
     for task, rows in by_task.items():
-        names = sorted({name for row in rows for name in row.metrics})
-        metrics = {
-            name: mean_ci(np.array([row.metrics.get(name, 0.0) for row in rows], dtype=float)) for name in names
-        }
-        tasks[task] = TaskSummary(n=len(rows), n_failed=sum(r.status == "failed" for r in rows), metrics=metrics)
+        tasks[task] = TaskSummary(n=len(rows), n_failed=sum(r.status == "failed" for r in rows),
+                                  metrics=task_metric_summaries(task, rows))
     groups: dict[str, list[str]] = {"general": [], "multi-hop": [], "all": list(tasks)}
     for task in tasks:
         category = _category(task)
@@ -68,4 +70,7 @@ def summarize(records: list[ExampleRecord]) -> MetricsFile:
             for name in GROUP_METRICS
             if all(name in tasks[t].metrics for t in members)
         }
-    return MetricsFile(tasks=tasks, averages=averages, extra={"ci": {"method": "percentile bootstrap", "resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED, "confidence": 0.95}})
+    ci = {"binary": intervals.method_name("binary"), "continuous": intervals.method_name("continuous"),
+          "resamples": intervals.INTERVAL_RESAMPLES, "seed": intervals.INTERVAL_SEED, "confidence": intervals.CONFIDENCE,
+          "failed_examples": "score 0 and count in n"}
+    return MetricsFile(tasks=tasks, averages=averages, extra={"ci": ci})

@@ -1,4 +1,4 @@
-"""Paired significance tests, confidence intervals and multiple-comparison correction (ARCHITECTURE.md §5).
+"""Paired significance tests, confidence intervals and multiple-comparison correction (docs/statistics.md).
 
 Everything is paired by example id, vectorized over systems and resamples, seeded, and records its resample counts.
 """

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -11,24 +13,36 @@ import numpy as np
 from evalsuite.errors import EvalsuiteError
 from evalsuite.stats import resample
 from evalsuite.stats.correction import holm
+from evalsuite.stats.intervals import (
+    CONFIDENCE,
+    Interval,
+    mean_intervals,
+    method_name,
+    metric_kind,
+)
 from evalsuite.stats.pairing import aligned_matrix
-from evalsuite.stats.resample import DEFAULT_SEED
-from evalsuite.stats.significance import is_binary, mcnemar_pvalues
+from evalsuite.stats.resample import DEFAULT_SEED, is_binary
+from evalsuite.stats.significance import mcnemar_pvalues
 
 TestChoice = Literal["auto", "mcnemar", "randomization", "bootstrap"]
 
 
 @dataclass(frozen=True)
 class SystemScores:
-    """One system's per-example scores for one metric: task → example id → score."""
+    """One system's per-example scores for one metric: task → example id → score.
+
+    `intervals` may carry the run's own interval per task as stored in its metrics.json (computed by
+    evalsuite.stats.intervals); compare() shows it as is when its mean matches the scores, instead of recomputing it.
+    """
 
     name: str
     tasks: Mapping[str, Mapping[str, float]]
+    intervals: Mapping[str, Interval] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Estimate:
-    """A mean (per benchmark, or a macro-average over benchmarks) with its percentile-bootstrap interval."""
+    """A mean with its interval: per benchmark the run's own (evalsuite.stats.intervals), per average the stratified bootstrap."""
 
     mean: float
     ci_low: float
@@ -77,6 +91,8 @@ class Comparison:
     alpha: float
     correction: str = "holm across benchmarks, per system"
     notes: list[str] = field(default_factory=list)
+    # How each run's own interval per benchmark was computed (evalsuite.stats.intervals.method_name).
+    interval_methods: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready form (tuple keys become 'system/task')."""
@@ -89,6 +105,7 @@ class Comparison:
             "averages": flat(self.averages), "average_differences": flat(self.average_differences),
             "n_resamples": self.n_resamples, "n_permutations": self.n_permutations, "seed": self.seed,
             "confidence": self.confidence, "alpha": self.alpha, "correction": self.correction, "notes": self.notes,
+            "interval_methods": self.interval_methods,
         }
 
 
@@ -96,6 +113,7 @@ class Comparison:
 class _TaskDraws:
     names: list[str]
     means: np.ndarray  # (n_resamples × systems) bootstrap means
+    diffs: dict[str, np.ndarray] = field(default_factory=dict)  # system → bootstrap differences from the baseline
 
 
 def _ordered_tasks(systems: Sequence[SystemScores]) -> list[str]:
@@ -134,37 +152,57 @@ def compare(
     groups = {g: list(ts) for g, ts in (groups or {}).items()}
     result = Comparison(metric, baseline, names, tasks, groups, {}, {}, {}, {}, n_resamples, n_permutations, seed,
                         confidence, alpha)
-    draws: dict[str, _TaskDraws] = {}
-    for task in tasks:
+
+    def one_task(task: str) -> tuple[Comparison, _TaskDraws]:
+        part = replace(result, means={}, differences={}, notes=[], interval_methods=[])
         present = [n for n in names if task in by_name[n].tasks]
         if baseline in present:
-            draws[task] = _paired_task(result, task, present, by_name, test)
-        else:
-            draws[task] = _unpaired_task(result, task, present, by_name)
+            return part, _paired_task(part, task, present, by_name, test)
+        return part, _unpaired_task(part, task, present, by_name)
+
+    # Benchmarks draw from their own streams, so running them in parallel threads (numpy and scipy release the
+    # GIL while drawing and summing) changes no number; parts are merged in benchmark order.
+    draws: dict[str, _TaskDraws] = {}
+    with ThreadPoolExecutor(max_workers=max(1, min(len(tasks), os.cpu_count() or 1))) as pool:
+        for task, (part, drawn) in zip(tasks, pool.map(one_task, tasks)):
+            result.means.update(part.means)
+            result.differences.update(part.differences)
+            result.notes.extend(part.notes)
+            result.interval_methods.extend(m for m in part.interval_methods if m not in result.interval_methods)
+            draws[task] = drawn
     _correct(result)
     for group, members in groups.items():
         _average(result, group, members, draws)
     return result
 
 
-def _estimates(result: Comparison, task: str, names: list[str], matrix_means: np.ndarray, draws: np.ndarray, n: int) -> None:
-    low, high = resample.percentile_interval(draws, result.confidence)
+def _estimates(result: Comparison, task: str, names: list[str], matrix: np.ndarray, by_name: Mapping[str, SystemScores]) -> None:
+    """Each system's mean and interval: the run's stored interval when it matches these scores, else the same method."""
+    n = matrix.shape[1]
+    method = method_name(metric_kind(result.metric, matrix))
+    if method not in result.interval_methods:
+        result.interval_methods.append(method)
+    computed: list[Interval] | None = None
     for j, name in enumerate(names):
-        result.means[(name, task)] = Estimate(float(matrix_means[j]), float(low[j]), float(high[j]), n)
+        stored = by_name[name].intervals.get(task)
+        if stored is None or result.confidence != CONFIDENCE or abs(stored.mean - matrix[j].mean()) > 1e-9:
+            computed = computed or mean_intervals(result.metric, matrix, task, confidence=result.confidence)
+            stored = computed[j]
+        result.means[(name, task)] = Estimate(float(matrix[j].mean()), stored.low, stored.high, n)
 
 
 def _paired_task(result: Comparison, task: str, present: list[str], by_name: Mapping[str, SystemScores],
                  test: TestChoice) -> _TaskDraws:
     baseline = result.baseline
     order = [baseline] + [n for n in present if n != baseline]
-    _, matrix = aligned_matrix({n: by_name[n].tasks[task] for n in order}, reference=baseline, where=task)
+    _, matrix = aligned_matrix({n: by_name[n].tasks[task] for n in order}, reference=baseline, where=task, sort_ids=True)
     n = matrix.shape[1]
-    draws = resample.bootstrap_means(matrix, result.n_resamples, resample.stream(result.seed, task))
-    observed = matrix.mean(axis=1)
-    _estimates(result, task, order, observed, draws, n)
+    means, diffs = resample.paired_means(matrix, result.n_resamples, result.seed, task)
+    _estimates(result, task, order, matrix, by_name)
+    drawn = _TaskDraws(order, means, {name: diffs[:, j] for j, name in enumerate(order[1:])})
     if len(order) == 1:
-        return _TaskDraws(order, draws)
-    diffs = draws[:, 1:] - draws[:, :1]
+        return drawn
+    observed = matrix.mean(axis=1)
     obs_diff = observed[1:] - observed[0]
     ci_low, ci_high = resample.percentile_interval(diffs, result.confidence)
     p_boot = resample.bootstrap_pvalue(diffs, obs_diff)
@@ -181,7 +219,7 @@ def _paired_task(result: Comparison, task: str, present: list[str], by_name: Map
     elif test == "bootstrap":
         p_test, test_name = p_boot, "paired-bootstrap"
     else:
-        permuted = resample.sign_flip_means(matrix[1:] - matrix[0], result.n_permutations, resample.stream(result.seed, task))
+        permuted = resample.sign_flip_means(matrix[1:] - matrix[0], result.n_permutations, result.seed, task)
         p_test, test_name = resample.randomization_pvalue(permuted, obs_diff), "approximate-randomization"
     for j, name in enumerate(order[1:]):
         result.differences[(name, task)] = Difference(
@@ -191,17 +229,18 @@ def _paired_task(result: Comparison, task: str, present: list[str], by_name: Map
             only_system=None if only_sys is None else int(only_sys[j]),
             only_baseline=None if only_base is None else int(only_base[j]),
         )
-    return _TaskDraws(order, draws)
+    return drawn
 
 
 def _unpaired_task(result: Comparison, task: str, present: list[str], by_name: Mapping[str, SystemScores]) -> _TaskDraws:
     # Without the baseline there is nothing to pair; each system gets its own interval (ids may differ).
     columns = []
     for name in present:
-        values = np.fromiter(by_name[name].tasks[task].values(), dtype=float)
-        draws = resample.bootstrap_means(values[None, :], result.n_resamples, resample.stream(result.seed, f"{task}/{name}"))
-        _estimates(result, task, [name], values.mean(keepdims=True), draws, values.size)
-        columns.append(draws[:, 0])
+        scores = by_name[name].tasks[task]
+        values = np.array([scores[i] for i in sorted(scores)], dtype=float)[None, :]
+        means, _ = resample.paired_means(values, result.n_resamples, result.seed, task)
+        _estimates(result, task, [name], values, by_name)
+        columns.append(means[:, 0])
     result.notes.append(f"{task}: the baseline has no scores, so no system is tested there")
     return _TaskDraws(present, np.column_stack(columns))
 
@@ -218,6 +257,7 @@ def _correct(result: Comparison) -> None:
 
 
 def _average(result: Comparison, group: str, members: list[str], draws: Mapping[str, _TaskDraws]) -> None:
+    """Macro-average of each system that has every member benchmark, and its difference where all are paired."""
     if not members or any(t not in draws for t in members):
         return
     for system in result.systems:
@@ -231,9 +271,9 @@ def _average(result: Comparison, group: str, members: list[str], draws: Mapping[
         paired = all((system, t) in result.differences for t in members)
         if system == result.baseline or not paired:
             continue
-        base_draws = np.mean([draws[t].means[:, draws[t].names.index(result.baseline)] for t in members], axis=0)
-        diff_draws = (sys_draws - base_draws)[:, None]
-        obs = np.array([observed - result.averages[(result.baseline, group)].mean])
+        diff_draws = np.mean([draws[t].diffs[system] for t in members], axis=0)[:, None]
+        # From the per-benchmark differences: the baseline's own average may not be computed yet (or at all).
+        obs = np.array([np.mean([result.differences[(system, t)].difference for t in members])])
         d_low, d_high = resample.percentile_interval(diff_draws, result.confidence)
         p = float(resample.bootstrap_pvalue(diff_draws, obs)[0])
         result.average_differences[(system, group)] = Difference(

@@ -26,9 +26,9 @@ def align_by_id(
 
 
 def aligned_matrix(
-    systems: Mapping[str, Mapping[str, float]], reference: str | None = None, where: str = ""
+    systems: Mapping[str, Mapping[str, float]], reference: str | None = None, where: str = "", sort_ids: bool = False
 ) -> tuple[list[str], np.ndarray]:
-    """Scores of several systems as a (systems × examples) matrix in the reference system's id order.
+    """Scores of several systems as a (systems × examples) matrix in the reference system's id order (or sorted ids).
 
     Every system must hold exactly the reference's ids: an unpaired test on partly different examples is
     how a gain gets invented, so the mismatch is an error that names the missing and extra ids.
@@ -37,7 +37,7 @@ def aligned_matrix(
     if not names:
         raise EvalsuiteError("no systems to pair")
     reference = names[0] if reference is None else reference
-    ids = list(systems[reference])
+    ids = sorted(systems[reference]) if sort_ids else list(systems[reference])
     id_set = set(ids)
     for name in names:
         other = systems[name]

@@ -10,7 +10,7 @@ from scipy import stats as scipy_stats
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.stats import resample
-from evalsuite.stats.resample import DEFAULT_SEED
+from evalsuite.stats.resample import DEFAULT_SEED, is_binary
 
 
 @dataclass(frozen=True)
@@ -61,12 +61,6 @@ def _as_pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def is_binary(values: np.ndarray) -> bool:
-    """Whether every score is 0 or 1 (EM, cover-EM, retrieval hit), the case for McNemar."""
-    values = np.asarray(values)
-    return bool(np.all((values == 0.0) | (values == 1.0)))
-
-
 def mcnemar_pvalues(only_a: np.ndarray, only_b: np.ndarray) -> np.ndarray:
     """Exact two-sided McNemar p-values, vectorized: 2 · Binom(min(b, c); b + c, ½), capped at 1 (statsmodels' exact)."""
     only_a, only_b = np.asarray(only_a), np.asarray(only_b)
@@ -92,7 +86,7 @@ def approximate_randomization(
     """Paired approximate randomization: swap the two systems' scores per example at random (for F1 and other means)."""
     a, b = _as_pair(a, b)
     diff = a - b
-    permuted = resample.sign_flip_means(diff[None, :], n_permutations, resample.stream(seed, key))
+    permuted = resample.sign_flip_means(diff[None, :], n_permutations, seed, key)
     observed = np.array([diff.mean()])
     p = float(resample.randomization_pvalue(permuted, observed)[0])
     return RandomizationResult(a.size, float(observed[0]), p, n_permutations, seed)
@@ -101,10 +95,14 @@ def approximate_randomization(
 def paired_bootstrap(
     a: np.ndarray, b: np.ndarray, n_resamples: int = 10_000, seed: int = DEFAULT_SEED, confidence: float = 0.95, key: str = ""
 ) -> BootstrapResult:
-    """Paired bootstrap of A − B: the same resampled examples for both systems (sacrebleu), p = (c + 1)/(B + 1)."""
+    """Paired bootstrap of A − B: the same resampled examples for both systems (sacrebleu), p = (c + 1)/(B + 1).
+
+    0/1 scores draw the 2×2 table's cell counts exactly (resample.binary_paired_means); with a and b in example-id
+    order this is what `compare()` reports for benchmark `key`.
+    """
     a, b = _as_pair(a, b)
-    means = resample.bootstrap_means(np.vstack([a, b]), n_resamples, resample.stream(seed, key))
-    return _bootstrap_result(means[:, 0] - means[:, 1], float(a.mean() - b.mean()), a.size, n_resamples, seed, confidence)
+    _, diffs = resample.paired_means(np.vstack([b, a]), n_resamples, seed, key)
+    return _bootstrap_result(diffs[:, 0], float(a.mean() - b.mean()), a.size, n_resamples, seed, confidence)
 
 
 def stratified_bootstrap(
@@ -125,8 +123,8 @@ def stratified_bootstrap(
     n = 0
     for task, (a, b) in tasks.items():
         a, b = _as_pair(a, b)
-        means = resample.bootstrap_means(np.vstack([a, b]), n_resamples, resample.stream(seed, task))
-        total += means[:, 0] - means[:, 1]
+        _, diffs = resample.paired_means(np.vstack([b, a]), n_resamples, seed, task)
+        total += diffs[:, 0]
         observed += float(a.mean() - b.mean())
         n += a.size
     k = len(tasks)

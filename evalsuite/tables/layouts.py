@@ -187,7 +187,9 @@ def _footnotes(comparisons: dict[str, Comparison], layout: Layout, baseline: str
         f"averages: dataset-stratified paired bootstrap, {comp.n_resamples} resamples, uncorrected. Seed {comp.seed}.",
     ]
     if with_ci:
-        notes.append(f"±: half-width of the {comp.confidence:.0%} percentile-bootstrap interval of the mean ({comp.n_resamples} resamples).")
+        methods = "; ".join(dict.fromkeys(m for c in comparisons.values() for m in c.interval_methods))
+        notes.append(f"±: half-width of each run's own {comp.confidence:.0%} interval of the mean, as in its metrics.json: {methods}. "
+                     f"Averages: dataset-stratified bootstrap, {comp.n_resamples} resamples.")
     if layout.domain_marks:
         notes.append("†/⋆: in-domain/out-of-domain benchmarks for the NQ + HotpotQA training mix (Search-R1 protocol).")
     shown = {t for _, cols in plan for c in cols for t in c.tasks}

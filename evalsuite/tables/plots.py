@@ -27,13 +27,16 @@ def _save(fig, path: Path) -> Path:
     if path.suffix.lower() not in PLOT_FORMATS:
         raise EvalsuiteError(f"cannot write a plot to {path}: unknown format {path.suffix or '(none)'}",
                              hint=f"name the file with one of {', '.join(PLOT_FORMATS)}")
-    path.parent.mkdir(parents=True, exist_ok=True)
     import matplotlib
 
     # No date and a fixed id salt keep SVG output byte-stable across runs.
     metadata = {"Date": None} if path.suffix.lower() == ".svg" else {}
-    with matplotlib.rc_context({"svg.hashsalt": "evalsuite"}):
-        fig.savefig(path, dpi=150, metadata=metadata)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with matplotlib.rc_context({"svg.hashsalt": "evalsuite"}):
+            fig.savefig(path, dpi=150, metadata=metadata)
+    except OSError as exc:
+        raise EvalsuiteError(f"cannot write a plot to {path}: {exc.strerror or exc}", hint="choose a writable file path") from None
     return path
 
 
@@ -52,12 +55,13 @@ def plot_bars(comparison: Comparison, order: Sequence[str], path: str | Path) ->
     for i, system in enumerate(order):
         ests = [comparison.means.get((system, t)) for t in tasks]
         means = np.array([e.mean * scale if e else np.nan for e in ests])
-        low = np.array([(e.mean - e.ci_low) * scale if e else 0.0 for e in ests])
-        high = np.array([(e.ci_high - e.mean) * scale if e else 0.0 for e in ests])
+        # a percentile interval of very few examples can miss its own mean; matplotlib refuses negative whiskers
+        low = np.array([max(e.mean - e.ci_low, 0.0) * scale if e else 0.0 for e in ests])
+        high = np.array([max(e.ci_high - e.mean, 0.0) * scale if e else 0.0 for e in ests])
         ax.bar(x + (i - (len(order) - 1) / 2) * width, means, width, yerr=np.vstack([low, high]), capsize=3, label=system)
     ax.set_xticks(x, [task_label(t) for t in tasks])
     ax.set_ylabel(f"{comparison.metric}" + (" (%)" if scale == 100 else ""))
-    ax.set_title(f"{comparison.metric} per benchmark, {comparison.confidence:.0%} bootstrap intervals", fontsize="medium")
+    ax.set_title(f"{comparison.metric} per benchmark, {comparison.confidence:.0%} intervals", fontsize="medium")
     fig.legend(loc="outside lower center", fontsize="small", ncols=1 if len(order) > 3 else len(order))
     return _save(fig, path)
 
@@ -74,7 +78,7 @@ def plot_forest(comparison: Comparison, path: str | Path) -> Path:
     ax = fig.add_subplot()
     y = np.arange(len(rows))[::-1]
     diffs = np.array([d.difference for d in rows]) * scale
-    err = np.array([[d.difference - d.ci_low for d in rows], [d.ci_high - d.difference for d in rows]]) * scale
+    err = np.maximum(np.array([[d.difference - d.ci_low for d in rows], [d.ci_high - d.difference for d in rows]]), 0.0) * scale
     colors = ["tab:red" if d.significant else "tab:gray" for d in rows]
     for i, color in enumerate(colors):
         ax.errorbar(diffs[i], y[i], xerr=err[:, i : i + 1], fmt="o", color=color, capsize=3)

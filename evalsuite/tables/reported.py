@@ -56,7 +56,7 @@ def table_from_reported(reported: ReportedTable, emphasis: EmphasisMode = "auto"
     table = Table(
         title=f"Table {reported.table} ({reported.key})", lead_headers=lead_headers, column_groups=column_groups,
         row_groups=row_groups, caption=reported.caption,
-        footnotes=[f"Transcribed from {reported.source} ({reported.key}); metric: {reported.metric}, scale: {reported.scale}."],
+        footnotes=[f"Transcribed from {reported.citation} ({reported.key}); metric: {reported.metric}, scale: {reported.scale}."],
     )
     _apply_emphasis(table, reported, emphasis)
     return table

@@ -7,46 +7,66 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalsuite.errors import DataError, EvalsuiteError
-from evalsuite.runs import ExampleRecord, Manifest, RunDirectory
-from evalsuite.stats import SystemScores
+import numpy as np
 
-# The settings that make two rows comparable (ARCHITECTURE.md §6); a row that differs from the baseline is marked.
+from evalsuite.errors import DataError, EvalsuiteError
+from evalsuite.runs import Manifest, MetricsFile, RunDirectory
+from evalsuite.runs.columns import ScoreColumns, read_scores
+from evalsuite.runs.schema import PREDICTIONS_FILE
+from evalsuite.stats import SystemScores
+from evalsuite.stats.intervals import Interval, method_name
+
+# The settings that make two rows comparable (docs/architecture.md); a row that differs from the baseline is marked.
 SETTING_FIELDS = ("corpus", "retriever", "topk", "max_turns", "subset")
 SETTINGS_MARK = "§"
 
 
 @dataclass
 class RunData:
-    """One run directory, read once: its name in tables, manifest and scored examples."""
+    """One run directory, read once: its name in tables, manifest and per-example scores."""
 
     name: str
     path: Path
     manifest: Manifest
-    records: list[ExampleRecord]
+    columns: ScoreColumns
+    metrics: MetricsFile | None = None  # metrics.json, when it was computed by this version's interval method
 
     @property
     def tasks(self) -> list[str]:
-        return list(dict.fromkeys(r.task for r in self.records))
+        return list(self.columns.tasks)
 
     def scores(self, metric: str) -> SystemScores:
         """Per-example scores of one metric; failed examples count 0, as in metrics.json."""
         tasks: dict[str, dict[str, float]] = {}
-        for record in self.records:
-            if metric in record.metrics:
-                value = record.metrics[metric]
-            elif record.status == "failed":
-                value = 0.0
-            else:
-                known = ", ".join(sorted(record.metrics)) or "none"
-                raise DataError(f"{self.path / 'predictions.jsonl'}: example {record.id!r} ({record.task}) has no metric {metric!r} (it has: {known})",
+        where = self.path / PREDICTIONS_FILE
+        for task, data in self.columns.tasks.items():
+            values = data.metrics.get(metric)
+            values = np.full(data.ids.shape, np.nan) if values is None else values
+            missing = np.isnan(values) & ~data.failed
+            if missing.any():
+                first = int(np.flatnonzero(missing)[0])
+                known = ", ".join(sorted(m for m, v in data.metrics.items() if not np.isnan(v[first]))) or "none"
+                raise DataError(f"{where}: example {str(data.ids[first])!r} ({task}) has no metric {metric!r} (it has: {known})",
                                 hint="pick another --metric or rescore the run with `evalsuite score`")
-            by_id = tasks.setdefault(record.task, {})
-            if record.id in by_id:
-                raise DataError(f"{self.path / 'predictions.jsonl'}: example id {record.id!r} appears twice in task {record.task!r}",
+            by_id = dict(zip(data.ids.tolist(), np.where(np.isnan(values), 0.0, values).tolist()))
+            if len(by_id) != data.ids.size:
+                unique, counts = np.unique(data.ids, return_counts=True)
+                raise DataError(f"{where}: example id {str(unique[counts > 1][0])!r} appears twice in task {task!r}",
                                 hint="a run holds each example once; rescore or deduplicate the run")
-            by_id[record.id] = float(value)
-        return SystemScores(self.name, tasks)
+            tasks[task] = by_id
+        return SystemScores(self.name, tasks, self._stored_intervals(metric))
+
+    def _stored_intervals(self, metric: str) -> dict[str, Interval]:
+        """metrics.json's interval per task for this metric (compare() checks each against the scores' mean)."""
+        if self.metrics is None:
+            return {}
+        stored = {}
+        for task, summary in self.metrics.tasks.items():
+            data = self.columns.tasks.get(task)
+            if metric in summary.metrics and data is not None and summary.n == data.ids.size:
+                m = summary.metrics[metric]
+                stored[task] = Interval(m.mean, m.ci_low, m.ci_high)
+        return stored
 
     def settings(self) -> dict[str, str]:
         """The comparability settings as printable text ('not recorded' when the manifest lacks them)."""
@@ -66,7 +86,10 @@ def _describe(setting: dict) -> str | None:
 
 
 def load_runs(paths: Sequence[str | Path]) -> list[RunData]:
-    """Read run directories; each is named by its directory (parent/name when two directories share a name)."""
+    """Read run directories; each is named by its directory (parent/name when two directories share a name).
+
+    Scores come from the run's scores.npz while it matches predictions.jsonl, else from predictions.jsonl.
+    """
     if not paths:
         raise EvalsuiteError("no run directories given", hint="pass one or more directories written by `evalsuite run` or `evalsuite score`")
     dirs = [RunDirectory(p) for p in paths]
@@ -76,13 +99,24 @@ def load_runs(paths: Sequence[str | Path]) -> list[RunData]:
         if names.count(name) > 1:
             name = f"{directory.path.resolve().parent.name}/{name}"
         manifest = directory.read_manifest()
-        records = directory.read_predictions()
-        if not records:
+        columns = read_scores(directory.path) or ScoreColumns.from_records(directory.read_predictions())
+        if not columns.tasks:
             raise DataError(f"{directory.predictions_path}: no examples", hint="the run has not written predictions yet")
-        runs.append(RunData(name, directory.path, manifest, records))
+        runs.append(RunData(name, directory.path, manifest, columns, _current_metrics(directory)))
     if len({r.name for r in runs}) != len(runs):
         raise EvalsuiteError("two run directories have the same name and parent", hint="pass each run once")
     return runs
+
+
+def _current_metrics(directory: RunDirectory) -> MetricsFile | None:
+    """metrics.json if present, readable and written with today's interval methods (else tables recompute them)."""
+    try:
+        metrics = directory.read_metrics()
+    except (EvalsuiteError, ValueError):
+        return None
+    ci = metrics.extra.get("ci") or {}
+    current = ci.get("binary") == method_name("binary") and ci.get("continuous") == method_name("continuous")
+    return metrics if current else None
 
 
 def resolve_baseline(runs: Sequence[RunData], wanted: str | None) -> str:

@@ -1,18 +1,17 @@
-"""Load task rows from a local data directory, from the package, or from the Hugging Face hub."""
+"""Load task rows from a local data directory (--data-dir, $EVALSUITE_DATA_DIR, the download cache), from the
+package, or from the Hugging Face hub."""
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from evalsuite.errors import DataError, EvalsuiteError, require
 from evalsuite.files import file_sha256
+from evalsuite.tasks.download import DATA_DIR_ENV, DataDir, check_downloaded, data_dirs, read_manifest
 from evalsuite.tasks.registry import Task, get_task
 from evalsuite.tasks.rows import TaskRow, check_unique_ids, normalize_question, row_from_dict
-
-DATA_DIR_ENV = "EVALSUITE_DATA_DIR"
 
 
 @dataclass
@@ -27,16 +26,25 @@ class LoadedSplit:
 
 
 def resolve_data_dir(data_dir: str | Path | None) -> Path | None:
-    """The explicit --data-dir, else $EVALSUITE_DATA_DIR, else None (use the package or the hub)."""
-    if data_dir is not None:
-        path = Path(data_dir)
-    elif os.environ.get(DATA_DIR_ENV):
-        path = Path(os.environ[DATA_DIR_ENV])
-    else:
-        return None
-    if not path.is_dir():
-        raise EvalsuiteError(f"data directory {path} does not exist", hint=f"check --data-dir or ${DATA_DIR_ENV}")
-    return path
+    """The first folder searched for task files: --data-dir, else $EVALSUITE_DATA_DIR, else the download cache."""
+    places = data_dirs(data_dir)
+    return places[0].path if places else None
+
+
+def find_split_file(task: Task, split: str, data_dir: str | Path | None = None) -> tuple[Path, DataDir] | None:
+    """The first local file of a split in --data-dir, $EVALSUITE_DATA_DIR and the download cache, in that order.
+
+    A file that a download recorded is checked against its record (task, sha256), so a damaged, edited or swapped
+    download is refused with the command that redoes it; files put there by hand are read as any local file.
+    """
+    for place in data_dirs(data_dir):
+        path = local_split_file(place.path, task.name, split)
+        if path is None:
+            continue
+        if path.name in read_manifest(place.path):
+            check_downloaded(path, task.name)
+        return path, place
+    return None
 
 
 def local_split_file(data_dir: Path, task: str, split: str) -> Path | None:
@@ -92,7 +100,7 @@ def read_parquet_rows(path: Path) -> list[TaskRow]:
 
 def _local_hint(task: Task, directory: Path | None) -> str:
     if directory is None:
-        return f"offline? put <task>.<split>.jsonl files in a directory and pass --data-dir DIR or set ${DATA_DIR_ENV}"
+        return f"offline? put <task>.<split>.jsonl files in a directory and pass --data-dir DIR or set ${DATA_DIR_ENV}; online, `evalsuite data download` caches them"
     found = available_splits(directory, task.name)
     return f"no {task.name}.<split>.jsonl for this split in {directory}; splits found there: {', '.join(found) or 'none'}"
 
@@ -127,10 +135,8 @@ def load_split(
     """Load one split of a task: local directory first, then the package's own data, then the hub."""
     task = get_task(task) if isinstance(task, str) else task
     split = split or task.eval_split
-    directory = resolve_data_dir(data_dir)
-    path: Path | None = None
-    if directory is not None:
-        path = local_split_file(directory, task.name, split)
+    found = find_split_file(task, split, data_dir)
+    path = found[0] if found else None
     if path is None and task.packaged_data is not None:
         from evalsuite.tasks.packaged import packaged_split_file
 
@@ -139,9 +145,40 @@ def load_split(
         rows = read_parquet_rows(path) if path.suffix == ".parquet" else read_jsonl_rows(path)
         source, source_hash = str(path), file_sha256(path)
     else:
-        rows = load_from_hub(task, split, directory)
+        rows = load_from_hub(task, split, resolve_data_dir(data_dir))
         source, source_hash = f"hf://{task.hub_path}/{task.hub_config}/{split}", None
     if normalize_questions:
         for row in rows:
             row.question = normalize_question(row.question)
     return LoadedSplit(task=task, split=split, rows=rows, source=source, source_hash=source_hash)
+
+
+def locate_split(task: Task, split: str, data_dir: str | Path | None = None) -> dict:
+    """Where a split would be read from, without loading it: the folder (by how it was named), the file, its row
+    count and its origin (a download's source, a local file, the package); `found_in` is 'not found' or 'error'."""
+    status = {"task": task.name, "split": split, "found_in": "not found", "path": None, "rows": None,
+              "origin": f"hub {task.hub_path} (evalsuite data download --tasks {task.name})" if task.hub_path else "-"}
+    try:
+        found = find_split_file(task, split, data_dir)
+    except EvalsuiteError as exc:
+        return {**status, "found_in": "error", "origin": exc.message}
+    if found is not None:
+        path, place = found
+        recorded = read_manifest(place.path).get(path.name)
+        rows = recorded["rows"] if recorded else (_count_rows(path))
+        origin = recorded["source"] if recorded else "local file"
+        return {**status, "found_in": f"{place.label} {place.path}", "path": str(path), "rows": rows, "origin": origin}
+    if task.packaged_data is not None:
+        from evalsuite.tasks.packaged import packaged_splits
+
+        rows = packaged_splits(task).get(split)
+        if rows is not None:
+            return {**status, "found_in": "package", "rows": rows, "origin": f"packaged with evalsuite ({task.packaged_data})"}
+    return status
+
+
+def _count_rows(path: Path) -> int:
+    if path.suffix == ".parquet":
+        return require("pyarrow.parquet", "hf", "reading parquet task files").ParquetFile(path).metadata.num_rows
+    with path.open("rb") as handle:
+        return sum(1 for line in handle if line.strip())

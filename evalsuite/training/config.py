@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evalsuite.agent.engine import RolloutConfig
-from evalsuite.errors import DataError
+from evalsuite.errors import DataError, require
 
 RECIPES = ("search-r1", "progress", "subsearch", "search-p1", "oases", "smartsearch")
 
@@ -78,6 +78,8 @@ class TrainConfig:
     paper: dict[str, Any] = field(default_factory=dict)
     deviations: list[str] = field(default_factory=list)
     accelerate: dict[str, Any] = field(default_factory=dict)
+    # Where TRL sends its logs besides training_log.jsonl: "none", "tensorboard", "wandb" or a list of them.
+    report_to: str | list[str] = "none"
 
     def rollout_config(self) -> RolloutConfig:
         """The evaluator's rollout limits, overridden by the YAML's `rollout` mapping."""
@@ -92,9 +94,13 @@ def load_config(path: str | Path, method: str | None = None) -> TrainConfig:
     """Read a recipe YAML; the file names its method, which must agree with `method` when given."""
     import yaml
 
+    from evalsuite.resources import packaged_recipe_config
+
     path = Path(path)
     if not path.is_file():
-        raise DataError(f"{path}: no such config file", hint="see train_recipes/configs/<method>/cpu_smoke.yaml")
+        path = packaged_recipe_config(method or "", str(path)) or path
+    if not path.is_file():
+        raise DataError(f"{path}: no such config file", hint="pass a YAML file, or a shipped config: cpu_smoke, gpu or <method>/cpu_smoke")
     try:
         raw = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as exc:
@@ -122,8 +128,33 @@ def load_config(path: str | Path, method: str | None = None) -> TrainConfig:
     return config
 
 
+# report_to destinations evalsuite knows and the extra that installs each one's client
+REPORT_EXTRAS = {"tensorboard": ("tensorboard", "tensorboard"), "wandb": ("wandb", "wandb")}
+
+
+def report_destinations(config: TrainConfig) -> list[str]:
+    """config.report_to as a list ("none" -> [])."""
+    wanted = [config.report_to] if isinstance(config.report_to, str) else list(config.report_to)
+    return [d for d in wanted if d != "none"]
+
+
+def stage_arguments(config: TrainConfig, settings: dict[str, Any], output_dir: Path) -> dict[str, Any]:
+    """Keyword arguments of a TRL stage config (GRPOConfig, SFTConfig, DPOConfig): the recipe's report_to, the
+    stage's own settings over our defaults, and TRL's progress bar only when stderr is a terminal."""
+    import sys
+
+    defaults = {"report_to": report_destinations(config) or "none", "save_strategy": "no", "logging_steps": 1,
+                "disable_tqdm": not sys.stderr.isatty()}
+    return {**defaults, **settings, "output_dir": str(output_dir)}
+
+
 def check_config(config: TrainConfig, path: Path) -> None:
     """Refuse settings that would only fail (or silently do nothing) minutes into a run."""
+    for destination in report_destinations(config):
+        if destination not in REPORT_EXTRAS:
+            raise DataError(f"{path}: report_to {destination!r} is not one of none, {', '.join(REPORT_EXTRAS)}")
+        module, extra = REPORT_EXTRAS[destination]
+        require(module, extra, f"report_to: {destination}")
     refine, generations = config.refine, config.grpo.get("num_generations", 8)  # TRL's default group size
     if refine.slots < 0 or refine.max_shared_prefix < 1:
         raise DataError(f"{path}: refine.slots must be >= 0 and refine.max_shared_prefix >= 1")

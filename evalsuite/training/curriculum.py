@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from evalsuite.errors import require
-from evalsuite.training.config import TrainConfig
+from evalsuite.training.config import TrainConfig, stage_arguments
 from evalsuite.training.log import make_callback, LOG_FILE
 
 
@@ -169,7 +169,7 @@ def run_curriculum(config: TrainConfig, model_path: str, out: Path, rows: list[d
         if settings is None or not stage_rows:
             stages[stage] = {"skipped": "no config" if settings is None else empty}
             continue
-        args = config_class(**{"report_to": "none", "save_strategy": "no", "logging_steps": 1, **settings, "output_dir": str(out / stage)})
+        args = config_class(**stage_arguments(config, settings, out / stage))
         trainer = trainer_class(model=current, args=args, train_dataset=datasets.Dataset.from_list(stage_rows), callbacks=[make_callback(out / LOG_FILE, stage)])
         current = _train_and_save(trainer, out / stage / "model")
         stages[stage] = {"steps": trainer.state.global_step, unit: len(stage_rows)}

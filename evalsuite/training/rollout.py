@@ -1,6 +1,6 @@
 """TRL `GRPOTrainer` rollouts played through the evaluator's own loop (`agent.engine.RolloutEngine`).
 
-`rollout_func(prompts, trainer)` (TRL ≥ 1.16, SMALL_MODELS.md §7): prompts arrive repeated `num_generations` times;
+`rollout_func(prompts, trainer)` (TRL ≥ 1.16): prompts arrive repeated `num_generations` times;
 we return, per prompt, `prompt_ids`, `completion_ids`, `logprobs=None` and `env_mask` (1 = a token the model
 generated, 0 = an environment token: retrieved passages, the invalid-action message), which TRL multiplies into the
 loss mask (Search-R1's `info_mask`). Token ids come from tokenizing the engine's segments one by one, as Search-R1

@@ -12,7 +12,7 @@ from typing import Any
 from evalsuite.errors import EvalsuiteError, require
 from evalsuite.rewards import MethodReward, get_reward
 from evalsuite.rewards.matching import JudgeMatcher, LexicalMatcher
-from evalsuite.training.config import TrainConfig
+from evalsuite.training.config import TrainConfig, stage_arguments
 from evalsuite.training.data import require_offline_data, training_rows
 from evalsuite.training.log import LOG_FILE, PLOT_FILE, make_callback, plot_log, read_log
 from evalsuite.training.model import resolve_model
@@ -107,7 +107,7 @@ def build_grpo(config: TrainConfig, model_path: str, out: Path, rows: list[dict[
     if config.smoke_overlap_weight:
         funcs.append(question_overlap)
         weights.append(config.smoke_overlap_weight)
-    options = {"report_to": "none", "save_strategy": "no", "logging_steps": 1, **config.grpo, "output_dir": str(out / "trl"), "reward_weights": weights}
+    options = {**stage_arguments(config, config.grpo, out / "trl"), "reward_weights": weights}
     grpo_config = trl.GRPOConfig(**options)
     golds = {r["question"]: r["golden_answers"] for r in rows}
     rollout = SearchRollout(
@@ -209,7 +209,9 @@ def recipe_main(method: str, argv: list[str] | None = None) -> TrainResult:
 
     from evalsuite.training.config import load_config
 
-    default = Path(__file__).resolve().parents[2] / "train_recipes" / "configs" / method / "cpu_smoke.yaml"
+    from evalsuite.resources import recipe_configs_dir
+
+    default = recipe_configs_dir() / method / "cpu_smoke.yaml"
     parser = argparse.ArgumentParser(description=f"the {method} training recipe")
     parser.add_argument("--config", "-c", type=Path, default=default)
     parser.add_argument("--out", "-o", type=Path, default=Path("checkpoints") / method)

@@ -1,4 +1,4 @@
-"""Answer metrics pinned on hand-computed cases (ARCHITECTURE.md §4, FlashRAG conventions)."""
+"""Answer metrics pinned on hand-computed cases (docs/metrics.md, FlashRAG conventions)."""
 
 from __future__ import annotations
 

@@ -107,8 +107,9 @@ def test_missing_data_dir_is_a_clear_error(tmp_path: Path) -> None:
         load_split("nq", data_dir=tmp_path / "nope")
 
 
-def test_missing_split_offline_names_the_flag_and_what_is_there(benchmarks_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_split_offline_names_the_flag_and_what_is_there(benchmarks_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # popqa has only test_sub1000 locally; the hub is unreachable here (datasets may not even be installed).
+    monkeypatch.setenv("EVALSUITE_CACHE_DIR", str(tmp_path))  # and no download cache
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     with pytest.raises(EvalsuiteError) as info:
@@ -116,8 +117,9 @@ def test_missing_split_offline_names_the_flag_and_what_is_there(benchmarks_dir: 
     assert "test_sub1000" in str(info.value)
 
 
-def test_hub_error_without_data_dir_names_flag_and_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hub_error_without_data_dir_names_flag_and_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("EVALSUITE_DATA_DIR", raising=False)
+    monkeypatch.setenv("EVALSUITE_CACHE_DIR", str(tmp_path))  # no download cache either
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     with pytest.raises(EvalsuiteError) as info:

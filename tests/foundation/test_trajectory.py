@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evalsuite.agent.search_r1 import INVALID_ACTION
 from evalsuite.agent.trajectory import parse_passages, parse_trajectory
+from evalsuite.metrics.answer import extract_answer
 
 
 def _load(trajectories_dir: Path, prefix: str) -> list[dict]:
@@ -80,24 +82,28 @@ def test_search_without_information_and_text_after_answer() -> None:
 def test_information_without_search_and_unclosed_information() -> None:
     parsed = parse_trajectory("I will look.\n<information>Year</information>\n<answer>1812</answer>")
     assert "turn 1: information without a search" in parsed.errors
+    assert parsed.passages == [] and len(parsed.turns) == 1  # the model's own <information> is model text
     parsed = parse_trajectory("<search>q</search><information>Doc 1(Title: A) text")
     assert "unclosed <information>" in parsed.errors
     assert parsed.turns[0].passages[0].title == "A"
 
 
-def test_answer_inside_an_observation_is_not_the_models_answer() -> None:
-    parsed = parse_trajectory("<search>q</search><information>Doc 1(Title: A) <answer>leak</answer></information>")
-    assert parsed.answer is None
+def test_prediction_is_the_last_answer_tag_of_the_whole_response_as_search_r1_records_it() -> None:
+    # Search-R1 and FlashRAG extract over the whole response, observations included; the model's turn answered nothing.
+    text = "<search>q</search><information>Doc 1(Title: A) <answer>leak</answer></information>"
+    parsed = parse_trajectory(text)
+    assert parsed.answer == extract_answer(text) == "leak"
+    assert parsed.turns[0].answer is None and parsed.turns[0].passages[0].text == "<answer>leak</answer>"
 
 
 def test_invalid_action_message_marks_the_previous_turn() -> None:
-    text = (
-        "I think it is Paris.\n<information>x</information>\nMy previous action is invalid. If I want to search, "
-        "I should put the query between <search> and </search>.\n<answer> Paris </answer>"
-    )
+    text = f"I think it is Paris.{INVALID_ACTION}<answer> Paris </answer>"
     parsed = parse_trajectory(text)
-    assert parsed.turns[0].invalid_action
+    assert [t.text for t in parsed.turns] == ["I think it is Paris.", "<answer> Paris </answer>"]
+    assert parsed.turns[0].invalid_action and not parsed.turns[1].invalid_action
     assert parsed.answer == "Paris"
+    # Ended by the invalid-action message, the prediction is what Search-R1 records: the message's own "and".
+    assert parse_trajectory(f"I think it is Paris.{INVALID_ACTION}").answer == "and"
 
 
 def test_empty_text() -> None:

@@ -34,12 +34,11 @@ def submission(packed: Path, tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def site_results(tmp_path_factory, scored_runs: Path, benchmarks_dir: Path) -> Path:
-    """The repository's results/ (seeded entries, reported tables) plus an entry whose name is a script tag."""
+    """The repository's leaderboard/ (seeded entries) plus an entry whose name is a script tag."""
     from evalsuite.leaderboard import add_submission
 
-    results = tmp_path_factory.mktemp("results")
-    shutil.copytree(REPO / "results" / "runs", results / "runs")
-    shutil.copytree(REPO / "results" / "reported", results / "reported")
+    results = tmp_path_factory.mktemp("leaderboard")
+    shutil.copytree(REPO / "leaderboard" / "entries", results / "entries")
     xss = pack_submission(
         [scored_runs / INSTRUCT_SEED1], tmp_path_factory.mktemp("xss") / "sub",
         info(XSS_NAME, description='"><img src=x onerror=alert(2)>', contact="<b onmouseover=alert(3)>me</b>"),
@@ -52,6 +51,6 @@ def site_results(tmp_path_factory, scored_runs: Path, benchmarks_dir: Path) -> P
 def built_site(tmp_path_factory, site_results: Path, benchmarks_dir: Path) -> Path:
     """The static site built from `site_results` by `evalsuite leaderboard build`."""
     out = tmp_path_factory.mktemp("site") / "site"
-    result = cli("leaderboard", "build", "--results", site_results, "-o", out, "--data-dir", benchmarks_dir)
+    result = cli("leaderboard", "build", "--leaderboard", site_results, "-o", out, "--data-dir", benchmarks_dir)
     assert result.exit_code == 0, result.output
     return out

@@ -49,7 +49,7 @@ def test_settings_are_separate_tables_and_badges_are_shown(built_site: Path):
     index = (built_site / "index.html").read_text()
     assert "Setting: wiki-18 · e5 · top-3" in index and "Setting: wiki-18 · e5 · top-5" in index
     assert index.count('class="badge reported"') > 20  # transcribed paper rows
-    assert 'id="reported-em"' in index and "Progress: coverage-guided reinforcement learning for search-augmented agents, Table 1" in index
+    assert 'id="reported-em"' in index and "Progress: Coverage-guided RL to Train Search-augmented LLM Agent, Table 1" in index
 
 
 def _recorded_em(trajectories_dir: Path, stem: str) -> dict[str, float]:
@@ -71,11 +71,11 @@ def test_significance_group_against_the_top_entry_matches_exact_mcnemar(built_si
 
 
 def test_build_refuses_an_entry_that_no_longer_verifies(site_results: Path, tmp_path: Path, benchmarks_dir: Path):
-    results = tmp_path / "results"
-    shutil.copytree(site_results / "runs" / BASE_ENTRY, results / "runs" / BASE_ENTRY)
-    manifest = next((results / "runs" / BASE_ENTRY / "runs").glob("nq_*")) / "manifest.json"
+    results = tmp_path / "leaderboard"
+    shutil.copytree(site_results / "entries" / BASE_ENTRY, results / "entries" / BASE_ENTRY)
+    manifest = next((results / "entries" / BASE_ENTRY / "runs").glob("nq_*")) / "manifest.json"
     manifest.write_text(manifest.read_text().replace("import", "run", 1))
-    with pytest.raises(EvalsuiteError, match=rf"results entry .*{BASE_ENTRY} does not verify: \[checksum\]"):
+    with pytest.raises(EvalsuiteError, match=rf"leaderboard entry .*{BASE_ENTRY} does not verify: \[checksum\]"):
         build_site(results, tmp_path / "site", data_dir=benchmarks_dir)
 
 
@@ -88,3 +88,9 @@ def test_build_does_not_wipe_a_foreign_directory(tmp_path: Path):
     with pytest.raises(EvalsuiteError, match="not empty and was not built by evalsuite"):
         _prepare_output(foreign)
     assert (foreign / "keep.txt").read_text() == "mine"
+
+
+def test_entry_page_says_how_its_setting_was_checked(built_site: Path):
+    page = (built_site / "entries" / BASE_ENTRY / "index.html").read_text()
+    # Imported outputs record no setting: the page says the setting is the submitter's declaration.
+    assert "topk: declared only: not recorded by bamboogle_2026_04_28_16_36_search_r1_base_seed1" in page

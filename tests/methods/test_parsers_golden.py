@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from baselines.base import after_marker, boxed, first_line
-from baselines.ircot import first_sentence
-from baselines.search_o1 import extract_information, previous_reasoning
+from evalsuite.baselines.base import after_marker, boxed, first_line
+from evalsuite.baselines.ircot import first_sentence
+from evalsuite.baselines.search_o1 import extract_information, previous_reasoning
 from evalsuite.agent.method import Action, get_method
 from evalsuite.agent.methods import oases
 from evalsuite.agent.methods.search_p1 import plan_of, plan_steps, tool_call_queries

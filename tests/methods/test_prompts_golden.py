@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from baselines import direct, ircot, naive_rag, search_o1
+from evalsuite.baselines import direct, ircot, naive_rag, search_o1
 from evalsuite.agent.method import get_method, list_methods
 from evalsuite.agent.methods import oases, r1_searcher, search_p1, subsearch
 from evalsuite.errors import EvalsuiteError

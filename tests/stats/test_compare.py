@@ -15,7 +15,8 @@ from evalsuite.stats import (
 
 
 def _scores(values, prefix="q"):
-    return {f"{prefix}{i}": float(v) for i, v in enumerate(values)}
+    # zero-padded ids sort in array order: compare() pairs examples in sorted-id order
+    return {f"{prefix}{i:05d}": float(v) for i, v in enumerate(values)}
 
 
 def test_binary_metric_uses_mcnemar_and_the_paired_bootstrap_interval(bamboogle_pair):

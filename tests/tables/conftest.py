@@ -9,7 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
-from evalsuite.runs import ExampleRecord, Manifest, RunDirectory
+from evalsuite.runs import ExampleRecord, Manifest, RunDirectory, summarize
+from evalsuite.runs.columns import write_scores
 from evalsuite.runs.provenance import base_manifest_fields
 
 BAMBOOGLE_FILES = ("bamboogle_*_search_r1_base.json", "bamboogle_*_search_r1_base_seed1.json",
@@ -62,3 +63,27 @@ def cli():
 def make_run():
     """Write a small run directory with hand-set metrics."""
     return _write_run
+
+
+def _write_scored_run(path: Path, tasks: dict[str, list[dict[str, float] | None]], method: str | None = None,
+              columns: bool = True) -> Path:
+    """A run directory: task → per-example metrics (None = a failed example), metrics.json and scores.npz."""
+    run = RunDirectory(path)
+    run.write_manifest(Manifest(tasks=list(tasks), method=method, **base_manifest_fields()))
+    records = [
+        ExampleRecord(id=f"{task}-{i:02d}", task=task, question="q?", golden_answers=["a"], prediction=None if m is None else "a",
+                      status="failed" if m is None else "ok", error="HTTP 503" if m is None else None, metrics=m or {})
+        for task, examples in tasks.items() for i, m in enumerate(examples)
+    ]
+    with run.writer(fresh=True) as writer:
+        writer.extend(records)
+    run.write_metrics(summarize(records))
+    if columns:
+        write_scores(path, records)
+    return path
+
+
+@pytest.fixture(scope="session")
+def write_run():
+    """Write a run directory as `evalsuite run` does: predictions, metrics.json and scores.npz (None = a failed example)."""
+    return _write_scored_run

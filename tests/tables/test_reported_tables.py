@@ -5,14 +5,13 @@ from __future__ import annotations
 import csv
 import io
 import re
-from pathlib import Path
 
 import pytest
 
 from evalsuite.reported import list_reported, load_reported
+from tests.conftest import require_seeds
 from evalsuite.tables import render, table_from_reported
 
-SEEDS = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
 
 
 def _markdown_rows(text: str) -> list[list[str]]:
@@ -53,7 +52,7 @@ def test_markdown_prints_every_transcribed_number(key, cli):
 
 def test_progress_table1_equals_the_seed_text(cli):
     # Independent of the transcription: each printed row of the seed's Table 1 reappears cell for cell.
-    seed = (SEEDS / "000_3eb2e7720ac63a45.txt").read_text().splitlines()[46:55]
+    seed = (require_seeds() / "000_3eb2e7720ac63a45.txt").read_text().splitlines()[46:55]
     result = cli("table", "--reported", "progress:table1", "--format", "markdown")
     body = _markdown_rows(result.output)
     assert len(body) == len(seed) == 9

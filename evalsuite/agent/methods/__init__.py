@@ -1,3 +1,6 @@
-"""The seed papers' methods beyond the Search-R1 reference; importing this package registers them all."""
+"""The seed papers' methods beyond the Search-R1 reference; `evalsuite.agent.method.get_method` registers them all.
 
-from evalsuite.agent.methods import oases, r1_searcher, search_p1, smartsearch, subsearch  # noqa: F401
+Importing the package imports no method module (the Search-R1 reference itself uses `tags.py` from here).
+"""
+
+BUILTIN_METHOD_MODULES = ("oases", "r1_searcher", "search_p1", "smartsearch", "subsearch")

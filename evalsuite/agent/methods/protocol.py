@@ -12,10 +12,11 @@ from dataclasses import dataclass
 
 from evalsuite.agent.method import Action, ChatRenderer, HitLike, Method
 from evalsuite.agent.methods.tags import TagPair, all_blocks, cut_after_first, first_block, last_block
+from evalsuite.agent.trajectory import ResponseProtocol, parse_passages
 from evalsuite.errors import EvalsuiteError
-from evalsuite.runs.schema import Turn
+from evalsuite.runs.schema import Passage, Turn
 
-# The worked example of the `base-1shot` style (small base models need one, ../shared/docs/SMALL_MODELS.md).
+# The worked example of the `base-1shot` style (small base models need one, docs/agent.md).
 DEMO_QUESTION = "In which city is the Colosseum?"
 DEMO_QUERY = "Colosseum"
 DEMO_DOC = '"Colosseum"\nThe Colosseum is an elliptical amphitheatre in the centre of the city of Rome, Italy.'
@@ -63,6 +64,8 @@ class TagMethod(Method):
     search: TagPair = TagPair.xml("search")
     answer: TagPair = TagPair.xml("answer")
     thinks: tuple[TagPair, ...] = (TagPair.xml("think"),)
+    # The markers `observation` wraps the passages in (what `parse` recognises as inserted after a search).
+    observation_tags: TagPair = TagPair.xml("information")
     styles: tuple[str, ...] = ("base", "instruct", "base-1shot")
     source: str = ""
     protocol: str = ""
@@ -134,6 +137,17 @@ class TagMethod(Method):
 
     def observation(self, action: Action, results: Sequence[Sequence[HitLike]], truncate: Callable[[str], str]) -> str:
         raise NotImplementedError
+
+    def parse_observation(self, content: str) -> list[Passage]:
+        """The passages of an observation's content (between `observation_tags`), as `observation` laid them out."""
+        return parse_passages(content)
+
+    def response_protocol(self) -> ResponseProtocol:
+        return ResponseProtocol(
+            search=self.search, answer=self.answer, observation=self.observation_tags, thinks=self.thinks,
+            invalid_message=self.invalid_message, parse_action=self.parse_action, extract_answer=self.extract_answer,
+            parse_observation=self.parse_observation,
+        )
 
     def invalid_observation(self) -> str:
         return self.invalid_message

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from evalsuite.agent.method import Action, HitLike, register_method, split_contents
 from evalsuite.agent.methods.protocol import DemoHit, TagMethod
 from evalsuite.agent.methods.tags import TagPair
+from evalsuite.runs.schema import Passage
 
 # FlashRAG ReasoningPipeline.user_prompt, verbatim.
 TEMPLATE = (
@@ -36,6 +37,7 @@ INVALID_ACTION = (
     "If I want to give the final answer, I should put the answer between <answer> and </answer>. Let me try again.\n"
 )
 _LEADING_NUMBER = re.compile(r"^\d+\s+")
+_DOCUMENT_MARKER = re.compile(r"^\((\d+)\)Title: ", re.MULTILINE)
 
 
 def format_documents(hits: Sequence[HitLike]) -> str:
@@ -47,11 +49,23 @@ def format_documents(hits: Sequence[HitLike]) -> str:
     return out
 
 
+def parse_documents(content: str) -> list[Passage]:
+    """Passages of a documents block: one per `(i)Title: t Text: x` line group (the layout of `format_documents`)."""
+    markers = list(_DOCUMENT_MARKER.finditer(content))
+    passages = []
+    for index, marker in enumerate(markers):
+        end = markers[index + 1].start() if index + 1 < len(markers) else len(content)
+        title, sep, text = content[marker.end() : end].partition(" Text: ")
+        passages.append(Passage(title=title.strip().strip('"') or None, text=text.strip()) if sep else Passage(text=title.strip()))
+    return passages
+
+
 class R1Searcher(TagMethod):
     """R1-Searcher: the prompt ends in `<think>`; queries in `<|begin_of_query|>…<|end_of_query|>`."""
 
     name = "r1-searcher"
     search = TagPair("<|begin_of_query|>", "<|end_of_query|>")
+    observation_tags = TagPair("<|begin_of_documents|>", "<|end_of_documents|>")
     source = "R1-Searcher prompt and document layout as in FlashRAG reasoning_pipeline.py ReasoningPipeline, verbatim"
     protocol = "prompt ends with 'Assistant: <think>'; <|begin_of_query|> q <|end_of_query|>; <|begin_of_documents|> (i)Title: t Text: x <|end_of_documents|>; <answer>"
     invalid_message = INVALID_ACTION
@@ -68,6 +82,9 @@ class R1Searcher(TagMethod):
 
     def observation(self, action: Action, results: Sequence[Sequence[HitLike]], truncate: Callable[[str], str]) -> str:
         return f"\n\n<|begin_of_documents|>\n{truncate(format_documents(results[0]))}\n<|end_of_documents|>\n\n"
+
+    def parse_observation(self, content: str) -> list[Passage]:
+        return parse_documents(content)
 
 
 register_method("r1-searcher", R1Searcher)

@@ -12,13 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from evalsuite.agent.method import Action, register_method
-from evalsuite.agent.methods.tags import TagPair, all_blocks, first_block, last_block
+from evalsuite.agent.method import register_method
 from evalsuite.agent.search_r1 import SearchR1
 from evalsuite.runs.schema import Turn
-
-
-SEARCH, ANSWER, THINK = TagPair.xml("search"), TagPair.xml("answer"), TagPair.xml("think")
 
 
 class UsefulnessJudge(Protocol):
@@ -31,6 +27,7 @@ class SmartSearch(SearchR1):
     """Search-R1's protocol; every search turn gets `novelty`, `doc_overlap` and, with a judge, `usefulness` and `query_score`."""
 
     name = "smartsearch"
+    searches_empty_query = False  # an empty query is no action (Search-R1 would search "")
     source = "SmartSearch (seeds/004): Search-R1 prompt and tags; novelty rule and usefulness judge of its Dual-Level Credit Assessment"
     protocol = "Search-R1 tags; per search turn extra: novelty (doc overlap with earlier rounds <= K), usefulness (judge), query_score"
 
@@ -39,23 +36,6 @@ class SmartSearch(SearchR1):
 
         self.judge = judge
         self.max_overlap = NOVELTY_MAX_OVERLAP if max_overlap is None else max_overlap
-
-    def parse_action(self, text: str) -> Action:
-        # Search-R1's action rule, through the linear-time helpers (its regex is quadratic on unclosed tags).
-        think = [span.strip() for span in all_blocks(text, THINK, limit=50)]
-        block = first_block(text, (SEARCH, ANSWER))
-        if block is None:
-            return Action("invalid", think=think)
-        content = block.content.strip()
-        if block.pair == ANSWER:
-            return Action("answer", answer=content, think=think)
-        if not content:
-            return Action("invalid", think=think)  # an empty query is no action (Search-R1 would search "")
-        return Action("search", queries=[content], think=think)
-
-    def extract_answer(self, response: str) -> str | None:
-        found = last_block(response, ANSWER)
-        return found.strip() if found is not None else None
 
     def annotate_search(self, question: str, turns: Sequence[Turn], turn: Turn) -> None:
         from evalsuite.metrics.process import overlap_counts, search_rounds

@@ -8,12 +8,15 @@ retrieved in one batched call by the engine. The invalid-action message is Searc
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from evalsuite.agent.method import Action, HitLike, register_method
 from evalsuite.agent.methods.protocol import TagMethod
 from evalsuite.agent.methods.tags import split_subqueries
 from evalsuite.agent.search_r1 import INVALID_ACTION, format_passages
+from evalsuite.agent.trajectory import parse_passages
+from evalsuite.runs.schema import Passage
 
 # Table 1 of the paper, verbatim (spaces before the punctuation included); the question is appended after it.
 TEMPLATE = (
@@ -32,6 +35,8 @@ TEMPLATE = (
 )
 SEPARATOR = "##"
 MAX_SUBQUERIES = 3
+# Where one sub-question's documents end and the next one's begin (each block restarts at Doc 1).
+_NEXT_BLOCK = re.compile(r"\s" + SEPARATOR + r"\s(?=Doc 1\(Title: )")
 
 
 class SubSearch(TagMethod):
@@ -56,6 +61,9 @@ class SubSearch(TagMethod):
     def observation(self, action: Action, results: Sequence[Sequence[HitLike]], truncate: Callable[[str], str]) -> str:
         blocks = [format_passages(hits).strip() for hits in results]
         return f"\n\n<information>{truncate(f' {SEPARATOR} '.join(blocks))}</information>\n\n"
+
+    def parse_observation(self, content: str) -> list[Passage]:
+        return [passage for block in _NEXT_BLOCK.split(content) for passage in parse_passages(block)]
 
 
 register_method("subsearch", SubSearch)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Re-creates the seeded verified entries of results/runs/ from the real Search-R1 trajectories in shared/data.
-# Usage (from the repository root): bash results/runs/_seed/seed.sh [SHARED_DATA_DIR]
+# Re-creates the seeded verified entries of leaderboard/entries/ from the real Search-R1 trajectories in shared/data.
+# Usage (from the repository root): bash leaderboard/seed/seed.sh [SHARED_DATA_DIR]
 set -euo pipefail
 DATA="${1:-../shared/data}"
-SEED="results/runs/_seed"
+SEED="leaderboard/seed"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 export EVALSUITE_DATA_DIR="$DATA/benchmarks"
@@ -21,7 +21,7 @@ evalsuite submit "$S/bamboogle_2026_04_29_06_48_search_r1_instruct_seed1" --info
 evalsuite submit "$S/bamboogle_2026_04_24_16_17_search_r1_base" --info "$SEED/search-r1-base-top5.yaml" -o "$WORK/base-top5"
 evalsuite submit "$S/bamboogle_2026_04_24_17_37_search_r1_instruct" --info "$SEED/search-r1-instruct-top5.yaml" -o "$WORK/instruct-top5"
 
-# 3. Verify against the registry's gold answers and file them under results/runs/<entry-id>/.
+# 3. Verify against the registry's gold answers and file them under leaderboard/entries/<entry-id>/.
 for sub in base-seed1 instruct-seed1 base-top5 instruct-top5; do
-  evalsuite leaderboard add "$WORK/$sub" --results results --replace
+  evalsuite leaderboard add "$WORK/$sub" --leaderboard leaderboard --replace
 done

@@ -1,0 +1,88 @@
+"""Command output that survives a pipe.
+
+On a terminal, tables are rich tables; when stdout is a file or a pipe (logs, CI, SLURM output), they print as
+Markdown at full width, so no cell is ever wrapped or cut. `--json` output is one object on stdout and nothing
+else. Progress bars go to stderr, and only when stderr is a terminal. Text that comes from users (file names,
+submitted names, error messages) is printed literally: a `[/]` in it is text, never rich markup.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+TABLE_FORMATS = ("terminal", "markdown")
+
+__all__ = ["TABLE_FORMATS", "echo_json", "err_console", "escape", "out_console", "print_table", "progress", "table_markdown"]
+
+
+def out_console(markup: bool = False) -> Console:
+    """The stdout console. soft_wrap: a line longer than the terminal is never broken or cut; markup is off unless
+    the caller's strings are written for it (with user text passed through `escape`)."""
+    return Console(soft_wrap=True, highlight=False, markup=markup)
+
+
+def err_console() -> Console:
+    """The stderr console, for progress and notes that must not mix with a command's output."""
+    return Console(stderr=True, soft_wrap=True, highlight=False, markup=False)
+
+
+def _plain(cell: Any) -> str:
+    text = cell.plain if isinstance(cell, Text) else str(cell)
+    return text.replace("\n", " ").replace("|", "\\|")
+
+
+def table_markdown(table: Table) -> str:
+    """A rich table as a GitHub Markdown table, every cell in full (cell strings are taken literally)."""
+    headers = [_plain(column.header) for column in table.columns]
+    columns = [list(column.cells) for column in table.columns]
+    rows = [[_plain(col[i]) if i < len(col) else "" for col in columns] for i in range(max(map(len, columns), default=0))]
+    widths = [max([len(h), 3, *(len(r[j]) for r in rows)]) for j, h in enumerate(headers)]
+    right = [column.justify == "right" for column in table.columns]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)) + " |"
+
+    rule = "| " + " | ".join("-" * (w - 1) + ":" if r else "-" * w for w, r in zip(widths, right)) + " |"
+    out = [line(headers), rule, *(line(r) for r in rows)]
+    title = _plain(table.title) if table.title else ""
+    caption = f"\n{_plain(table.caption)}\n" if table.caption else ""
+    return (f"**{title}**\n\n" if title else "") + "\n".join(out) + "\n" + caption
+
+
+def print_table(table: Table, fmt: str | None = None) -> None:
+    """Print a table: rich on a terminal, else (or with fmt='markdown') Markdown at full width."""
+    if fmt is None:
+        fmt = "terminal" if sys.stdout.isatty() else "markdown"
+    if fmt == "terminal":
+        out_console().print(table)
+    elif fmt == "markdown":
+        sys.stdout.write(table_markdown(table) + "\n")
+        sys.stdout.flush()
+    else:
+        raise ValueError(f"unknown table format {fmt!r}")
+
+
+def echo_json(obj: Any) -> None:
+    """One machine-readable object on stdout."""
+    sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
+
+
+@contextmanager
+def progress(*columns: Any, transient: bool = False) -> Iterator[Any]:
+    """A rich Progress on stderr, silent (disabled) when stderr is not a terminal."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = err_console()
+    columns = columns or (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    bar = Progress(*columns, console=console, transient=transient, disable=not console.is_terminal)
+    with bar:
+        yield bar

@@ -1,0 +1,55 @@
+"""Files that ship inside the package, found through importlib.resources.
+
+A wheel carries them under `evalsuite/` (the repository's top-level results/, train_recipes/ and leaderboard/ are
+installed as evalsuite.results, evalsuite.train_recipes and evalsuite.leaderboard_data); a source checkout or an
+editable install finds the same folders through the same package names. Nothing here reads the current directory.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from evalsuite.errors import DataError
+
+REINSTALL_HINT = "the installed evalsuite is incomplete; reinstall it (pip install --force-reinstall evalsuite)"
+
+
+def packaged_path(package: str, *parts: str) -> Path:
+    """A file or folder shipped in `package` (e.g. 'evalsuite.results', 'reported') as a real path on disk."""
+    try:
+        root = resources.files(package)
+    except ModuleNotFoundError:
+        raise DataError(f"the packaged resource {package} is missing", hint=REINSTALL_HINT) from None
+    path = Path(str(root.joinpath(*parts)))
+    if not path.exists():
+        raise DataError(f"{path}: packaged resource is missing", hint=REINSTALL_HINT)
+    return path
+
+
+def reported_dir() -> Path:
+    """The transcribed paper tables (`results/reported/<paper>/<table>.yaml` in the repository)."""
+    return packaged_path("evalsuite.results", "reported")
+
+
+def recipe_configs_dir() -> Path:
+    """The training recipes' YAML settings (`train_recipes/configs/` in the repository)."""
+    return packaged_path("evalsuite.train_recipes", "configs")
+
+
+def packaged_recipe_config(method: str, name: str) -> Path | None:
+    """A shipped recipe config by name: 'cpu_smoke', 'gpu' or 'search-r1/cpu_smoke' (with or without '.yaml')."""
+    stem = name.removesuffix(".yaml")
+    folder, _, base = stem.rpartition("/")
+    candidate = recipe_configs_dir() / (folder or method) / f"{base}.yaml"
+    return candidate if candidate.is_file() else None
+
+
+def site_dir() -> Path:
+    """The leaderboard site's Jinja2 templates and static assets."""
+    return packaged_path("evalsuite.leaderboard", "site")
+
+
+def packaged_leaderboard_dir() -> Path:
+    """The leaderboard shipped with evalsuite (`leaderboard/` in the repository: entries/ and site.yaml)."""
+    return packaged_path("evalsuite.leaderboard_data")

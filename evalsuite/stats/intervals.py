@@ -1,0 +1,86 @@
+"""The confidence interval of one run's mean score: one method per metric kind, used by every output.
+
+metrics.json (evalsuite.runs.summary), `evalsuite table` (evalsuite.stats.compare) and the leaderboard all call
+`mean_intervals`, with the same seed and resample count, so a run never shows two different intervals.
+
+- binary metrics (0/1 per example: EM, cover-EM, retrieval hit): the Wilson score interval. A percentile
+  bootstrap of a rare rate collapses to [0, 0] when no example succeeds and covers a 1% rate on 125 questions
+  only about 72% of the time; Wilson's exact coverage stays within 93–97.5% (tests/stats/test_interval_coverage.py).
+- continuous metrics (F1, precision, recall, counts): the percentile bootstrap of the run's own scores on the
+  benchmark, drawn from the benchmark's stream (`resample.stream(INTERVAL_SEED, task)`) over the sorted scores, so
+  the interval depends only on the run's scores, never on the order of its examples or on other runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+from evalsuite.stats import resample
+
+MetricKind = Literal["binary", "continuous"]
+
+INTERVAL_SEED = resample.DEFAULT_SEED
+INTERVAL_RESAMPLES = 2_000
+CONFIDENCE = 0.95
+
+# Metrics that are continuous by definition, even on a run where every value happens to be 0 or 1.
+CONTINUOUS_METRICS = frozenset({"f1", "precision", "recall", "n_searches", "n_turns", "n_tokens"})
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean and its confidence interval."""
+
+    mean: float
+    low: float
+    high: float
+
+
+def metric_kind(metric: str, values: np.ndarray) -> MetricKind:
+    """binary when every value is 0 or 1 (and the metric is not continuous by definition), else continuous."""
+    if metric in CONTINUOUS_METRICS or not resample.is_binary(values):
+        return "continuous"
+    return "binary"
+
+
+def method_name(kind: MetricKind) -> str:
+    """How intervals of this kind are computed, for footnotes and metrics.json."""
+    if kind == "binary":
+        return "Wilson score interval"
+    return f"percentile bootstrap ({INTERVAL_RESAMPLES} resamples, seed {INTERVAL_SEED}, one stream per benchmark)"
+
+
+def wilson(successes: np.ndarray, n: int, confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of a binomial proportion (never zero-width, never outside [0, 1])."""
+    z = scipy_stats.norm.ppf(0.5 + confidence / 2)
+    k = np.asarray(successes, dtype=float)
+    centre = (k + z * z / 2) / (n + z * z)
+    half = z * np.sqrt(k * (n - k) / n + z * z / 4) / (n + z * z)
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+
+
+def bootstrap_draws(values: np.ndarray, key: str) -> np.ndarray:
+    """INTERVAL_RESAMPLES bootstrap means of one run's scores on benchmark `key` (order-invariant: scores are sorted)."""
+    ordered = np.sort(np.asarray(values, dtype=float))[None, :]
+    return resample.bootstrap_means(ordered, INTERVAL_RESAMPLES, resample.stream(INTERVAL_SEED, key))[:, 0]
+
+
+def mean_intervals(metric: str, scores: np.ndarray, key: str, confidence: float = CONFIDENCE) -> list[Interval]:
+    """The interval of each row's mean of (rows × n) scores of one metric on one benchmark `key`; rows are runs."""
+    scores = np.atleast_2d(np.asarray(scores, dtype=float))
+    rows, n = scores.shape
+    if n == 0:
+        return [Interval(np.nan, np.nan, np.nan) for _ in range(rows)]
+    means = scores.mean(axis=1)
+    if metric_kind(metric, scores) == "binary":
+        low, high = wilson(scores.sum(axis=1), n, confidence)
+    elif n < 2:
+        low = high = means
+    else:
+        draws = np.column_stack([bootstrap_draws(row, key) for row in scores])
+        low, high = resample.percentile_interval(draws, confidence)
+    return [Interval(float(m), float(lo), float(hi)) for m, lo, hi in zip(means, low, high)]

@@ -1,0 +1,133 @@
+"""The hub benchmarks on local disk: `evalsuite data download` writes `<task>.<split>.jsonl` files, each recorded
+in the folder's manifest (rows, sha256, source), and `evalsuite data status` says which task data is found where.
+
+Task data is looked for in --data-dir, then $EVALSUITE_DATA_DIR, then the download cache (`<cache>/data`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from evalsuite.errors import DataError, EvalsuiteError, require
+from evalsuite.files import cache_root, file_sha256
+from evalsuite.tasks.registry import Task
+from evalsuite.tasks.rows import check_unique_ids, row_from_dict
+
+DATA_DIR_ENV = "EVALSUITE_DATA_DIR"
+MANIFEST = "evalsuite-data.json"
+
+
+@dataclass(frozen=True)
+class DataDir:
+    """One place task files are looked for, and how the user named it."""
+
+    label: str
+    path: Path
+
+
+@dataclass
+class DownloadedFile:
+    """A split written by `download_split`, as its manifest entry records it."""
+
+    task: str
+    split: str
+    rows: int
+    sha256: str
+    source: str
+    downloaded_at: str
+
+
+def download_cache_dir() -> Path:
+    """Where `evalsuite data download` writes by default: <cache>/data (see evalsuite.files.cache_root)."""
+    return cache_root() / "data"
+
+
+def data_dirs(data_dir: str | Path | None = None) -> list[DataDir]:
+    """The folders searched for task files, in order: --data-dir, $EVALSUITE_DATA_DIR, the download cache.
+
+    A folder the user named explicitly must exist; the download cache is only listed once something is in it.
+    """
+    found: list[DataDir] = []
+    for label, value, hint in (("--data-dir", data_dir, "check --data-dir"), (f"${DATA_DIR_ENV}", os.environ.get(DATA_DIR_ENV), f"check ${DATA_DIR_ENV}")):
+        if value:
+            path = Path(value)
+            if not path.is_dir():
+                raise EvalsuiteError(f"data directory {path} does not exist", hint=hint)
+            found.append(DataDir(label, path))
+    cache = download_cache_dir()
+    if cache.is_dir():
+        found.append(DataDir("download cache", cache))
+    return found
+
+
+def read_manifest(directory: Path) -> dict[str, dict]:
+    """The folder's download records, by file name ({} when nothing was downloaded into it)."""
+    path = directory / MANIFEST
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise DataError(f"{path}: unreadable download record ({exc})", hint="delete it and run `evalsuite data download` again") from None
+
+
+def check_downloaded(path: Path, task: str) -> None:
+    """Refuse a recorded download that is no longer exactly what was downloaded for this task."""
+    entry = read_manifest(path.parent)[path.name]
+    again = f"run `evalsuite data download --tasks {task} --dest {path.parent}` again"
+    if entry.get("task") != task:
+        raise DataError(f"{path}: holds rows of task {entry.get('task')!r}, not {task!r}", hint=again)
+    if file_sha256(path) != entry.get("sha256"):
+        raise DataError(f"{path}: content differs from the download ({entry.get('rows')} rows from {entry.get('source')})", hint=again)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    # Write then rename: a killed download never leaves a half-written file under the final name.
+    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        out.write(text)
+    os.replace(tmp, path)
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def download_split(task: Task, split: str, dest: Path, source: str | None = None) -> Path:
+    """Fetch one split through `datasets` (from the task's hub dataset, or `source`: another hub id or a local
+    folder laid out like it), validate every row as a local file would be, and write `<task>.<split>.jsonl`."""
+    repo = source or task.hub_path
+    if repo is None:
+        raise EvalsuiteError(f"task {task.name!r} ships inside evalsuite and has nothing to download")
+    config = task.hub_config or task.name
+    datasets = require("datasets", "hf", "downloading benchmarks")
+    if not sys.stderr.isatty():
+        datasets.disable_progress_bars()  # its bars would fill logs; ours are on stderr only for a terminal
+    try:
+        # force_redownload: `data download` means fetch now, never an older copy from the `datasets` cache
+        dataset = datasets.load_dataset(repo, config, split=split, download_mode="force_redownload")
+    except Exception as exc:  # the hub client raises many types (ConnectionError, OfflineModeIsEnabled, ...)
+        raise EvalsuiteError(
+            f"could not load {repo} ({config}, split {split}): {_first_line(exc)}; to use local copies, put"
+            f" {task.name}.{split}.jsonl in a directory and pass --data-dir DIR (or set ${DATA_DIR_ENV})"
+        ) from None
+    where = f"{repo}/{config}:{split}"
+    raw = [dict(obj) for obj in dataset]
+    check_unique_ids([row_from_dict(obj, f"{where}:row {i + 1}") for i, obj in enumerate(raw)], where)
+    dest.mkdir(parents=True, exist_ok=True)
+    target = dest / f"{task.name}.{split}.jsonl"
+    _write_atomically(target, "".join(json.dumps(obj, ensure_ascii=False) + "\n" for obj in raw))
+    origin = f"local mirror {repo}" if Path(repo).is_dir() else f"hf://{repo}"
+    record = DownloadedFile(task.name, split, len(raw), file_sha256(target), f"{origin}/{config}/{split}",
+                            datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    files = read_manifest(dest)
+    files[target.name] = asdict(record)
+    _write_atomically(dest / MANIFEST, json.dumps({"files": files}, indent=2, sort_keys=True) + "\n")
+    return target

@@ -1,0 +1,73 @@
+"""The wheel's contents are declared in pyproject.toml; these checks keep the declaration in step with the folders.
+
+(`.ci/run` builds the wheel, installs it in a clean virtual environment and runs the commands that read packaged
+files; these fast checks catch a forgotten package or data file before that.)
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import evalsuite
+from evalsuite.errors import DataError
+from evalsuite.resources import packaged_path, packaged_recipe_config, recipe_configs_dir, reported_dir
+
+REPO = Path(__file__).resolve().parents[2]
+SETUPTOOLS = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+# Files of a data folder that are deliberately not shipped (how the seeded entries were made).
+NOT_SHIPPED = ("leaderboard/seed/",)
+
+
+def tracked(folder: str) -> list[str]:
+    """The folder's files, as a clone has them (no caches; works in a copy without .git too)."""
+    files = (p for p in (REPO / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return sorted(str(p.relative_to(REPO)) for p in files)
+
+
+def package_folder(package: str) -> Path:
+    mapped = SETUPTOOLS["package-dir"].get(package)
+    return REPO / mapped if mapped else REPO / package.replace(".", "/")
+
+
+def test_every_code_folder_is_a_declared_package_and_the_mapping_matches_the_source_finder():
+    code = {str(p.parent.relative_to(REPO)).replace("/", ".") for p in (REPO / "evalsuite").rglob("*.py")}
+    declared = set(SETUPTOOLS["packages"])
+    assert code - declared == set(), "add these to [tool.setuptools] packages"
+    assert SETUPTOOLS["package-dir"] == evalsuite.SOURCE_FOLDERS
+    assert declared == code | set(evalsuite.SOURCE_FOLDERS)
+    for folder in evalsuite.SOURCE_FOLDERS.values():
+        assert (REPO / folder / "__init__.py").is_file()  # setuptools' editable finder needs a regular package
+
+
+@pytest.mark.parametrize("package", sorted(SETUPTOOLS["package-data"]))
+def test_every_non_python_file_of_a_package_is_shipped(package):
+    folder = package_folder(package)
+    shipped = {p for pattern in SETUPTOOLS["package-data"][package] for p in folder.glob(pattern) if p.is_file()}
+    wanted = {REPO / f for f in tracked(str(folder.relative_to(REPO))) if not f.endswith(".py") and not f.startswith(NOT_SHIPPED)}
+    assert wanted - shipped == set()
+
+
+def test_source_tree_imports_map_to_the_top_level_folders_and_install_no_top_level_module():
+    import evalsuite.baselines
+    import evalsuite.train_recipes
+
+    assert Path(evalsuite.baselines.__file__) == REPO / "baselines" / "__init__.py"
+    assert Path(evalsuite.train_recipes.__file__) == REPO / "train_recipes" / "__init__.py"
+    assert reported_dir() == REPO / "results" / "reported" and recipe_configs_dir() == REPO / "train_recipes" / "configs"
+    script = "import sys, evalsuite.agent.method as m; m.list_methods(); print('baselines' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.strip() == "False"
+
+
+def test_packaged_resources_by_name_and_a_missing_one_names_the_fix():
+    assert packaged_recipe_config("search-r1", "cpu_smoke") == REPO / "train_recipes/configs/search-r1/cpu_smoke.yaml"
+    assert packaged_recipe_config("search-r1", "oases/gpu.yaml") == REPO / "train_recipes/configs/oases/gpu.yaml"
+    assert packaged_recipe_config("search-r1", "nope") is None
+    with pytest.raises(DataError) as err:
+        packaged_path("evalsuite.results", "reported", "no-such-paper")
+    assert err.value.message == f"{REPO / 'results/reported/no-such-paper'}: packaged resource is missing"
+    assert "reinstall" in err.value.hint

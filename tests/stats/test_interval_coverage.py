@@ -1,0 +1,89 @@
+"""Coverage of the per-run 95% interval of 0/1 metrics (EM, cover-EM, retrieval hit) at small n and rare rates.
+
+The interval a run shows depends only on its number of successes k out of n, so its coverage at a true rate p is
+exactly Σ_k Binom(k; n, p)·[p inside the interval of k]: the test computes that sum over every k with the
+production code (the limit of an infinite simulation), and cross-checks it with a seeded simulation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from evalsuite.runs import ExampleRecord, summarize
+from evalsuite.stats.intervals import mean_intervals, wilson
+
+SIZES = (50, 125, 500)
+RATES = (0.01, 0.05, 0.2, 0.5)
+BAND = (0.93, 0.975)
+# No interval can reach the band here: see test_no_interval_reaches_the_band_at_n50_p001.
+UNREACHABLE = {(50, 0.01)}
+
+
+def _interval_by_successes(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The interval metrics.json and tables print for a run with k of n examples right, for every k (production code)."""
+    lows, highs = [], []
+    for k in range(n + 1):
+        (interval,) = mean_intervals("em", np.r_[np.ones(k), np.zeros(n - k)], "nq")
+        lows.append(interval.low)
+        highs.append(interval.high)
+    return np.array(lows), np.array(highs)
+
+
+def _coverage(n: int, p: float) -> float:
+    low, high = _interval_by_successes(n)
+    k = np.arange(n + 1)
+    return float(scipy_stats.binom.pmf(k, n, p)[(low <= p) & (p <= high)].sum())
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("p", RATES)
+def test_coverage_is_within_93_to_97_5_percent(n, p):
+    coverage = _coverage(n, p)
+    if (n, p) in UNREACHABLE:
+        assert coverage == pytest.approx(0.9106, abs=1e-4)  # the best reachable below the band (above it: 98.6%)
+    else:
+        assert BAND[0] <= coverage <= BAND[1], coverage
+
+
+def test_no_interval_reaches_the_band_at_n50_p001():
+    # An interval that grows with k covers p for a contiguous range of k; at n = 50, p = 0.01 no such range has a
+    # probability in [93%, 97.5%]: {0, 1} has 91.1% and {0, 1, 2} 98.6%.
+    pmf = scipy_stats.binom.pmf(np.arange(51), 50, 0.01)
+    reachable = [pmf[a:b].sum() for a in range(51) for b in range(a + 1, 52)]
+    assert not any(BAND[0] <= r <= BAND[1] for r in reachable)
+
+
+def test_simulation_agrees_with_the_exact_coverage():
+    rng = np.random.default_rng(2024)
+    for n in SIZES:
+        low, high = _interval_by_successes(n)
+        for p in RATES:
+            k = rng.binomial(n, p, size=20_000)
+            simulated = float(np.mean((low[k] <= p) & (p <= high[k])))
+            exact = _coverage(n, p)
+            assert abs(simulated - exact) <= 4 * np.sqrt(exact * (1 - exact) / 20_000) + 1e-9, (n, p)
+
+
+def test_no_zero_width_interval_at_zero_or_all_successes():
+    for n in SIZES:
+        low, high = _interval_by_successes(n)
+        assert np.all(high - low > 0)
+        assert low[0] == 0.0 and high[0] > 0.0 and high[n] == 1.0 and low[n] < 1.0
+
+
+def test_metrics_json_uses_the_wilson_interval_for_em_and_the_bootstrap_for_f1():
+    # 1 of 125 right: the old percentile bootstrap printed [0.0, 2.4]; at 0 of 125 it printed [0, 0].
+    records = [ExampleRecord(id=f"q{i:03d}", task="bamboogle", question="q", golden_answers=["a"], prediction="a",
+                             metrics={"em": float(i == 0), "f1": [0.0, 0.5, 1.0][i % 3]}) for i in range(125)]
+    summary = summarize(records).tasks["bamboogle"].metrics
+    low, high = wilson(np.array([1]), 125)
+    assert (summary["em"].ci_low, summary["em"].ci_high) == pytest.approx((low[0], high[0]))
+    assert summary["em"].ci_low == pytest.approx(0.00141, abs=1e-5) and summary["em"].ci_high == pytest.approx(0.0439, abs=1e-4)
+    f1 = summary["f1"]
+    assert f1.ci_low < f1.mean < f1.ci_high and (f1.ci_high - f1.ci_low) / 2 == pytest.approx(
+        1.96 * np.std([r.metrics["f1"] for r in records]) / np.sqrt(125), rel=0.1)
+    none_right = summarize([r.model_copy(update={"metrics": {"em": 0.0}}) for r in records]).tasks["bamboogle"].metrics["em"]
+    z = scipy_stats.norm.ppf(0.975)
+    assert none_right.ci_low == 0.0 and none_right.ci_high == pytest.approx(z**2 / (125 + z**2))

@@ -1,0 +1,102 @@
+"""The fast resampling paths draw from exactly the textbook distributions.
+
+- bootstrap_means counts draws on frequent score patterns by one multinomial draw and picks the rest by index;
+- binary_paired_means draws the 2×2 table's cells of 0/1 scores;
+- sign_flip_means counts positive signs per difference size by popcount and flips the rest one by one.
+Each is checked against the moments the textbook procedure has exactly (bootstrap: mean x̄ and covariance Σ/n with
+the population covariance Σ; sign flips: mean 0 and variance Σ d²/n²) and against the textbook loop itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from evalsuite.stats import resample
+
+DRAWS = 40_000
+
+
+def _discrete_scores(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Three systems' F1-like scores: mostly 0/1 shared by all (frequent patterns), some fractions (the rest)."""
+    difficulty = rng.random(n)
+    right = (0.4 + 0.1 * np.arange(3)[:, None] + rng.normal(0, 0.1, (3, n))) > difficulty
+    partial = rng.choice([0.25, 0.4, 0.5, 2 / 3, 0.8], size=(3, n))
+    return np.where(right, 1.0, np.where(rng.random((3, n)) < 0.3, partial, 0.0))
+
+
+def _within(estimate: np.ndarray, expected: np.ndarray, standard_error: np.ndarray) -> bool:
+    return bool(np.all(np.abs(estimate - expected) <= 4.5 * standard_error + 1e-12))
+
+
+def test_pattern_count_bootstrap_has_the_bootstrap_mean_and_covariance():
+    rng = np.random.default_rng(11)
+    scores = _discrete_scores(rng, 400)
+    _, counts = np.unique(scores.T, axis=0, return_counts=True)
+    assert counts.max() >= resample.MIN_PATTERN_COUNT and (counts < resample.MIN_PATTERN_COUNT).any()  # both paths
+    means = resample.bootstrap_means(scores, DRAWS, resample.stream(3, "x"))
+    n = scores.shape[1]
+    expected_cov = np.cov(scores, ddof=0) / n
+    assert _within(means.mean(axis=0), scores.mean(axis=1), np.sqrt(np.diag(expected_cov) / DRAWS))
+    observed_cov = np.cov(means.T)
+    # the variance of a sample covariance of normal-ish draws: (σ_ij² + σ_ii σ_jj) / DRAWS
+    se = np.sqrt((expected_cov**2 + np.outer(np.diag(expected_cov), np.diag(expected_cov))) / DRAWS)
+    assert _within(observed_cov, expected_cov, se)
+
+
+def test_pattern_count_bootstrap_matches_the_index_bootstrap_in_distribution():
+    rng = np.random.default_rng(12)
+    scores = _discrete_scores(rng, 300)
+    fast = resample.bootstrap_means(scores, 20_000, resample.stream(1, "x"))
+    index = resample.stream(2, "y").integers(0, 300, size=(20_000, 300))
+    textbook = np.stack([scores[j][index].mean(axis=1) for j in range(3)], axis=1)
+    for j in range(3):
+        assert scipy_stats.ks_2samp(fast[:, j], textbook[:, j]).pvalue > 1e-3
+    diff_fast, diff_textbook = fast[:, 2] - fast[:, 0], textbook[:, 2] - textbook[:, 0]
+    assert scipy_stats.ks_2samp(diff_fast, diff_textbook).pvalue > 1e-3
+
+
+def test_binary_table_draws_match_the_index_bootstrap():
+    rng = np.random.default_rng(13)
+    base = (rng.random(125) < 0.1).astype(float)
+    system = np.where(rng.random(125) < 0.2, 1.0 - base, base)
+    means, diffs = resample.binary_paired_means(np.vstack([base, system]), DRAWS, 5, "bamboogle")
+    index = resample.stream(6, "z").integers(0, 125, size=(DRAWS, 125))
+    textbook = system[index].mean(axis=1) - base[index].mean(axis=1)
+    # compare counts on the 1/125 lattice: the two ways of computing a mean round differently in the last bit
+    assert scipy_stats.ks_2samp(np.round(diffs[:, 0] * 125), np.round(textbook * 125)).pvalue > 1e-3
+    assert _within(np.var(diffs[:, 0]), np.var(system - base) / 125, np.var(system - base) / 125 * np.sqrt(2 / DRAWS))
+    for row, values in ((0, base), (1, system)):  # each system's own bootstrap mean
+        assert _within(means[:, row].mean(), values.mean(), np.sqrt(np.var(values) / 125 / DRAWS))
+        assert _within(means[:, row].var(), np.var(values) / 125, np.var(values) / 125 * np.sqrt(2 / DRAWS))
+
+
+@pytest.mark.parametrize("n_repeated", [0, 40, 500])
+def test_sign_flips_have_mean_zero_and_variance_sum_of_squares(n_repeated):
+    rng = np.random.default_rng(14)
+    # differences with a few sizes shared by many examples (popcount path) and unique ones (byte-table path)
+    d = np.concatenate([rng.choice([1.0, -1.0, 0.5, -0.5], n_repeated), rng.normal(0, 0.3, 60), np.zeros(30)])
+    flips = resample.sign_flip_means(d[None, :], DRAWS, 7, "t")[:, 0]
+    n = d.size
+    variance = np.sum(d**2) / n**2
+    assert _within(flips.mean(), 0.0, np.sqrt(variance / DRAWS))
+    assert _within(flips.var(), variance, variance * np.sqrt(2 / DRAWS))
+    textbook = (rng.choice([-1.0, 1.0], size=(DRAWS, n)) * d).mean(axis=1)
+    assert scipy_stats.ks_2samp(flips, textbook).pvalue > 1e-3
+
+
+def test_grouped_and_byte_table_sums_equal_the_loop_over_the_same_random_bits():
+    # one size shared by 70 examples (64 + 6 bits: the last word masked) and one by 3
+    sizes, counts = np.array([0.5, 2.0]), np.array([70, 3])
+    sums = resample.grouped_sign_flip_sums(sizes, counts, 500, resample.stream(0, "g"))
+    words = resample.stream(0, "g").integers(0, np.iinfo(np.uint64).max, size=(500, 3), dtype=np.uint64, endpoint=True)
+    bits = np.unpackbits(words.view(np.uint8), axis=1, bitorder="little").reshape(500, 3, 64)
+    positives_a = bits[:, 0].sum(axis=1).astype(int) + bits[:, 1, :6].sum(axis=1)
+    positives_b = bits[:, 2, :3].sum(axis=1).astype(int)
+    assert np.allclose(sums, 0.5 * (2 * positives_a - 70) + 2.0 * (2 * positives_b - 3))
+    values = np.arange(1.0, 14.0)  # 13 values: two bytes, the second padded
+    dense = resample.dense_sign_flip_sums(values, 500, resample.stream(0, "d"))
+    packed = resample.stream(0, "d").integers(0, 256, size=(500, 2), dtype=np.uint8)
+    signs = 2.0 * np.unpackbits(packed, axis=1, count=13) - 1.0
+    assert np.allclose(dense, signs @ values)
