@@ -8,7 +8,8 @@ underestimated against wiki-18 (which has millions of distinct terms). Quality (
 data only: the real multi-hop corpus and the *_ctx questions' gold paragraphs (`corpus_id`).
 
 Each build runs in a child process (`evalsuite index build`); its peak memory is the largest sum of resident memory
-over the build process and its worker processes, sampled every 0.1 s. Loading and querying run in another child.
+over the build process and its worker processes, sampled every 0.1 s (with psutil). Loading and querying run in
+another child.
 
     python benchmarks/retrieval_scale.py                              # 250k, 500k, 1M, 2M passages
     python benchmarks/retrieval_scale.py --sizes 20000,50000          # quick
