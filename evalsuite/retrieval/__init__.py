@@ -4,6 +4,7 @@
     build_index("wiki18.jsonl", "indexes/bm25")                       # or retriever="dense", encoder="intfloat/e5-base-v2"
     retriever = load_retriever("indexes/bm25")                         # or "http://127.0.0.1:8000/retrieve"
     retriever.search(["who wrote big fish"], k=3)                      # -> [[Hit(doc_id, contents, score, rank), ...]]
+    verify_index("indexes/bm25")                                       # rehash every file and the corpus
 
 Heavy dependencies (bm25s, faiss, sentence-transformers, FastAPI) are imported only when used.
 """
@@ -15,7 +16,7 @@ from typing import Any
 from evalsuite.retrieval.cache import CachedRetriever
 from evalsuite.retrieval.corpus import CorpusReader, read_corpus
 from evalsuite.retrieval.index import build_index, import_index, load_retriever
-from evalsuite.retrieval.manifest import IndexFormatError, IndexMismatchError
+from evalsuite.retrieval.manifest import IndexFormatError, IndexMismatchError, verify_index
 from evalsuite.retrieval.types import Document, Hit, Retriever
 
 _LAZY = {
@@ -60,4 +61,5 @@ __all__ = [
     "import_index",
     "load_retriever",
     "read_corpus",
+    "verify_index",
 ]

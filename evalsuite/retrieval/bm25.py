@@ -4,22 +4,22 @@ Text processing is recorded in the manifest and applied identically to passages 
 scikit-learn token pattern `(?u)\\b\\w\\w+\\b`, bm25s's English stop words (Lucene's 33-word list), then the
 Snowball English stemmer (PyStemmer). Scoring: bm25s `method="lucene"`, k1=1.5, b=0.75 by default (Pyserini, which
 Search-R1's BM25 uses, defaults to k1=0.9, b=0.4: pass those to match it). The `contents` field (title + text)
-is what gets indexed, as Pyserini does for wiki-18.
+is what gets indexed, as Pyserini does for wiki-18. Building is chunked and parallel (`bm25_build`); the arrays are
+memory-mapped when served.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import shutil
+import threading
 import time
 from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
 
-from evalsuite.errors import EvalsuiteError
-from evalsuite.retrieval.corpus import CorpusReader
+from evalsuite.retrieval.bm25_build import DEFAULT_BLOCK_BYTES, TOKEN_PATTERN, Analyzer, build_bm25_files, load_stemmer, stopword_list
 from evalsuite.retrieval.manifest import (
     IndexMismatchError,
     SavedIndexRetriever,
@@ -31,57 +31,31 @@ from evalsuite.retrieval.manifest import (
 )
 from evalsuite.retrieval.types import Hit, check_k
 
-TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 BM25_DIR = "bm25"
 STOPWORDS_FILE = "stopwords.json"
 DEFAULTS: dict[str, Any] = {"k1": 1.5, "b": 0.75, "method": "lucene", "stopwords": "en", "stemmer": "english"}
 
 
-def _stopword_list(stopwords: str | list[str] | None) -> list[str]:
-    if stopwords is None or stopwords == "none":
-        return []
-    if isinstance(stopwords, str):
-        from bm25s.stopwords import STOPWORDS_EN
-
-        if stopwords not in ("en", "english"):
-            raise EvalsuiteError(f"unknown stop-word list {stopwords!r}", hint="use 'en' or 'none', or pass a list of words")
-        return sorted(STOPWORDS_EN)
-    return sorted(set(stopwords))
-
-
-def _stemmer(name: str | None):
-    if name is None or name == "none":
-        return None
-    import Stemmer
-
-    if name not in Stemmer.algorithms():
-        raise EvalsuiteError(f"unknown stemmer {name!r}", hint=f"PyStemmer knows: {', '.join(Stemmer.algorithms())}")
-    return Stemmer.Stemmer(name)
-
-
 class QueryTokenizer:
     """Queries to bm25s token ids, exactly as passages were tokenized; words outside the vocabulary are dropped.
 
-    Unlike bm25s's `Tokenizer`, it never grows a vocabulary or a per-word cache, so a long-running server's memory
-    stays flat whatever queries arrive (PyStemmer's own cache is bounded).
+    Unlike bm25s's `Tokenizer`, it never grows a vocabulary, so a long-running server's memory stays flat whatever
+    queries arrive (the word-to-stem cache is bounded). Each thread gets its own analyzer (PyStemmer is not
+    thread-safe), so concurrent searches need no lock.
     """
 
     def __init__(self, vocab: dict[str, int], stopwords: list[str], stemmer_name: str | None):
         self.vocab = vocab
-        self.stopwords = frozenset(stopwords)
-        self._pattern = re.compile(TOKEN_PATTERN)
-        stemmer = _stemmer(stemmer_name)
-        self._stem = stemmer.stemWord if stemmer is not None else (lambda word: word)
+        self._stopwords, self._stemmer_name = stopwords, stemmer_name
+        self._local = threading.local()
+        Analyzer(stopwords, stemmer_name)  # fail now, not in a server thread, on an unknown stemmer
 
     def ids(self, query: str) -> list[int]:
-        out: list[int] = []
-        for word in self._pattern.findall(query.lower()):
-            if word in self.stopwords:
-                continue
-            sid = self.vocab.get(self._stem(word))
-            if sid is not None:
-                out.append(sid)
-        return out
+        analyzer = getattr(self._local, "analyzer", None)
+        if analyzer is None:
+            analyzer = self._local.analyzer = Analyzer(self._stopwords, self._stemmer_name)
+        vocab = self.vocab
+        return [vocab[term] for term in analyzer.terms(query) if term in vocab]
 
 
 def build_bm25(
@@ -93,36 +67,31 @@ def build_bm25(
     method: str = DEFAULTS["method"],
     stopwords: str | list[str] | None = DEFAULTS["stopwords"],
     stemmer: str | None = DEFAULTS["stemmer"],
+    workers: int | None = None,
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
     progress: bool = False,
 ) -> dict[str, Any]:
-    """Index a corpus with bm25s into `out_dir`; returns the written manifest."""
+    """Index a corpus into `out_dir` in blocks, over `workers` processes (default: all cores); returns the manifest.
+
+    Peak memory grows with the index, not with the tokenized corpus (see `bm25_build`); the index equals bm25s's
+    in-memory build of the same corpus.
+    """
     import bm25s
-    from bm25s.tokenization import Tokenizer
 
     started = time.perf_counter()
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    stop_list = _stopword_list(stopwords)
-    tokenizer = Tokenizer(lower=True, splitter=TOKEN_PATTERN, stopwords=stop_list, stemmer=_stemmer(stemmer))
-    reader = CorpusReader(corpus)
-    contents = (doc.contents for doc in reader)
-    stream = tokenizer.streaming_tokenize(contents, update_vocab=True)
-    if progress:
-        from tqdm import tqdm
-
-        stream = tqdm(stream, total=_count_lines(corpus), desc="tokenize passages", unit="doc")
-    token_ids = list(stream)
-    if reader.num_documents == 0:
-        raise EvalsuiteError(f"corpus {corpus} holds no documents")
-    vocab = tokenizer.get_vocab_dict()  # stem -> id (the ids used in token_ids)
-    model = bm25s.BM25(k1=k1, b=b, method=method)
-    model.index((token_ids, vocab), show_progress=progress)
+    stop_list = stopword_list(stopwords)
+    stemmer = None if stemmer in (None, "none") else stemmer
+    load_stemmer(stemmer)
     bm25_dir = out_dir / BM25_DIR
     if bm25_dir.exists():
         shutil.rmtree(bm25_dir)
-    model.save(str(bm25_dir), show_progress=False)
+    scan, stats = build_bm25_files(
+        Path(corpus), bm25_dir, out_dir, k1=k1, b=b, method=method, stopwords=stop_list, stemmer=stemmer,
+        workers=workers, block_bytes=block_bytes, progress=progress,
+    )
     (bm25_dir / STOPWORDS_FILE).write_text(json.dumps(stop_list), encoding="utf-8")
-    write_docstore(out_dir, reader)
+    write_docstore(out_dir, scan)
     params = {
         "k1": k1,
         "b": b,
@@ -133,12 +102,13 @@ def build_bm25(
         "stemmer": stemmer or "none",
         "stemmer_library": f"PyStemmer {_version('PyStemmer')}",
         "bm25s_version": bm25s.__version__,
-        "vocabulary_size": len(vocab),
+        "vocabulary_size": stats["vocabulary_size"],
     }
-    manifest = base_manifest("bm25", reader, params)
+    manifest = base_manifest("bm25", scan, params)
     names = [OFFSETS_NAME] + [f"{BM25_DIR}/{p.name}" for p in sorted(bm25_dir.iterdir()) if p.is_file()]
     record_files(out_dir, manifest, names)
-    manifest["build"] = {"seconds": round(time.perf_counter() - started, 3), "documents_per_second": round(reader.num_documents / max(time.perf_counter() - started, 1e-9), 1)}
+    seconds = time.perf_counter() - started
+    manifest["build"] = {"seconds": round(seconds, 3), "documents_per_second": round(scan.num_documents / max(seconds, 1e-9), 1), **stats}
     return write_manifest(out_dir, manifest)
 
 
@@ -149,11 +119,6 @@ def _version(distribution: str) -> str:
         return version(distribution)
     except PackageNotFoundError:
         return "unknown"
-
-
-def _count_lines(path: str | Path) -> int:
-    with open(path, "rb") as handle:
-        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 22), b""))
 
 
 class BM25Retriever(SavedIndexRetriever):
@@ -167,6 +132,7 @@ class BM25Retriever(SavedIndexRetriever):
         super().__init__(index_dir, manifest, corpus, verify)
         bm25_dir = self.index_dir / BM25_DIR
         self._model = bm25s.BM25.load(str(bm25_dir), mmap=mmap, load_corpus=False, show_progress=False, verbosity=0)
+        self.memory_mapped = mmap
         num_docs = int(self._model.scores["num_docs"])
         if num_docs != len(self.docstore):
             raise IndexMismatchError(f"{self.index_dir}: the BM25 matrix has {num_docs} documents, the corpus {len(self.docstore)}")
@@ -178,15 +144,16 @@ class BM25Retriever(SavedIndexRetriever):
         """Top-`k` passages per query by BM25 score; passages with no query term (score 0) are not returned."""
         kk = min(check_k(k), len(self.docstore))
         results: list[list[Hit]] = []
-        with self._lock:
-            for query in queries:
-                ids = self._tokenizer.ids(query)
-                if not ids:
-                    results.append([])
-                    continue
-                scores = self._model.get_scores_from_ids(ids)
-                top_rows = top_k_rows(scores, kk)
-                results.append(self._hits(top_rows, scores[top_rows]))
+        # No lock: the arrays are read-only and each thread tokenizes with its own analyzer, so concurrent requests
+        # interleave instead of waiting for a whole batch.
+        for query in queries:
+            ids = self._tokenizer.ids(query)
+            if not ids:
+                results.append([])
+                continue
+            scores = self._model.get_scores_from_ids(ids)
+            top_rows = top_k_rows(scores, kk)
+            results.append(self._hits(top_rows, scores[top_rows]))
         return results
 
     def _hits(self, rows: Iterable[int], scores: Iterable[float]) -> list[Hit]:

@@ -38,15 +38,34 @@ def document_from_row(obj: Any, where: str) -> Document:
         if not isinstance(contents, str):
             raise DataError(f"{where}: 'contents' must be a string, got {type(contents).__name__} (id {doc_id!r})")
         parsed_title, parsed_text = split_contents(contents)
+        # A `"Title"\n` line with nothing after it, or blank contents, is a passage with no text; contents without
+        # a newline are a passage without a title line and are kept.
+        if not contents.strip() or ("\n" in contents and not parsed_text.strip()):
+            raise _no_text(where, doc_id)
         title = title if isinstance(title, str) else parsed_title
         text = text if isinstance(text, str) else parsed_text
         return Document(doc_id, title, text, contents)
     if isinstance(title, str) and isinstance(text, str):
+        if not text.strip():
+            raise _no_text(where, doc_id)
         return Document(doc_id, title, text, join_contents(title, text))
     raise DataError(
         f"{where}: row {doc_id!r} has no 'contents' string and no 'title' and 'text' strings",
         hint='use {"id", "contents": "\\"Title\\"\\ntext"} or {"id", "title", "text"}',
     )
+
+
+def _no_text(where: str, doc_id: str) -> DataError:
+    return DataError(f"{where}: passage {doc_id!r} has no text", hint="drop the row or give it its passage text")
+
+
+def parse_corpus_line(raw: bytes, where: str) -> Document:
+    """One corpus line (bytes, not blank) as a validated `Document`; errors name `where` ("file:line")."""
+    try:
+        obj = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataError(f"{where}: invalid JSON ({exc})") from None
+    return document_from_row(obj, where)
 
 
 class CorpusReader:
@@ -84,13 +103,9 @@ class CorpusReader:
                 if not raw.strip():
                     continue
                 where = f"{self.path}:{lineno}"
-                try:
-                    obj = json.loads(raw)
-                except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                    raise DataError(f"{where}: invalid JSON ({exc})") from None
-                doc = document_from_row(obj, where)
+                doc = parse_corpus_line(raw, where)
                 if doc.id in seen:
-                    first = _first_line_with_id(self.path, doc.id)
+                    first = first_line_with_id(self.path, doc.id)
                     raise DataError(f"{where}: duplicate id {doc.id!r} (first used at line {first})", hint="passage ids must be unique")
                 seen.add(doc.id)
                 self._offsets.append(start)
@@ -104,7 +119,7 @@ def read_corpus(path: str | Path) -> Iterator[Document]:
     return iter(CorpusReader(path))
 
 
-def _first_line_with_id(path: Path, doc_id: str) -> int | None:
+def first_line_with_id(path: Path, doc_id: str) -> int | None:
     with path.open("rb") as handle:
         for lineno, raw in enumerate(handle, start=1):
             if not raw.strip():

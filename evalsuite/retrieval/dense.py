@@ -40,19 +40,43 @@ def _faiss():
     return require("faiss", "dense", "dense retrieval")
 
 
-def faiss_factory(kind: str, dim: int, num_docs: int, *, hnsw_m: int = 32, nlist: int | None = None) -> tuple[str, dict[str, Any]]:
-    """The faiss factory string for `flat`, `hnsw` or `ivf` (or a factory string given as is), and its settings."""
+def faiss_factory(kind: str, dim: int, num_docs: int, *, hnsw_m: int = 32, nlist: int | None = None, pq_m: int | None = None) -> tuple[str, dict[str, Any]]:
+    """The faiss factory string and its settings for a named kind, or a factory string given as is.
+
+    `flat`: exact, 4 x dim bytes a vector. `hnsw`: graph over full vectors. `hnsw-sq8`: graph over 8-bit scalar
+    quantized vectors (dim bytes). `ivf`: inverted lists over full vectors. `ivfpq`: inverted lists over product
+    quantized codes of `pq_m` bytes (default dim / 4: 16 times smaller than flat). IVF lists default to 4 * sqrt(N).
+    """
     lowered = kind.lower()
     if lowered == "flat":
         return "Flat", {}
     if lowered == "hnsw":
         return f"HNSW{hnsw_m},Flat", {"hnsw_m": hnsw_m}
-    if lowered == "ivf":
+    if lowered == "hnsw-sq8":
+        return f"HNSW{hnsw_m},SQ8", {"hnsw_m": hnsw_m, "quantizer": "SQ8"}
+    if lowered in ("ivf", "ivfpq"):
         if nlist is None:
             nlist = max(1, int(4 * math.sqrt(num_docs)))
         nlist = max(1, min(nlist, num_docs))
-        return f"IVF{nlist},Flat", {"nlist": nlist}
+        if lowered == "ivf":
+            return f"IVF{nlist},Flat", {"nlist": nlist}
+        pq_m = pq_m or max(1, dim // 4)
+        if dim % pq_m:
+            raise EvalsuiteError(f"--pq-m {pq_m} must divide the vector dimension {dim}")
+        return f"IVF{nlist},PQ{pq_m}x8", {"nlist": nlist, "pq_m": pq_m, "pq_bits": 8}
     return kind, {}
+
+
+def read_faiss(path: Path, mmap: bool) -> Any:
+    """A faiss index from disk; with `mmap`, flat and SQ vector codes stay in the file, shared through the page cache."""
+    faiss = _faiss()
+    # IO_FLAG_MMAP_IFC maps the codes of flat and scalar-quantized storage; faiss's IVF mmap hook refuses some
+    # files ("mmap only supported for File objects"), so IVF lists are read into memory.
+    return faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY if mmap else 0)
+
+
+def shard_names(shards: int) -> list[str]:
+    return [FAISS_FILE] if shards == 1 else [f"faiss-{i:05d}.index" for i in range(shards)]
 
 
 def _apply_search_params(index: Any, params: dict[str, Any]) -> None:
@@ -80,6 +104,8 @@ def build_dense(
     ef_search: int = 128,
     nlist: int | None = None,
     nprobe: int = 16,
+    pq_m: int | None = None,
+    shards: int = 1,
     shard_size: int = 50_000,
     batch_size: int = 64,
     device: str | None = None,
@@ -97,8 +123,8 @@ def build_dense(
     started = time.perf_counter()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    if shard_size < 1 or batch_size < 1:
-        raise EvalsuiteError("shard_size and batch_size must be positive")
+    if shard_size < 1 or batch_size < 1 or shards < 1:
+        raise EvalsuiteError("shard_size, batch_size and shards must be positive")
 
     reader = CorpusReader(corpus)
     for _ in reader:  # validate, hash and record offsets in one pass; the text is read again shard by shard
@@ -150,7 +176,7 @@ def build_dense(
         bar.close()
     docstore.close()
 
-    factory, index_settings = faiss_factory(faiss_index, enc.dim, num_docs, hnsw_m=hnsw_m, nlist=nlist)
+    factory, index_settings = faiss_factory(faiss_index, enc.dim, num_docs, hnsw_m=hnsw_m, nlist=nlist, pq_m=pq_m)
     index = faiss.index_factory(enc.dim, factory, faiss.METRIC_INNER_PRODUCT)
     try:
         faiss.downcast_index(index).hnsw.efConstruction = ef_construction
@@ -160,25 +186,25 @@ def build_dense(
     if "IVF" in factory:
         index_settings["nprobe"] = nprobe
     if not index.is_trained:
-        index.train(_training_sample(embed_dir, num_shards, index))
-    for shard in range(num_shards):
-        index.add(np.load(embed_dir / f"shard-{shard:05d}.npy"))
-    if index.ntotal != num_docs:
-        raise EvalsuiteError(f"faiss index holds {index.ntotal} vectors for {num_docs} documents")
-    tmp = out_dir / (FAISS_FILE + ".tmp")
-    faiss.write_index(index, str(tmp))
-    os.replace(tmp, out_dir / FAISS_FILE)
+        sample = _training_sample(embed_dir, num_shards, index)
+        index.train(sample)
+        index_settings["training_vectors"] = int(sample.shape[0])
+    shard_sizes = _write_faiss_shards(index, embed_dir, num_shards, out_dir, shards)
+    if sum(shard_sizes) != num_docs:
+        raise EvalsuiteError(f"faiss index holds {sum(shard_sizes)} vectors for {num_docs} documents")
+    if shards > 1:
+        index_settings.update(shards=shards, shard_sizes=shard_sizes)
     if not keep_embeddings:
         shutil.rmtree(embed_dir)
 
     params = {
         "encoder": settings,
-        "faiss": {"factory": factory, "metric": "inner_product", "dim": enc.dim, "ntotal": int(index.ntotal), **index_settings},
+        "faiss": {"factory": factory, "metric": "inner_product", "dim": enc.dim, "ntotal": num_docs, **index_settings},
         "batch_size": batch_size,
         "shard_size": shard_size,
     }
     manifest = base_manifest("dense", reader, params)
-    record_files(out_dir, manifest, [OFFSETS_NAME, FAISS_FILE])
+    record_files(out_dir, manifest, [OFFSETS_NAME, *shard_names(shards)])
     seconds = time.perf_counter() - started
     manifest["build"] = {
         "seconds": round(seconds, 3),
@@ -190,6 +216,31 @@ def build_dense(
         "embeddings_kept": keep_embeddings,
     }
     return write_manifest(out_dir, manifest)
+
+
+def _write_faiss_shards(trained: Any, embed_dir: Path, num_shards: int, out_dir: Path, shards: int) -> list[int]:
+    """Add the encoded vectors to `shards` copies of the trained index, consecutive ranges each, one file per shard
+    (written to a temporary name, then renamed); only one shard's index is in memory at a time."""
+    faiss = _faiss()
+    shard_files = [embed_dir / f"shard-{s:05d}.npy" for s in range(num_shards)]
+    counts = [np.load(path, mmap_mode="r").shape[0] for path in shard_files]
+    total = sum(counts)
+    bounds = [round(total * i / shards) for i in range(shards + 1)]
+    sizes = []
+    for i, name in enumerate(shard_names(shards)):
+        index = faiss.clone_index(trained)
+        start, end, seen = bounds[i], bounds[i + 1], 0
+        for path, count in zip(shard_files, counts):
+            lo, hi = max(start, seen), min(end, seen + count)
+            if lo < hi:
+                index.add(np.ascontiguousarray(np.load(path, mmap_mode="r")[lo - seen : hi - seen], dtype=np.float32))
+            seen += count
+        tmp = out_dir / (name + ".tmp")
+        faiss.write_index(index, str(tmp))
+        os.replace(tmp, out_dir / name)
+        sizes.append(int(index.ntotal))
+        del index
+    return sizes
 
 
 def _prepare_embed_dir(embed_dir: Path, state: dict[str, Any]) -> int:
@@ -256,7 +307,7 @@ def import_faiss_index(
         raise EvalsuiteError(f"faiss index {faiss_path} does not exist")
     out_dir = Path(out_dir)
     try:
-        index = faiss.read_index(str(faiss_path), faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY)
+        index = read_faiss(faiss_path, mmap=True)  # the header only: a 65 GB Flat index is not read into memory
     except RuntimeError:
         try:
             index = faiss.read_index(str(faiss_path))
@@ -330,17 +381,24 @@ class DenseRetriever(SavedIndexRetriever):
 
         faiss = _faiss()
         super().__init__(index_dir, manifest, corpus, verify)
-        flags = faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY if mmap else 0
-        self.index = faiss.read_index(str(self.index_dir / FAISS_FILE), flags)
-        if self.index.ntotal != len(self.docstore):
-            raise IndexMismatchError(f"{self.index_dir}: faiss holds {self.index.ntotal} vectors, the corpus {len(self.docstore)} documents")
         params = manifest["params"]
         search_params = {k: params["faiss"].get(k) for k in ("ef_search", "nprobe")}
         if ef_search is not None:
             search_params["ef_search"] = ef_search
         if nprobe is not None:
             search_params["nprobe"] = nprobe
-        _apply_search_params(self.index, search_params)
+        self._parts = [read_faiss(self.index_dir / name, mmap) for name in shard_names(int(params["faiss"].get("shards", 1)))]
+        for part in self._parts:
+            _apply_search_params(part, search_params)
+        if len(self._parts) == 1:
+            self.index = self._parts[0]
+        else:  # searched in parallel, results merged; ids run on from one shard to the next
+            self.index = faiss.IndexShards(self._parts[0].d, True, True)
+            for part in self._parts:
+                self.index.add_shard(part)
+        self.memory_mapped = mmap
+        if self.index.ntotal != len(self.docstore):
+            raise IndexMismatchError(f"{self.index_dir}: faiss holds {self.index.ntotal} vectors, the corpus {len(self.docstore)} documents")
         if faiss_gpu and hasattr(faiss, "get_num_gpus") and faiss.get_num_gpus() > 0:
             options = faiss.GpuMultipleClonerOptions()
             options.shard = True
@@ -370,9 +428,13 @@ class DenseRetriever(SavedIndexRetriever):
         kk = min(check_k(k), len(self.docstore))
         if not queries:
             return []
-        with self._lock:
-            vectors = self.encoder.encode_queries(list(queries), batch_size=self.batch_size)
-            scores, rows = self.index.search(vectors, kk)
+        parts = []
+        for start in range(0, len(queries), self.batch_size):
+            with self._lock:  # one encoder batch at a time, so a large request does not hold the lock throughout
+                vectors = self.encoder.encode_queries(list(queries[start : start + self.batch_size]), batch_size=self.batch_size)
+                parts.append(self.index.search(vectors, kk))
+        scores = np.concatenate([p[0] for p in parts])
+        rows = np.concatenate([p[1] for p in parts])
         results: list[list[Hit]] = []
         for score_row, id_row in zip(scores, rows):
             hits: list[Hit] = []

@@ -50,3 +50,20 @@ def evaluate_supporting(results: list[list[Hit]], title_sets: list[set[str]], k:
         recall=sum(recalls) / n if n else 0.0,
         all_supporting=sum(1 for r in recalls if r == 1.0) / n if n else 0.0,
     )
+
+
+def gold_passage_ids(metadata: dict[str, Any]) -> set[str]:
+    """Corpus ids of a row's supporting paragraphs (`corpus_id` of `is_supporting` contexts in the *_ctx files)."""
+    return {
+        str(paragraph["corpus_id"])
+        for paragraph in metadata.get("context") or metadata.get("paragraphs") or []
+        if isinstance(paragraph, dict) and paragraph.get("is_supporting") and paragraph.get("corpus_id") is not None
+    }
+
+
+def passage_recall(results: list[list[Hit]], gold: list[set[str]], k: int) -> float:
+    """Mean fraction of each question's gold passage ids among its top-`k` hits (questions without gold skipped)."""
+    scored = [(hits, ids) for hits, ids in zip(results, gold) if ids]
+    if not scored:
+        return 0.0
+    return sum(len(ids & {hit.doc_id for hit in hits[:k]}) / len(ids) for hits, ids in scored) / len(scored)

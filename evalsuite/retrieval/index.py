@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +13,46 @@ from evalsuite.retrieval.types import Retriever
 RETRIEVERS = ("bm25", "dense")
 
 
+BUILD_MARKER = ".evalsuite-build"  # present while a build is unfinished; an index loads only once index.json is written
+RESUMABLE = ("embeddings",)  # what a new build may reuse from an unfinished one (encoded dense shards check themselves)
+
+
 def _prepare_out_dir(out_dir: Path, overwrite: bool) -> None:
-    manifest = out_dir / MANIFEST_NAME
-    if manifest.exists():
-        if not overwrite:
+    """Make `out_dir` ready for a build, deleting nothing of the user's unless `overwrite` is given.
+
+    An existing index needs `overwrite`; so does a non-empty directory that is not an unfinished build of ours
+    (no marker file, and more than resumable dense shards). With `overwrite`, everything but the resumable shards
+    goes. The manifest goes first, so a build killed at any point leaves a directory that does not load.
+    """
+    if out_dir.exists() and not out_dir.is_dir():
+        raise EvalsuiteError(f"{out_dir} is a file, not a directory", hint="choose a directory path for -o")
+    if out_dir.is_dir():
+        entries = sorted(p.name for p in out_dir.iterdir())
+        ours = (out_dir / BUILD_MARKER).exists() or set(entries) <= set(RESUMABLE)
+        if (out_dir / MANIFEST_NAME).exists() and not overwrite:
             raise EvalsuiteError(f"{out_dir} already holds an index", hint="choose another directory, or pass --overwrite")
-        manifest.unlink()  # from here on the directory is an unfinished build until the new manifest is written
-    out_dir.mkdir(parents=True, exist_ok=True)
+        if not ours and not overwrite:
+            shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
+            raise EvalsuiteError(
+                f"{out_dir} is not empty ({len(entries)} entries: {shown}) and is not an index directory",
+                hint="choose a new or empty directory, or pass --overwrite to replace its contents",
+            )
+        manifest = out_dir / MANIFEST_NAME
+        if manifest.exists():
+            manifest.unlink()
+        (out_dir / BUILD_MARKER).touch()
+        if overwrite or ours:
+            for entry in out_dir.iterdir():
+                if entry.name in RESUMABLE or entry.name == BUILD_MARKER:
+                    continue
+                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+    else:
+        out_dir.mkdir(parents=True)
+        (out_dir / BUILD_MARKER).touch()
+
+
+def _finish(out_dir: Path) -> None:
+    (out_dir / BUILD_MARKER).unlink(missing_ok=True)
 
 
 def build_index(
@@ -45,6 +79,7 @@ def build_index(
         from evalsuite.retrieval.bm25 import build_bm25
 
         build_bm25(corpus, out_dir, **params)
+        _finish(out_dir)
     else:
         if not encoder:
             raise EvalsuiteError(
@@ -54,6 +89,7 @@ def build_index(
         from evalsuite.retrieval.dense import build_dense
 
         build_dense(corpus, out_dir, encoder, **params)
+        _finish(out_dir)
     return out_dir
 
 
@@ -72,6 +108,7 @@ def import_index(
     out_dir = Path(out_dir)
     _prepare_out_dir(out_dir, overwrite)
     import_faiss_index(faiss_path, corpus, out_dir, encoder, **params)
+    _finish(out_dir)
     return out_dir
 
 

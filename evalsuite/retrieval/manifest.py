@@ -8,13 +8,16 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.files import file_sha256
 from evalsuite.retrieval.corpus import CorpusReader, DocStore
+
+if TYPE_CHECKING:
+    from evalsuite.retrieval.bm25_build import CorpusScan
 
 MANIFEST_NAME = "index.json"
 OFFSETS_NAME = "docstore.offsets.npy"
@@ -46,7 +49,7 @@ def compute_index_hash(manifest: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(identity).encode("utf-8")).hexdigest()
 
 
-def corpus_record(reader: CorpusReader) -> dict[str, Any]:
+def corpus_record(reader: "CorpusReader | CorpusScan") -> dict[str, Any]:
     """The manifest's `corpus` section from a finished pass over the corpus."""
     stat = reader.path.stat()
     return {
@@ -59,7 +62,7 @@ def corpus_record(reader: CorpusReader) -> dict[str, Any]:
     }
 
 
-def write_docstore(out_dir: Path, reader: CorpusReader) -> None:
+def write_docstore(out_dir: Path, reader: "CorpusReader | CorpusScan") -> None:
     np.save(out_dir / OFFSETS_NAME, reader.offsets)
 
 
@@ -95,6 +98,7 @@ def read_manifest(index_dir: str | Path) -> dict[str, Any]:
             f"{path}: index format version {manifest.get('format_version')} is not supported (this evalsuite reads {FORMAT_VERSION})",
             hint="rebuild the index with this evalsuite version",
         )
+    _check_fields(path, manifest)
     expected = compute_index_hash(manifest)
     if manifest.get("index_hash") != expected:
         raise IndexMismatchError(
@@ -103,6 +107,22 @@ def read_manifest(index_dir: str | Path) -> dict[str, Any]:
             hint="rebuild the index rather than editing index.json",
         )
     return manifest
+
+
+REQUIRED_FIELDS: dict[str, type] = {"retriever": str, "corpus_hash": str, "corpus": dict, "params": dict, "files": dict, "index_hash": str}
+REQUIRED_CORPUS_FIELDS: dict[str, type | tuple[type, ...]] = {"path": str, "sha256": str, "size_bytes": int, "mtime_ns": int, "num_documents": int}
+
+
+def _check_fields(path: Path, manifest: dict[str, Any]) -> None:
+    """An `IndexFormatError` naming the first missing or mistyped field (a hand-edited or truncated manifest)."""
+    checks = [(key, manifest, kind, key) for key, kind in REQUIRED_FIELDS.items()]
+    checks += [(key, manifest.get("corpus") if isinstance(manifest.get("corpus"), dict) else {}, kind, f"corpus.{key}") for key, kind in REQUIRED_CORPUS_FIELDS.items()]
+    for key, section, kind, shown in checks:
+        if key not in section:
+            raise IndexFormatError(f"{path}: the manifest has no '{shown}' field", hint="rebuild the index; index.json is written by `evalsuite index build`")
+        value = section[key]
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise IndexFormatError(f"{path}: '{shown}' is {type(value).__name__}, not {getattr(kind, '__name__', kind)}", hint="rebuild the index")
 
 
 def verify_files(index_dir: Path, manifest: dict[str, Any], full: bool = False) -> None:
@@ -117,6 +137,34 @@ def verify_files(index_dir: Path, manifest: dict[str, Any], full: bool = False) 
             raise IndexMismatchError(f"{path}: size {size} bytes, but the manifest records {sizes[name]}: the index file changed")
         if full and file_sha256(path) != digest:
             raise IndexMismatchError(f"{path}: sha256 differs from the manifest: the index file changed")
+
+
+def verify_index(index_dir: str | Path, corpus: str | Path | None = None) -> dict[str, Any]:
+    """Rehash every index file and the corpus against the manifest (`evalsuite index verify`); returns the manifest.
+
+    Loading compares only sizes (and the corpus's modification time), so an edit that keeps a file's size is found
+    here, not there.
+    """
+    index_dir = Path(index_dir)
+    manifest = read_manifest(index_dir)
+    verify_files(index_dir, manifest, full=True)
+    resolve_corpus(manifest, corpus, verify="full")
+    return manifest
+
+
+def public_info(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The manifest without absolute paths (what a server may show): every path is cut to its file name."""
+
+    def scrub(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: scrub(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        if isinstance(value, str) and os.path.isabs(value):
+            return Path(value).name
+        return value
+
+    return scrub(manifest)
 
 
 def resolve_corpus(manifest: dict[str, Any], corpus: str | Path | None = None, verify: str = "auto") -> Path:
@@ -183,7 +231,7 @@ class SavedIndexRetriever:
         return dict(self.manifest)
 
 
-def base_manifest(retriever: str, reader: CorpusReader, params: dict[str, Any]) -> dict[str, Any]:
+def base_manifest(retriever: str, reader: "CorpusReader | CorpusScan", params: dict[str, Any]) -> dict[str, Any]:
     """The manifest fields shared by every index kind (provenance, corpus record, parameters)."""
     from evalsuite.runs.provenance import base_manifest_fields
 

@@ -254,3 +254,34 @@ def test_full_corpus_dense_build_with_minilm(tmp_path, multihop_corpus, hotpot_r
     assert scores.recall > 0.4
     result = post_to_server(retriever, [rows[0]["question"]])
     assert len(result[0]) == 3 and set(result[0][0]) == {"document", "score"}
+
+
+@pytest.mark.parametrize(
+    ("kind", "factory", "options"),
+    [
+        ("hnsw-sq8", "HNSW32,SQ8", {}),
+        # faiss trains 96 product quantizers of 256 centroids: minutes on 2 busy cores
+        pytest.param("ivfpq", "IVF8,PQ96x8", {"nlist": 8, "nprobe": 8}, marks=pytest.mark.slow),
+    ],
+)
+def test_quantized_indexes_record_their_parameters_and_agree_with_flat(tmp_path, small_corpus, small_dense, kind, factory, options):
+    target = tmp_path / kind
+    shutil.copytree(small_dense / "embeddings", target / "embeddings")
+    build_index(small_corpus, target, retriever="dense", encoder="all-MiniLM-L6-v2", device="cpu", shard_size=128, faiss_index=kind, **options)
+    retriever = load_retriever(target, device="cpu", mmap=True)
+    faiss_params = retriever.info()["params"]["faiss"]
+    assert faiss_params["factory"] == factory and faiss_params["training_vectors"] == 300
+    flat = load_retriever(small_dense, device="cpu")
+    assert [h[0].doc_id for h in retriever.search(QUERIES, 3)] == [h[0].doc_id for h in flat.search(QUERIES, 3)]
+
+
+def test_a_sharded_flat_index_answers_exactly_as_one_file(tmp_path, small_corpus, small_dense):
+    target = tmp_path / "sharded"
+    shutil.copytree(small_dense / "embeddings", target / "embeddings")
+    build_index(small_corpus, target, retriever="dense", encoder="all-MiniLM-L6-v2", device="cpu", shard_size=128, shards=3)
+    info = load_retriever(target, device="cpu").info()
+    assert info["params"]["faiss"]["shard_sizes"] == [100, 100, 100]
+    assert sorted(name for name in info["files"] if name.startswith("faiss")) == ["faiss-00000.index", "faiss-00001.index", "faiss-00002.index"]
+    sharded = load_retriever(target, device="cpu", mmap=True)
+    flat = load_retriever(small_dense, device="cpu")
+    assert sharded.search(QUERIES, 5) == flat.search(QUERIES, 5)
