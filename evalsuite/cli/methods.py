@@ -68,7 +68,7 @@ def print_paper_setting(method: str, as_json: bool) -> None:
     for value in values:
         shown = ", ".join(value.value) if isinstance(value.value, list) else str(value.value)
         table.add_row(value.name, shown, value.label, value.source())
-    Console(width=200).print(table)
+    print_table(table)
 
 
 def register(app: typer.Typer) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from evalsuite.console import out_console
+from evalsuite.console import out_console, print_table
 
 
 def train_command(
@@ -47,11 +47,10 @@ def train_command(
     console.print(f"checkpoint: {result.checkpoint}\nlog: {result.log}\nplot: {result.plot}\nmanifest: {result.manifest}\nseconds per step: {per_step}")
 
 
-def print_dry_run(settings, path: Path, out: Path, console: Console) -> None:
+def print_dry_run(settings, path: Path, out: Path, console) -> None:
     """Everything a run checks before loading a model, then the setting table and the deviations."""
     from rich.table import Table
 
-    console = Console(width=max(console.width, 200))  # the source column quotes whole sentences
     from evalsuite.training.provenance import deviations, setting_table
     from evalsuite.training.trainer import build_reward, build_trl_configs
 
@@ -64,7 +63,7 @@ def print_dry_run(settings, path: Path, out: Path, console: Console) -> None:
         table.add_column(column, overflow="fold")
     for row in setting_table(settings, path):
         table.add_row(row.paper.name, _cell(row.paper.value), row.paper.label, row.paper.source(), _cell(row.ours), "yes" if row.differs else ("" if row.compared else "n/a"))
-    console.print(table)
+    print_table(table)
     console.print("deviations:" if deviations(settings) else "deviations: none")
     for deviation in deviations(settings):
         console.print(f"  - {deviation}", markup=False)

@@ -225,7 +225,7 @@ def test_parse_gives_back_the_engines_own_turns_on_replayed_real_runs(trajectori
     recording = next(trajectories_dir.glob("nq_*.json"))
     backend = ReplayBackend(str(recording))
     method = get_method("search-r1")
-    engine = RolloutEngine(backend, method, ReplayRetriever(backend.examples), RolloutConfig(retrieval_backoff_s=0.0), "instruct")
+    engine = RolloutEngine(backend, method, ReplayRetriever(backend.examples), RolloutConfig(), "instruct")
     items = [(key, example.question) for key, example in list(backend.examples.items())[:200]]
     searched = 0
     for rollout in engine.run(items):
