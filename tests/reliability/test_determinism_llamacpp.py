@@ -107,19 +107,19 @@ def test_a_run_a_killed_and_resumed_run_and_merged_shards_are_identical(tmp_path
     from evalsuite.retrieval import build_index
 
     index = build_index(shared_data / "corpus" / "wiki18_sample.jsonl", tmp_path / "bm25")
-    n = 8
+    n = 5
 
     def command(out: Path, *extra: str) -> list[str]:
+        # batch sizes differ between the three runs (5, 1, 2): the batch an example ran in must not matter either
         return [
             sys.executable, "-m", "evalsuite", "run", "--backend", "llamacpp", "--model", gguf, "--tasks", "bamboogle",
             "--data-dir", str(benchmarks_dir), "--subset", f"first:{n}", "--retriever", str(index), "--prompt-style",
-            "base-fewshot", "--max-turns", "1", "--max-tokens", "48", "--batch-size", "2", "--backend-option", "n_threads=1",
-            "-o", str(out), *extra,
+            "base-fewshot", "--max-turns", "1", "--max-tokens", "48", "--backend-option", "n_threads=1", "-o", str(out), *extra,
         ]
 
     env = {**os.environ, "COLUMNS": "200"}
     clean = tmp_path / "clean"
-    subprocess.run(command(clean), check=True, capture_output=True, env=env, timeout=3600)
+    subprocess.run(command(clean, "--batch-size", "5"), check=True, capture_output=True, env=env, timeout=3600)
     expected = outcome(RunDirectory(clean).read_predictions())
     assert len(expected) == n
 
@@ -131,7 +131,8 @@ def test_a_run_a_killed_and_resumed_run_and_merged_shards_are_identical(tmp_path
     rng, at_kill = random.Random(3), []
     for _ in range(3):
         before = done()
-        process = subprocess.Popen(command(killed, *(["--resume"] if RunDirectory(killed).exists() else [])), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        resume = ["--resume"] if RunDirectory(killed).exists() else []
+        process = subprocess.Popen(command(killed, "--batch-size", "1", *resume), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         deadline = time.monotonic() + 1800
         while done() <= before and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -141,11 +142,11 @@ def test_a_run_a_killed_and_resumed_run_and_merged_shards_are_identical(tmp_path
         process.wait()
         at_kill.append(done())
     assert 0 < at_kill[0] and at_kill[-1] < n, f"the kills did not land mid-run: {at_kill}"
-    subprocess.run(command(killed, "--resume"), check=True, capture_output=True, env=env, timeout=3600)
+    subprocess.run(command(killed, "--batch-size", "1", "--resume"), check=True, capture_output=True, env=env, timeout=3600)
     assert outcome(RunDirectory(killed).read_predictions()) == expected
 
     shards = [tmp_path / f"shard{i}" for i in range(2)]
     for i, shard in enumerate(shards):
-        subprocess.run(command(shard, "--shard", f"{i}/2"), check=True, capture_output=True, env=env, timeout=3600)
+        subprocess.run(command(shard, "--batch-size", "2", "--shard", f"{i}/2"), check=True, capture_output=True, env=env, timeout=3600)
     _, merged, _ = merge_runs(shards, tmp_path / "merged")
     assert outcome(merged) == expected
