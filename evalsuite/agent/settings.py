@@ -1,0 +1,107 @@
+"""The settings that decide a run's results: what `--resume` and `evalsuite merge` require to be unchanged.
+
+A run directory may only be continued (or its shards combined) by a command that would produce the same records:
+the same model (the file's hash, or for a server the model name it serves), the same backend and every backend
+option that can change a generation, the same method, prompt, decoding, retrieval and budgets, and the same task
+rows (a hash of the rows the run evaluates, so an edited question or gold answer is caught, not just a new file).
+
+Backend options are classified by a declared list of the ones that only change how a run goes (speed, timeouts,
+credentials), never what it generates; every other option, including ones this list does not know, counts as
+changing the results, so a resume with a different or an added unknown option is refused rather than mixed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from evalsuite.runs import Manifest
+
+# Options and backend-info keys that change the speed or robustness of a run, never its text. Anything not listed
+# (top_p, repeat_penalty, model_name, n_ctx, seed, dtype, an option a future backend adds, ...) must match.
+OPERATIONAL_OPTIONS = frozenset({
+    # openai: credentials, connection handling
+    "api_key", "concurrency", "timeout_s", "retries", "backoff_s", "deadline_s",
+    # llamacpp: threads (measured: the logits do not depend on them)
+    "n_threads", "n_threads_batch",
+    # replay: an artificial delay per call
+    "delay_s",
+})
+# Backend-info keys compared under "model" (the model's identity) rather than "backend", or pure bookkeeping.
+_NOT_BACKEND_SETTINGS = frozenset({"model", "base_url", "examples"})
+
+
+def generation_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The backend options that can change what the model generates (everything not declared operational)."""
+    return {key: value for key, value in sorted(options.items()) if key not in OPERATIONAL_OPTIONS}
+
+
+def _model(manifest: Manifest) -> Any:
+    """A model file's or directory's hash; for a name (hub model, endpoint) the name plus the model the backend
+    resolved it to (an endpoint URL plus the model name that server reports)."""
+    model = manifest.model or {}
+    if model.get("sha256") or model.get("model_hash"):
+        return model.get("sha256") or model.get("model_hash")
+    served = (manifest.backend or {}).get("model")
+    spec = model.get("spec")
+    return spec if served in (None, spec) else {"spec": spec, "served": served}
+
+
+def _backend(manifest: Manifest) -> dict[str, Any]:
+    """The backend's name, version and every setting it reports or was given that can change a generation."""
+    backend = dict(manifest.backend or {})
+    options = backend.pop("options", None) or {}
+    settings = {key: value for key, value in backend.items() if key not in OPERATIONAL_OPTIONS and key not in _NOT_BACKEND_SETTINGS}
+    return {**settings, **{f"option {key}": value for key, value in generation_options(options).items()}}
+
+
+def _retriever(manifest: Manifest) -> Any:
+    retriever = manifest.retriever or {}
+    return retriever.get("index_hash") or retriever.get("spec")
+
+
+def _task_rows(manifest: Manifest) -> dict[str, Any]:
+    return {task: files.get("rows_sha256") for task, files in sorted((manifest.data_files or {}).items())}
+
+
+# What must be equal, each as a name for messages and how to read it from a manifest.
+RESULT_SETTINGS: dict[str, Callable[[Manifest], Any]] = {
+    "model": _model,
+    "backend": _backend,
+    "method": lambda m: m.method,
+    "prompt_template_hash": lambda m: m.prompt_template_hash,
+    "decoding": lambda m: m.decoding,
+    "max_turns": lambda m: m.max_turns,
+    "topk": lambda m: m.topk,
+    "retriever": _retriever,
+    "tasks": lambda m: m.tasks,
+    "splits": lambda m: m.splits,
+    "subset": lambda m: m.subset,
+    "subset_ids_hash": lambda m: m.subset_ids_hash,
+    "task rows": _task_rows,
+    "shard": lambda m: getattr(m, "shard", None),
+}
+RESUME_KEYS = tuple(RESULT_SETTINGS)
+MERGE_KEYS = tuple(key for key in RESULT_SETTINGS if key != "shard")
+
+
+def _differences(name: str, old: Any, new: Any) -> list[str]:
+    """One line per differing value; settings that are dicts are compared key by key so the line names the option."""
+    if old == new:
+        return []
+    if isinstance(old, dict) and isinstance(new, dict):
+        lines = []
+        for key in sorted(set(old) | set(new), key=str):
+            if old.get(key) != new.get(key):
+                lines.append(f"{name} {key}: the run has {_shown(key, old)}, this command has {_shown(key, new)}")
+        return lines
+    return [f"{name}: the run has {old!r}, this command has {new!r}"]
+
+
+def _shown(key: str, values: dict[str, Any]) -> str:
+    return repr(values[key]) if key in values else "nothing (not set)"
+
+
+def settings_differences(old: Manifest, new: Manifest, keys: tuple[str, ...] = RESUME_KEYS) -> list[str]:
+    """Human-readable lines naming each result-changing setting that differs between two manifests."""
+    return [line for key in keys for line in _differences(key, RESULT_SETTINGS[key](old), RESULT_SETTINGS[key](new))]
