@@ -9,6 +9,7 @@ from typing import Any
 
 from evalsuite.agent.engine import RetrievalUnavailable, Rollout, RolloutConfig, RolloutEngine
 from evalsuite.agent.method import Method, get_method
+from evalsuite.agent.methods.papers import PaperCheck
 from evalsuite.agent.settings import generation_options, settings_differences
 from evalsuite.errors import EvalsuiteError
 from evalsuite.models.base import Backend
@@ -85,6 +86,7 @@ class RunResult:
     records: list[ExampleRecord]
     metrics: MetricsFile
     stopped: str | None = None  # why the run stopped early (retrieval down), None when it completed
+    paper: PaperCheck | None = None  # the run against its method's paper evaluation setting (None: it has none)
 
 
 def load_examples(spec: RunSpec) -> tuple[list[Example], dict[str, Any]]:
@@ -157,6 +159,17 @@ def build_manifest(spec: RunSpec, backend: Backend, style: str, template_hash: s
     )
 
 
+def record_paper_check(manifest: Manifest) -> PaperCheck | None:
+    """Check the run's setting against its method's paper evaluation setting and record it in the manifest's
+    `paper_setting` field (`evalsuite methods --paper METHOD` prints that setting)."""
+    from evalsuite.leaderboard.verify import manifest_paper_check
+
+    paper = manifest_paper_check(manifest)
+    if paper is not None:
+        manifest.paper_setting = paper.to_dict()
+    return paper
+
+
 def to_record(example: Example, rollout: Rollout, method: Method) -> ExampleRecord:
     """A finished rollout as a scored run-directory record (protocol errors by the method's own protocol)."""
     record = ExampleRecord(
@@ -222,6 +235,7 @@ def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, o
     style = method.resolve_style(spec.prompt_style, backend.has_chat_template())
     retriever = load_retriever_spec(spec.retriever, backend)
     manifest = build_manifest(spec, backend, style, method.template_hash(style), retriever_info(retriever, spec.retriever), fields)
+    paper = record_paper_check(manifest)
     directory, done = prepare_directory(spec, manifest)
     finished = {(r.task, r.id) for r in done}
     todo = [e for e in examples if (e.task, e.row.id) not in finished]
@@ -250,4 +264,4 @@ def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, o
         manifest.finished_at = now_iso()
         directory.write_manifest(manifest)
     backend.close()
-    return RunResult(directory=directory, records=records, metrics=metrics, stopped=stopped)
+    return RunResult(directory=directory, records=records, metrics=metrics, stopped=stopped, paper=paper)

@@ -100,6 +100,8 @@ def _print_report(report, console: Console) -> None:
     if report.info is not None:
         console.print(f"  entry: {report.info.name} · method {report.info.method} · model {report.info.model.name}"
                       f" · setting {report.info.setting.key()}", highlight=False, markup=False)
+    if report.paper_setting is not None:
+        console.print(f"  {report.paper_setting.method}: {report.paper_setting.summary()}", highlight=False, markup=False)
     for name, task in report.tasks.items():
         m = task.summary.metrics
         em = m["em"]

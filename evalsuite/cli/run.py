@@ -147,11 +147,14 @@ def run_command(
     result = _run_with_progress(spec)
     if as_json:
         echo_json({"run_directory": str(result.directory.path), "metrics": result.metrics.model_dump(mode="json"),
-                   "stopped": result.stopped, "note": note, "failures": failures_note(result.metrics)})
+                   "stopped": result.stopped, "note": note, "failures": failures_note(result.metrics),
+                   "paper_setting": result.paper.to_dict() if result.paper else None})
     else:
         print_table(results_table(result.metrics, f"{spec.method} · {Path(spec.model).name} · {spec.backend}"))
         console = out_console(markup=True)
         console.print(f"run directory: {escape(str(result.directory.path))}")
+        if result.paper is not None and not result.paper.matches:
+            console.print(f"[yellow]{escape(spec.method)}:[/] {escape(result.paper.summary())}")
         if note:
             console.print(f"[yellow]note:[/] {escape(note)}")
     if result.stopped:

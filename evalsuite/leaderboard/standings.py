@@ -70,7 +70,7 @@ class Row:
     model: str = ""
     citation: str = ""
     citation_title: str = ""
-    note: str = ""
+    note: str = ""  # verified rows: "paper setting" or how the entry differs from its method's paper setting
 
 
 @dataclass
@@ -170,8 +170,10 @@ def verified_table(entries: Sequence[Entry], metric: str, entry_href: str = "ent
                 title += "; not tested against the top (different split or no paired entry)"
             cell.title = title
             cells.append(cell)
+        paper = entry.report.paper_setting
         table.rows.append(Row(name=info.name, badge="verified", cells=cells, average=_average(entry, metric),
-                              href=entry_href.format(id=entry.id), method=info.method, model=info.model.name))
+                              href=entry_href.format(id=entry.id), method=info.method, model=info.model.name,
+                              note=paper.summary() if paper else ""))
     table.rows.sort(key=lambda r: -(r.average.value if r.average.value is not None else -1))
     return table
 

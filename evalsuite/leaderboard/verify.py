@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from evalsuite.agent.methods.papers import EVALUATION, PaperCheck, evaluation_setting, run_differences
 from evalsuite.errors import EvalsuiteError
 from evalsuite.leaderboard.submission import (
     CHECKSUMS_FILE,
@@ -50,8 +51,8 @@ from evalsuite.tasks.rows import TaskRow, normalize_question
 TOLERANCE = 1e-9
 # Per check and file, how many individual problems are spelled out before the rest are only counted.
 SHOWN_PER_CHECK = 10
-# Bumped when verification.json gains or changes fields (2: settings checks, predictions re-derived).
-VERIFICATION_FORMAT = 2
+# Bumped when verification.json gains or changes fields (2: settings checks, predictions re-derived; 3: paper_setting).
+VERIFICATION_FORMAT = 3
 SETTINGS = ("method", "corpus", "retriever", "topk", "max_turns")
 
 
@@ -104,6 +105,8 @@ class VerificationReport:
     n_files: int = 0
     # setting → how it was checked ("matches every run manifest", or which runs do not record it).
     settings: dict[str, str] = field(default_factory=dict)
+    # The declared setting against the method's paper evaluation setting (None: the method has no paper setting).
+    paper_setting: PaperCheck | None = None
     _shown: Counter = field(default_factory=Counter, repr=False)
 
     @property
@@ -136,6 +139,7 @@ class VerificationReport:
             "problems": self.problem_lines(),
             "info": self.meta.info.model_dump() if self.meta else None,
             "settings": self.settings,
+            "paper_setting": self.paper_setting.to_dict() if self.paper_setting else None,
             "tasks": {
                 name: {"split": t.split, "run": t.run, "n": t.summary.n, "data_source": Path(t.data_source).name,
                        "data_sha256": t.data_sha256,
@@ -573,6 +577,36 @@ def check_settings(info: SubmissionInfo, report: VerificationReport) -> None:
         report.add("setting", SUBMISSION_FILE, f"the runs evaluated different models ({listed}); one entry is one model")
 
 
+def paper_setting_check(info: SubmissionInfo, runs: list[RunRef], manifests: dict[str, Manifest]) -> PaperCheck | None:
+    """The declared setting (held to the run manifests by `check_settings`) and the declared task splits against
+    the declared method's paper evaluation setting; None for a method without one (a baseline). A top-k or turn
+    limit the submission does not declare counts as a difference: "paper setting" means every item was checked."""
+    method = method_key(info.method)
+    if method not in EVALUATION:
+        return None
+    setting = info.setting
+    splits = {task: split for ref in runs for task, split in ref.tasks.items()}
+    recorded = [recorded_settings(m).get("retriever", set()) for m in manifests.values()]
+    retrievers = _names(setting.retriever).union(*recorded)
+    paper = {v.name: v.value for v in evaluation_setting(method)}
+    undeclared = [f"{name}: not declared (paper {paper[name]})" for name in ("topk", "max_turns") if getattr(setting, name) is None]
+    differences = run_differences(method, list(splits), setting.topk, setting.max_turns, splits=splits,
+                                  retriever=retrievers, corpus=corpus_key(setting.corpus))
+    return PaperCheck(method, tuple(differences + undeclared))
+
+
+def manifest_paper_check(manifest: Manifest) -> PaperCheck | None:
+    """A run manifest's setting (tasks, splits, subset, top-k, turns, retriever, corpus) against its method's paper
+    evaluation setting; None for a method without one."""
+    if manifest.method not in EVALUATION:
+        return None
+    recorded = recorded_settings(manifest)
+    differences = run_differences(manifest.method, list(manifest.tasks), manifest.topk, manifest.max_turns,
+                                  splits={t: manifest.splits.get(t) for t in manifest.tasks}, subset=manifest.subset,
+                                  retriever=recorded.get("retriever", set()), corpus=corpus_key(recorded.get("corpus")))
+    return PaperCheck(manifest.method, tuple(differences))
+
+
 def verify_submission(path: str | Path, data_dir: str | Path | None = None, limits: Limits | None = None) -> VerificationReport:
     """Verify a submission directory or tarball; the report lists every problem and the recomputed scores."""
     limits = limits or Limits()
@@ -593,4 +627,5 @@ def verify_submission(path: str | Path, data_dir: str | Path | None = None, limi
         if not meta.runs:
             report.add("schema", SUBMISSION_FILE, "declares no runs")
         check_settings(meta.info, report)
+        report.paper_setting = paper_setting_check(meta.info, meta.runs, report.manifests)
     return report

@@ -17,6 +17,7 @@ read by `evalsuite.training.provenance`) and each paper's evaluation setting (`E
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -194,7 +195,8 @@ EVALUATION: dict[str, list[PaperValue]] = {
     "search-p1": [
         _paper("benchmarks", ["nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle", "adqa"], "002:69",
                "The evaluation covers seven public QA benchmarks spanning general and multi-hop QA, plus the internal AD-QA dataset"),
-        _assumed("splits", _R1_SPLITS + "; adqa: test", "the summary names no split; AD-QA is its 1,000 test instances (002:103)"),
+        _assumed("splits", "test: nq, triviaqa, popqa, bamboogle, adqa; dev: hotpotqa, 2wikimultihopqa, musique",
+                 "the summary names no split; AD-QA is its 1,000 test instances (002:103)"),
         _paper("metric", "accuracy", "002:69", "using Accuracy as the primary metric"),
         _paper("retriever", "E5 over Wikipedia", "002:69", "with Wikipedia retrieval and E5"),
         _paper("topk", 3, "002:128", "Retrieving three documents per search achieves the best average performance"),
@@ -231,15 +233,78 @@ def evaluation_setting(method: str) -> list[PaperValue]:
     return EVALUATION[method]
 
 
-def run_differences(method: str, tasks: list[str], topk: int | None, max_turns: int | None) -> list[str]:
-    """Where a run's setting differs from the paper's evaluation setting (empty: the paper setting)."""
+# The retriever and corpus a paper names itself (label `paper`), as run manifests and submissions spell them once
+# normalized (`e5`; `wiki18` for wiki-18 / wiki18.jsonl); None where the paper leaves it open. Methods whose paper
+# names no retriever (or only `assumed` ones) are not checked on it.
+NAMED_RETRIEVERS: dict[str, tuple[str, str | None]] = {
+    "search-r1": ("e5", "wiki18"),
+    "progress": ("e5", "wiki18"),
+    "search-p1": ("e5", None),
+}
+
+
+@dataclass(frozen=True)
+class PaperCheck:
+    """A run's or a leaderboard entry's setting checked against its method's paper evaluation setting."""
+
+    method: str
+    differences: tuple[str, ...]
+
+    @property
+    def matches(self) -> bool:
+        return not self.differences
+
+    def summary(self) -> str:
+        """"paper setting", or "differs from the paper's evaluation setting in: …" (one line)."""
+        if self.matches:
+            return "paper setting"
+        return "differs from the paper's evaluation setting in: " + "; ".join(self.differences)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"method": self.method, "matches": self.matches, "differences": list(self.differences)}
+
+
+def paper_splits(method: str) -> dict[str, str]:
+    """The paper's split of each benchmark, read from its `splits` value ("test: nq, popqa; dev: hotpotqa")."""
+    text = next(v.value for v in evaluation_setting(method) if v.name == "splits")
+    splits: dict[str, str] = {}
+    for group in text.split(";"):
+        split, _, tasks = group.partition(":")
+        splits.update({task.strip(): split.strip() for task in tasks.split(",") if task.strip()})
+    return splits
+
+
+def run_differences(method: str, tasks: list[str], topk: int | None, max_turns: int | None, *,
+                    splits: dict[str, str | None] | None = None, retriever: Collection[str] | None = None,
+                    corpus: str | None = None, subset: str | None = None) -> list[str]:
+    """Where a run's setting differs from the paper's evaluation setting (empty: the paper setting).
+
+    A setting given as None is not checked. `splits` maps task → evaluated split (a split of None: not recorded);
+    `retriever` holds the normalized names the run's retriever goes by (empty: no retriever), checked with
+    `corpus` (normalized, None: not recorded) only where the paper names its retriever (`NAMED_RETRIEVERS`);
+    `subset` is the run's `--subset` (the papers evaluate whole splits).
+    """
     setting = {v.name: v.value for v in evaluation_setting(method)}
     out = []
     outside = [t for t in tasks if t not in setting["benchmarks"]]
     if outside:
         out.append(f"benchmarks: {', '.join(outside)} not in the paper's")
+    if splits is not None:
+        theirs = paper_splits(method)
+        other = [f"{task} {split or 'not recorded'} (paper {theirs[task]})" for task, split in splits.items()
+                 if task in theirs and split != theirs[task]]
+        if other:
+            out.append(f"splits: {', '.join(other)}")
+    if subset not in (None, "full"):
+        out.append(f"subset: {subset} (paper: whole splits)")
     if topk is not None and topk != setting["topk"]:
         out.append(f"topk: {topk} (paper {setting['topk']})")
     if max_turns is not None and max_turns != setting["max_turns"]:
         out.append(f"max_turns: {max_turns} (paper {setting['max_turns']})")
+    if retriever is not None and method in NAMED_RETRIEVERS:
+        named, named_corpus = NAMED_RETRIEVERS[method]
+        if named not in retriever:
+            out.append(f"retriever: {', '.join(sorted(retriever)) or 'none'} (paper {named})")
+        if named_corpus is not None and corpus != named_corpus:
+            out.append(f"corpus: {corpus or 'not recorded'} (paper {named_corpus})")
     return out
