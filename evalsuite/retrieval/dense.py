@@ -13,9 +13,10 @@ import math
 import os
 import shutil
 import time
+from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -231,7 +232,7 @@ def _shard_rows(shard: int, shard_size: int, num_docs: int) -> int:
     return min(num_docs, (shard + 1) * shard_size) - shard * shard_size
 
 
-def _encode_shard(enc: "Encoder", docstore: DocStore, embed_dir: Path, shard: int, shard_size: int, batch_size: int) -> None:
+def _encode_shard(enc: Encoder, docstore: DocStore, embed_dir: Path, shard: int, shard_size: int, batch_size: int) -> None:
     """Encode one shard's passages and write them under a temporary name, renamed when complete (so a killed build
     leaves only whole shards)."""
     start = shard * shard_size

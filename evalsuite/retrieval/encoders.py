@@ -17,9 +17,10 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
