@@ -34,6 +34,9 @@ def build_command(
     shard_size: int = typer.Option(50_000, "--shard-size", help="Passages per resumable encoding shard."),
     batch_size: int = typer.Option(64, "--batch-size", help="Encoder batch size."),
     device: Optional[str] = typer.Option(None, "--device", help="Encoder device (default: cuda if available, else cpu)."),
+    devices: Optional[str] = typer.Option(
+        None, "--devices", help="Dense: encode on several devices at once, comma-separated (cuda:0,cuda:1); one worker process each. Recorded as provenance only."
+    ),
     query_prefix: Optional[str] = typer.Option(None, "--query-prefix", help="Override the query prefix (default: 'query: ' for e5 encoders)."),
     passage_prefix: Optional[str] = typer.Option(None, "--passage-prefix", help="Override the passage prefix (default: 'passage: ' for e5 encoders)."),
     max_length: Optional[int] = typer.Option(None, "--max-length", help="Encoder maximum tokens (default: the model's)."),
@@ -48,6 +51,7 @@ def build_command(
     import sys
 
     from evalsuite.retrieval import build_index
+    from evalsuite.retrieval.encoders import parse_devices
     from evalsuite.retrieval.manifest import read_manifest
 
     progress = progress and sys.stderr.isatty()  # bars in a log file are noise
@@ -60,7 +64,7 @@ def build_command(
     else:
         params = dict(
             faiss_index=faiss_index, nlist=nlist, nprobe=nprobe, hnsw_m=hnsw_m, ef_search=ef_search, shard_size=shard_size, pq_m=pq_m, shards=shards,
-            batch_size=batch_size, device=device, query_prefix=query_prefix, passage_prefix=passage_prefix,
+            batch_size=batch_size, device=device, devices=parse_devices(devices) if devices is not None else None, query_prefix=query_prefix, passage_prefix=passage_prefix,
             max_length=max_length, keep_embeddings=keep_embeddings, progress=progress,
         )
     out_dir = build_index(corpus, out, retriever=retriever, encoder=encoder, overwrite=overwrite, **params)

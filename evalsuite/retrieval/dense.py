@@ -13,8 +13,10 @@ import math
 import os
 import shutil
 import time
+from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +32,9 @@ from evalsuite.retrieval.manifest import (
     write_manifest,
 )
 from evalsuite.retrieval.types import Hit, check_k
+
+if TYPE_CHECKING:
+    from evalsuite.retrieval.encoders import Encoder
 
 FAISS_FILE = "faiss.index"
 EMBED_DIR = "embeddings"
@@ -109,6 +114,7 @@ def build_dense(
     shard_size: int = 50_000,
     batch_size: int = 64,
     device: str | None = None,
+    devices: Sequence[str] | None = None,
     query_prefix: str | None = None,
     passage_prefix: str | None = None,
     max_length: int | None = None,
@@ -116,10 +122,23 @@ def build_dense(
     keep_embeddings: bool = False,
     progress: bool = False,
 ) -> dict[str, Any]:
-    """Encode a corpus in resumable shards and index the vectors with faiss; returns the written manifest."""
-    from evalsuite.retrieval.encoders import Encoder
+    """Encode a corpus in resumable shards and index the vectors with faiss; returns the written manifest.
+
+    `devices` (e.g. ["cuda:0", "cuda:1"]) encodes each shard on all of them at once through sentence-transformers'
+    multi-process pool; one device is the same as `device`. The devices are recorded as provenance in the
+    manifest's `build` section, not in `params`, so they do not change the index's identity.
+    """
+    from evalsuite.retrieval.encoders import Encoder, check_devices
 
     faiss = _faiss()
+    if devices is not None:
+        if device is not None:
+            raise EvalsuiteError("give --device or --devices, not both", hint="--devices cuda:0 is the same as --device cuda:0")
+        devices = check_devices(devices)
+        device = devices[0]
+    spread = devices is not None and len(devices) > 1
+    if spread:
+        device = "cpu"  # the pool shares the weights with its workers from the CPU; see Encoder.spread_over
     started = time.perf_counter()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -145,33 +164,20 @@ def build_dense(
         "num_documents": num_docs,
     }
     num_shards = math.ceil(num_docs / shard_size)
-    reused = _prepare_embed_dir(embed_dir, state)
-    encoded = 0
-    encode_seconds = 0.0
+    _prepare_embed_dir(embed_dir, state)
+    missing = [shard for shard in range(num_shards) if not _shard_path(embed_dir, shard).is_file()]
     bar = None
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=num_docs, desc="encode passages", unit="doc")
-    for shard in range(num_shards):
-        start, end = shard * shard_size, min(num_docs, (shard + 1) * shard_size)
-        path = embed_dir / f"shard-{shard:05d}.npy"
-        if path.is_file():
+        bar = tqdm(total=num_docs, initial=num_docs - sum(_shard_rows(shard, shard_size, num_docs) for shard in missing), desc="encode passages", unit="doc")
+    t0 = time.perf_counter()
+    with enc.spread_over(devices) if spread and missing else nullcontext():
+        for shard in missing:
+            _encode_shard(enc, docstore, embed_dir, shard, shard_size, batch_size)
             if bar is not None:
-                bar.update(end - start)
-            continue
-        texts = [docstore.document(row).contents for row in range(start, end)]
-        t0 = time.perf_counter()
-        vectors = enc.encode_passages(texts, batch_size=batch_size)
-        encode_seconds += time.perf_counter() - t0
-        if vectors.shape != (end - start, enc.dim):
-            raise EvalsuiteError(f"encoder returned shape {vectors.shape} for {end - start} passages")
-        tmp = path.with_name(path.name + ".tmp.npy")
-        np.save(tmp, vectors)
-        os.replace(tmp, path)
-        encoded += 1
-        if bar is not None:
-            bar.update(end - start)
+                bar.update(_shard_rows(shard, shard_size, num_docs))
+    encode_seconds = time.perf_counter() - t0
     if bar is not None:
         bar.close()
     docstore.close()
@@ -208,21 +214,43 @@ def build_dense(
     seconds = time.perf_counter() - started
     manifest["build"] = {
         "seconds": round(seconds, 3),
-        "encode_seconds": round(encode_seconds, 3),
+        "encode_seconds": round(encode_seconds, 3),  # the whole encoding phase: pool start, reading, encoding, writing
         "shards": num_shards,
-        "shards_encoded": encoded,
-        "shards_reused": reused,
-        "device": enc.device,
+        "shards_encoded": len(missing),
+        "shards_reused": num_shards - len(missing),
+        "devices": devices if spread else [enc.device],  # provenance only: not part of params, so not of index_hash
         "embeddings_kept": keep_embeddings,
     }
     return write_manifest(out_dir, manifest)
+
+
+def _shard_path(embed_dir: Path, shard: int) -> Path:
+    return embed_dir / f"shard-{shard:05d}.npy"
+
+
+def _shard_rows(shard: int, shard_size: int, num_docs: int) -> int:
+    return min(num_docs, (shard + 1) * shard_size) - shard * shard_size
+
+
+def _encode_shard(enc: Encoder, docstore: DocStore, embed_dir: Path, shard: int, shard_size: int, batch_size: int) -> None:
+    """Encode one shard's passages and write them under a temporary name, renamed when complete (so a killed build
+    leaves only whole shards)."""
+    start = shard * shard_size
+    end = start + _shard_rows(shard, shard_size, len(docstore))
+    vectors = enc.encode_passages([docstore.document(row).contents for row in range(start, end)], batch_size=batch_size)
+    if vectors.shape != (end - start, enc.dim):
+        raise EvalsuiteError(f"encoder returned shape {vectors.shape} for {end - start} passages")
+    path = _shard_path(embed_dir, shard)
+    tmp = path.with_name(path.name + ".tmp.npy")
+    np.save(tmp, vectors)
+    os.replace(tmp, path)
 
 
 def _write_faiss_shards(trained: Any, embed_dir: Path, num_shards: int, out_dir: Path, shards: int) -> list[int]:
     """Add the encoded vectors to `shards` copies of the trained index, consecutive ranges each, one file per shard
     (written to a temporary name, then renamed); only one shard's index is in memory at a time."""
     faiss = _faiss()
-    shard_files = [embed_dir / f"shard-{s:05d}.npy" for s in range(num_shards)]
+    shard_files = [_shard_path(embed_dir, s) for s in range(num_shards)]
     counts = [np.load(path, mmap_mode="r").shape[0] for path in shard_files]
     total = sum(counts)
     bounds = [round(total * i / shards) for i in range(shards + 1)]
@@ -243,8 +271,8 @@ def _write_faiss_shards(trained: Any, embed_dir: Path, num_shards: int, out_dir:
     return sizes
 
 
-def _prepare_embed_dir(embed_dir: Path, state: dict[str, Any]) -> int:
-    """Keep complete shards from an earlier run with identical settings; returns how many are reused."""
+def _prepare_embed_dir(embed_dir: Path, state: dict[str, Any]) -> None:
+    """Keep complete shards from an earlier run with identical settings (the devices used are not a setting)."""
     progress_path = embed_dir / PROGRESS_FILE
     if embed_dir.is_dir():
         try:
@@ -257,7 +285,6 @@ def _prepare_embed_dir(embed_dir: Path, state: dict[str, Any]) -> int:
     for stale in embed_dir.glob("*.tmp.npy"):
         stale.unlink()
     progress_path.write_text(json.dumps(state, indent=2), encoding="utf-8")
-    return len(list(embed_dir.glob("shard-*.npy")))
 
 
 def _training_sample(embed_dir: Path, num_shards: int, index: Any, per_list: int = 64, seed: int = 0) -> np.ndarray:
@@ -270,11 +297,11 @@ def _training_sample(embed_dir: Path, num_shards: int, index: Any, per_list: int
     wanted = nlist * per_list
     rng = np.random.default_rng(seed)
     parts = []
-    sizes = [np.load(embed_dir / f"shard-{s:05d}.npy", mmap_mode="r").shape[0] for s in range(num_shards)]
+    sizes = [np.load(_shard_path(embed_dir, s), mmap_mode="r").shape[0] for s in range(num_shards)]
     total = sum(sizes)
     for shard, size in enumerate(sizes):
         take = size if wanted >= total else max(1, round(size * wanted / total))
-        vectors = np.load(embed_dir / f"shard-{shard:05d}.npy", mmap_mode="r")
+        vectors = np.load(_shard_path(embed_dir, shard), mmap_mode="r")
         rows = np.sort(rng.choice(size, size=min(take, size), replace=False))
         parts.append(np.asarray(vectors[rows], dtype=np.float32))
     return np.ascontiguousarray(np.concatenate(parts))

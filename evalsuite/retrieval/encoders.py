@@ -7,12 +7,18 @@ Prefix rule (recorded in the index manifest, and read back from it when the inde
 - anything else gets none. Explicit `query_prefix` / `passage_prefix` override the rule.
 Embeddings are pooled as the model's sentence-transformers configuration says (mean pooling for E5, MiniLM, and
 for plain transformers checkpoints) and L2-normalized, so inner product is cosine similarity.
+
+Several devices (`Encoder.spread_over`) use sentence-transformers' own multi-process pool: one worker process per
+device, each encoding chunks of the texts; the rows come back in input order.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +64,41 @@ def default_prefixes(name: str) -> tuple[str, str, str]:
 def default_device() -> str:
     torch = require("torch", "dense", "dense retrieval")
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+DEVICES_HINT = "give comma-separated torch devices present on this machine, e.g. cuda:0,cuda:1 or cpu,cpu"
+
+
+def _devices_present(torch: Any, kind: str) -> int:
+    """How many devices of a torch device type this machine has (CPU: unbounded)."""
+    if kind == "cpu":
+        return 1 << 30
+    backend = torch.backends.mps if kind == "mps" else getattr(torch, kind, None)
+    if backend is None or not getattr(backend, "is_available", lambda: False)():
+        return 0
+    return int(getattr(backend, "device_count", lambda: 1)())
+
+
+def check_devices(devices: Sequence[str]) -> list[str]:
+    """The devices as given, each a torch device that exists here; an EvalsuiteError naming the first that is not."""
+    torch = require("torch", "dense", "dense retrieval")
+    if not devices:
+        raise EvalsuiteError("--devices names no device", hint=DEVICES_HINT)
+    for name in devices:
+        try:
+            device = torch.device(name)
+        except (RuntimeError, TypeError, ValueError):
+            raise EvalsuiteError(f"--devices: {name!r} is not a torch device", hint=DEVICES_HINT) from None
+        present = _devices_present(torch, device.type)
+        index = device.index or 0  # torch keeps the index in 8 bits: "cuda:999" comes back as cuda:-25
+        if not 0 <= index < present:
+            raise EvalsuiteError(f"--devices: {name!r} is not on this machine ({present} {device.type} devices)", hint=DEVICES_HINT)
+    return list(devices)
+
+
+def parse_devices(spec: str) -> list[str]:
+    """`cuda:0,cuda:1` or `cpu,cpu` as a checked list of device names."""
+    return check_devices([part.strip() for part in spec.split(",")])
 
 
 def _load_model(source: str, device: str):
@@ -119,6 +160,7 @@ class Encoder:
         get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = int(get_dim())
         self.fingerprint = model_fingerprint(self.source) if fingerprint else None
+        self._pool: dict[str, Any] | None = None
 
     def pooling(self) -> str:
         for module in self.model:
@@ -142,6 +184,30 @@ class Encoder:
             "max_length": self.max_length,
         }
 
+    @contextmanager
+    def spread_over(self, devices: Sequence[str]) -> Iterator[None]:
+        """Within the block, encode on all `devices` at once with sentence-transformers' multi-process pool (one
+        worker process per device); the pool is stopped on leaving, also after an error or an interrupt.
+
+        Starting the pool moves this process's model to the CPU (sentence-transformers shares its weights with the
+        workers from there), so an encoder that spreads its work should be created with `device="cpu"`.
+        """
+        if self._pool is not None:
+            raise RuntimeError("this encoder already runs a device pool")
+        self._pool = self.model.start_multi_process_pool(list(devices))
+        try:
+            yield
+        finally:
+            pool, self._pool = self._pool, None
+            self.model.stop_multi_process_pool(pool)
+
+    def _chunk_size(self, num_texts: int, batch_size: int) -> int | None:
+        """Texts a pool worker takes at a time: sentence-transformers' default (a tenth of each worker's share), but
+        never less than one batch, so that the workers encode full batches."""
+        if self._pool is None:
+            return None
+        return max(batch_size, math.ceil(num_texts / len(self._pool["processes"]) / 10))
+
     def _encode(self, texts: list[str], batch_size: int, progress: bool) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -151,6 +217,8 @@ class Encoder:
             show_progress_bar=progress,
             convert_to_numpy=True,
             normalize_embeddings=self.normalize,
+            pool=self._pool,
+            chunk_size=self._chunk_size(len(texts), batch_size),
         )
         return np.ascontiguousarray(out, dtype=np.float32)
 
