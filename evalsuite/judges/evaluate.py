@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -13,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from evalsuite.errors import DataError, EvalsuiteError
-from evalsuite.files import cache_root
+from evalsuite.files import cache_root, replace_atomically
 from evalsuite.judges import prompts
 from evalsuite.judges.config import PanelConfig
 from evalsuite.judges.panel import Judgment, JudgeRequest, add_usage, majority_vote, run_panel
@@ -227,12 +226,7 @@ def _write_judgments(path: Path, earlier: dict[tuple[str, str, str, str, str], d
     lines = {key: json.dumps(obj, ensure_ascii=False) for key, obj in earlier.items()}
     for j in judgments:
         lines[_judgment_key(j)] = j.model_dump_json()
-    tmp = path.with_suffix(".jsonl.tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        handle.writelines(line + "\n" for line in lines.values())
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    replace_atomically(path, "".join(line + "\n" for line in lines.values()).encode("utf-8"))
 
 
 @dataclass

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import evalsuite
 from evalsuite.errors import EvalsuiteError
+from evalsuite.files import fsync_directory
 from evalsuite.leaderboard.submission import SUBMISSION_FILE, VERIFICATION_FILE, opened_submission
 from evalsuite.leaderboard.verify import Limits, VerificationReport, verify_submission
 from evalsuite.runs.provenance import git_commit, now_iso
@@ -112,14 +113,6 @@ def list_entries(leaderboard_dir: Path) -> list[Path]:
     return list(scan_entries(leaderboard_dir).entries.values())
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def settle(base: Path, identifier: str) -> list[str]:
     """Finish or undo an interrupted filing of `identifier`: keep the complete entry in place (or swap the
     complete staged copy in, or put the replaced one back) and delete what is left over. Returns one line per step."""
@@ -185,7 +178,7 @@ def add_submission(submission: Path, leaderboard_dir: Path, data_dir: str | Path
     if target.exists():
         target.rename(replaced)
     staged.rename(target)
-    _fsync_dir(base)
+    fsync_directory(base)
     if replaced.exists():
         shutil.rmtree(replaced)
     return target, report

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from evalsuite.errors import DataError, EvalsuiteError
+from evalsuite.files import replace_atomically
 from evalsuite.runs.schema import (
     MANIFEST_FILE,
     METRICS_FILE,
@@ -99,40 +100,12 @@ def _write_all(handle: Any, data: bytes) -> None:
         view = view[handle.write(view) :]
 
 
-def _fsync_directory(path: Path) -> None:
-    """Make a rename inside `path` durable (not every filesystem lets a directory be opened)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def temporary_path(path: Path) -> Path:
-    """Where an atomic rewrite of `path` is prepared (one writer per run directory; a leftover is overwritten)."""
-    return path.with_name(path.name + ".tmp")
-
-
 def write_atomically(path: Path, data: bytes) -> None:
-    """Replace `path` by `data`: a temporary file beside it, fsynced, then renamed over it.
-
-    A kill or a full disk at any point leaves either the old file or the new one, never a mix or a shorter file.
-    """
-    tmp = temporary_path(path)
+    """Replace `path` by `data` atomically (`files.replace_atomically`); a failed write is one clear line."""
     try:
-        with open(tmp, "wb", buffering=0) as handle:
-            _write_all(handle, data)
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        replace_atomically(path, data)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)  # give the space back; the old file is untouched
         raise write_error(path, exc) from None
-    _fsync_directory(path.parent)
 
 
 def _record_line(record: ExampleRecord) -> bytes:

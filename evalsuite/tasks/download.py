@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from evalsuite.errors import DataError, EvalsuiteError, require
-from evalsuite.files import cache_root, file_sha256
+from evalsuite.files import cache_root, file_sha256, replace_atomically
 from evalsuite.tasks.registry import Task
 from evalsuite.tasks.rows import check_unique_ids, row_from_dict
 
@@ -89,10 +88,7 @@ def check_downloaded(path: Path, task: str) -> None:
 
 def _write_atomically(path: Path, text: str) -> None:
     # Write then rename: a killed download never leaves a half-written file under the final name.
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        out.write(text)
-    os.replace(tmp, path)
+    replace_atomically(path, text.encode("utf-8"))
 
 
 def _first_line(exc: Exception) -> str:
