@@ -93,8 +93,6 @@ def submit_command(
 
 
 def _print_report(report, console: Console) -> None:
-    from rich.markup import escape
-
     status = "[green]ACCEPTED[/]" if report.accepted else "[red]REJECTED[/]"
     console.print(f"{status} {escape(str(report.submission))} ({report.n_files} files)", highlight=False)
     if report.info is not None:

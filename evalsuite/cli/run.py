@@ -104,7 +104,7 @@ def run_command(
 ) -> None:
     """Run a search agent over benchmarks and write a run directory (no --model: the embedded CPU demo)."""
     from evalsuite.agent.engine import RolloutConfig
-    from evalsuite.agent.runner import RunSpec, execute, parse_shard
+    from evalsuite.agent.runner import RunSpec, parse_shard
     from evalsuite.models.registry import guess_backend
 
     check_run_options(out, batch_size, topk, max_turns, max_tokens, max_obs_tokens, max_context_tokens)
