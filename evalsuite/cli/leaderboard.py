@@ -135,7 +135,7 @@ def add_command(
     leaderboard: Path = typer.Option(Path("leaderboard"), "--leaderboard", help="The leaderboard folder to file it in (entries/<entry-id>/)."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Task data directory (default: $EVALSUITE_DATA_DIR)."),
     entry: Optional[str] = typer.Option(None, "--id", help="Entry id (default: a slug of the entry's name)."),
-    replace: bool = typer.Option(False, "--replace", help="Replace an existing entry with the same id."),
+    replace: bool = typer.Option(False, "--overwrite", help="Replace an existing entry with the same id."),
 ) -> None:
     """Verify a submission and file it under leaderboard/entries/<entry-id>/."""
     from evalsuite.leaderboard.results import add_submission

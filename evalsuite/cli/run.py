@@ -10,6 +10,8 @@ from typing import Optional
 import typer
 from rich.table import Table
 
+from evalsuite.cli._config import fill_from_config, resolved_config
+from evalsuite.cli._options import subset_with_limit
 from evalsuite.console import echo_json, err_console, escape, out_console, print_table, progress
 from evalsuite.errors import EvalsuiteError
 
@@ -78,14 +80,17 @@ def results_table(metrics, title: str) -> Table:
 
 
 def run_command(
+    ctx: typer.Context,
+    config: Optional[Path] = typer.Option(None, "--config", "-c", callback=fill_from_config, is_eager=True, help="YAML/JSON file of options (keys: the long names, e.g. max_turns), or a run's manifest.json to repeat that run; flags override it."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Checkpoint: local path, hub name, GGUF file, endpoint model name, or recording (replay). Omit for the embedded CPU demo."),
     backend: Optional[str] = typer.Option(None, "--backend", "-b", help="openai | hf | vllm | llamacpp | lmeval | replay (default: guessed from --model)."),
     method: str = typer.Option("search-r1", "--method", help="Agent method (prompt, action parser, observation format)."),
     prompt_style: str = typer.Option("auto", "--prompt-style", help="auto (chat template if the model has one) | base | instruct | base-1shot | base-fewshot."),
     tasks: Optional[str] = typer.Option(None, "--tasks", "-t", help="Comma-separated tasks, e.g. nq,hotpotqa."),
     split: Optional[str] = typer.Option(None, "--split", help="Split to evaluate (default: the task's eval split)."),
-    data_dir: Optional[str] = typer.Option(None, "--data-dir", help="Directory of <task>.<split>.jsonl files."),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Directory of <task>.<split>.jsonl files."),
     subset: Optional[str] = typer.Option(None, "--subset", help="full | first:N | sample:N:SEED."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N examples of each task: short for --subset first:N."),
     retriever: Optional[str] = typer.Option(None, "--retriever", "-r", help="Index directory, http://host:port/retrieve, adqa (BM25 over the shipped AD-QA corpus), or replay."),
     topk: int = typer.Option(3, "--topk", help="Passages per search."),
     max_turns: Optional[int] = typer.Option(None, "--max-turns", help="Turns with search enabled; one final turn without search follows (default 4)."),
@@ -93,12 +98,12 @@ def run_command(
     max_obs_tokens: int = typer.Option(500, "--max-obs-tokens", help="Tokens of retrieved text per observation."),
     max_context_tokens: int = typer.Option(4096, "--max-context-tokens", help="Total budget: prompt plus response."),
     temperature: float = typer.Option(0.0, "--temperature", help="0 = greedy (Search-R1 evaluation)."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", help="Seed of sampling (with --temperature above 0)."),
     batch_size: int = typer.Option(16, "--batch-size", help="Examples per batch; a kill loses at most one batch."),
     shard: Optional[str] = typer.Option(None, "--shard", help="i/n: evaluate a deterministic share; combine with `evalsuite merge`."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in -o: finished examples are kept, failed ones retried."),
     backend_option: list[str] = typer.Option([], "--backend-option", help="KEY=VALUE passed to the backend (repeatable)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (default: runs/<timestamp>)."),
+    out: Optional[Path] = typer.Option(None, "--output", "-o", help="Run directory (default: runs/<timestamp>)."),
     allow_failures: bool = typer.Option(False, "--allow-failures", help=f"Exit 0 even when some examples failed (default: exit {EXIT_FAILED_EXAMPLES})."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (run directory, metrics, notes) instead of the table."),
 ) -> None:
@@ -107,6 +112,8 @@ def run_command(
     from evalsuite.agent.runner import RunSpec, parse_shard
     from evalsuite.models.registry import guess_backend
 
+    recorded = resolved_config(ctx)
+    subset = subset_with_limit(subset, limit)
     check_run_options(out, batch_size, topk, max_turns, max_tokens, max_obs_tokens, max_context_tokens)
     note = None
     style = prompt_style
@@ -143,6 +150,7 @@ def run_command(
         resume=resume,
         backend_options=_options(backend_option),
         notes=note,
+        config=recorded,
     )
     result = _run_with_progress(spec)
     if as_json:
@@ -194,7 +202,7 @@ def _run_with_progress(spec):
 
 def merge_command(
     shards: list[Path] = typer.Argument(..., help="Shard run directories written with --shard i/n."),
-    out: Path = typer.Option(..., "--out", "-o", help="Merged run directory."),
+    out: Path = typer.Option(..., "--output", "-o", help="Merged run directory."),
 ) -> None:
     """Combine the shard run directories of one run into a single run directory."""
     from evalsuite.agent.merge import merge_runs

@@ -73,7 +73,7 @@ def load_entries(leaderboard_dir: Path, data_dir: str | Path | None) -> tuple[li
 
     scan = scan_entries(leaderboard_dir)
     if scan.broken:
-        raise EvalsuiteError("; ".join(scan.broken), hint="restore the entry from git or file it again with `evalsuite leaderboard add --replace`")
+        raise EvalsuiteError("; ".join(scan.broken), hint="restore the entry from git or file it again with `evalsuite leaderboard add --overwrite`")
     entries = []
     with progress() as bars:
         bar = bars.add_task("verify entries", total=len(scan.entries))

@@ -103,6 +103,8 @@ class Manifest(BaseModel):
     seeds: dict[str, int] = Field(default_factory=dict)
     source: dict[str, Any] = Field(default_factory=dict)
     notes: str | None = None
+    # Every `evalsuite run` option as resolved (flags, --config file, defaults): `run --config manifest.json` repeats it
+    run_config: dict[str, Any] | None = None
 
 
 class MetricSummary(BaseModel):
