@@ -31,6 +31,18 @@ def resolved_config(ctx: typer.Context) -> dict[str, Any]:
             if _is_option(param) and param.name in ctx.params and param.name not in NOT_RECORDED}
 
 
+def command_line_first(ctx: typer.Context, *names: str) -> tuple[Any, ...]:
+    """The values of options that say one thing two ways (--subset, --limit): when one of them is on the command line,
+    the others' values from the --config file give way to it, as any flag overrides the file (and the recorded config
+    keeps only what was used)."""
+    sources = {name: getattr(ctx.get_parameter_source(name), "name", None) for name in names}
+    if "COMMANDLINE" in sources.values():
+        for name, source in sources.items():
+            if source == "DEFAULT_MAP":
+                ctx.params[name] = None
+    return tuple(ctx.params[name] for name in names)
+
+
 def fill_from_config(ctx: typer.Context, param: typer.CallbackParam, value: Path | None) -> Path | None:
     """Eager callback of --config: the file's values become the defaults of the command's other options."""
     if value is None or ctx.resilient_parsing:

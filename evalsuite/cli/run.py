@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from evalsuite.cli._config import fill_from_config, resolved_config
+from evalsuite.cli._config import command_line_first, fill_from_config, resolved_config
 from evalsuite.cli._options import subset_with_limit
 from evalsuite.console import echo_json, err_console, escape, out_console, print_table, progress
 from evalsuite.errors import EvalsuiteError
@@ -112,6 +112,7 @@ def run_command(
     from evalsuite.agent.runner import RunSpec, parse_shard
     from evalsuite.models.registry import guess_backend
 
+    subset, limit = command_line_first(ctx, "subset", "limit")
     recorded = resolved_config(ctx)
     subset = subset_with_limit(subset, limit)
     check_run_options(out, batch_size, topk, max_turns, max_tokens, max_obs_tokens, max_context_tokens)

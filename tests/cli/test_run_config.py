@@ -96,12 +96,23 @@ def test_a_bad_value_names_the_file_and_line(tmp_path):
     assert result.exception.message.startswith(f"{path}:3: ") and "--topk" in result.exception.message
 
 
-def test_both_subset_and_limit_is_an_error(tmp_path):
-    path = tmp_path / "run.yaml"
-    path.write_text("tasks: nq\nsubset: first:5\n", encoding="utf-8")
-    result = run("--config", str(path), "--limit", "3")
+def test_both_subset_and_limit_is_an_error_unless_a_flag_overrides_the_file(tmp_path, config_file):
+    path = tmp_path / "both.yaml"
+    path.write_text("tasks: nq\nsubset: first:5\nlimit: 3\n", encoding="utf-8")
+    result = run("--config", str(path))
     assert isinstance(result.exception, EvalsuiteError)
     assert result.exception.message == "both --subset first:5 and --limit 3 given"
+    result = run("--tasks", "nq", "--subset", "first:5", "--limit", "3")
+    assert result.exception.message == "both --subset first:5 and --limit 3 given"
+
+    # the file says --limit 8: --subset on the command line replaces it, and the manifest records what ran
+    first = tmp_path / "first"
+    assert run("-c", str(config_file), "--subset", "first:2", "-o", str(first)).exit_code == 0
+    recorded = RunDirectory(first).read_manifest().run_config
+    assert (recorded["subset"], recorded["limit"]) == ("first:2", None) and len(outcome(first)) == 2
+    again = tmp_path / "again"
+    assert run("-c", str(first), "--limit", "1", "-o", str(again)).exit_code == 0
+    assert outcome(again) == outcome(first)[:1]
 
 
 def test_a_manifest_without_a_recorded_config_says_so(tmp_path):
