@@ -53,8 +53,10 @@ def fill_from_config(ctx: typer.Context, param: typer.CallbackParam, value: Path
 
 def read_config(path: Path, ctx: typer.Context) -> dict[str, Any]:
     """{parameter name: value} from a config file or a run manifest; an unknown key is an error naming it."""
+    from evalsuite.runs.schema import MANIFEST_FILE
+
     if path.is_dir():
-        path = path / "manifest.json"
+        path = path / MANIFEST_FILE
     data, lines = _load_mapping(path)
     where: tuple[str, ...] = ()
     if MANIFEST_CONFIG_FIELD in data or {"schema_version", "kind"} <= data.keys():
@@ -62,19 +64,19 @@ def read_config(path: Path, ctx: typer.Context) -> dict[str, Any]:
         if not isinstance(data, dict):
             raise EvalsuiteError(f"{path}: this run manifest records no run config (the run was imported or scored, "
                                  f"or written by an older evalsuite)", hint="pass the run's options as flags, or in a YAML file")
-    command = ctx.command
-    params = _params_by_key(command)
+    params = _params_by_key(ctx.command)
     values: dict[str, Any] = {}
     for key, value in data.items():
         param = params.get(str(key).replace("-", "_"))
         line = lines.get((*where, str(key)))
+        at = f"{path}:{line}" if line else str(path)
         if param is None:
             close = difflib.get_close_matches(str(key).replace("-", "_"), params, n=1)
-            raise EvalsuiteError(f"{path}{f':{line}' if line else ''}: unknown option {key!r} in the config file",
+            raise EvalsuiteError(f"{at}: unknown option {key!r} in the config file",
                                  hint=(f"did you mean {close[0]}? " if close else "")
-                                 + f"keys are the long options of `evalsuite {command.name} --help` without their dashes")
+                                 + f"keys are the long options of `evalsuite {ctx.command.name} --help` without their dashes")
         if value is not None:  # null: not given, the option keeps its default
-            values[param.name] = _checked(ctx, param, _click_value(param, value), f"{path}{f':{line}' if line else ''}")
+            values[param.name] = _checked(ctx, param, _click_value(param, value), at)
     return values
 
 
