@@ -1,9 +1,19 @@
-"""Per-example scoring shared by `evalsuite run` and `evalsuite score`: answer, retrieval and behaviour metrics."""
+"""Per-example scoring shared by `evalsuite run`, `evalsuite score` and leaderboard verification.
+
+Which metrics an example gets and how its answers are normalized is its task's choice (`Task.metrics`,
+`Task.normalization`, else the standard metrics under SQuAD normalization); each metric is computed by its
+registered function (evalsuite.metrics.registry), so a new metric or a task with its own never edits this file.
+"""
 
 from __future__ import annotations
 
-from evalsuite.metrics.answer import answer_metrics, retrieval_hit
-from evalsuite.runs.schema import ExampleRecord, Turn
+from collections.abc import Sequence
+
+from evalsuite.errors import EvalsuiteError
+from evalsuite.metrics.registry import MetricInput, get_metric, get_normalizer
+from evalsuite.metrics.standard import DEFAULT_METRICS
+from evalsuite.runs.schema import ExampleRecord
+from evalsuite.tasks.registry import Task, get_task
 
 
 def passage_text(title: str | None, text: str) -> str:
@@ -11,21 +21,29 @@ def passage_text(title: str | None, text: str) -> str:
     return f"{title} {text}" if title else text
 
 
-def behaviour_metrics(turns: list[Turn], prediction: str | None) -> dict[str, float]:
-    """Searches (sub-queries count one each), turns, invalid actions and whether an answer tag was given."""
-    searches = sum(len(t.sub_queries) if t.sub_queries else int(t.query is not None) for t in turns)
-    return {
-        "n_searches": float(searches),
-        "n_turns": float(len(turns)),
-        "n_invalid": float(sum(t.invalid_action for t in turns)),
-        "has_answer": float(prediction is not None),
-    }
+def _task(name: str) -> Task | None:
+    try:
+        return get_task(name)
+    except EvalsuiteError:
+        return None  # a record of a task this registry does not know is scored with the standard metrics
 
 
-def score_record(record: ExampleRecord) -> dict[str, float]:
-    """All rule-based metrics of one example, from its prediction, gold answers and turns."""
+def task_metrics(task_name: str) -> tuple[str, ...]:
+    """The metrics a task's examples are scored with: the task's own choice, else the standard metrics."""
+    task = _task(task_name)
+    return task.metrics if task is not None and task.metrics is not None else DEFAULT_METRICS
+
+
+def metric_input(record: ExampleRecord) -> MetricInput:
+    """What the metrics see of a record, under its task's answer normalization."""
+    task = _task(record.task)
     passages = [passage_text(p.title, p.text) for turn in record.turns for p in turn.passages]
-    metrics = answer_metrics(record.prediction, record.golden_answers)
-    metrics["retrieval_hit"] = retrieval_hit(passages, record.golden_answers)
-    metrics.update(behaviour_metrics(record.turns, record.prediction))
-    return metrics
+    return MetricInput(record.prediction, record.golden_answers, passages, record.turns,
+                       get_normalizer(task.normalization if task is not None else "squad"), record)
+
+
+def score_record(record: ExampleRecord, metrics: Sequence[str] | None = None) -> dict[str, float]:
+    """The rule-based metrics of one example, from its prediction, gold answers and turns: `metrics` when given,
+    else its task's."""
+    example = metric_input(record)
+    return {name: float(get_metric(name).compute(example)) for name in (metrics or task_metrics(record.task))}

@@ -100,11 +100,13 @@ def _print_report(report, console: Console) -> None:
                       f" · setting {report.info.setting.key()}", highlight=False, markup=False)
     if report.paper_setting is not None:
         console.print(f"  {report.paper_setting.method}: {report.paper_setting.summary()}", highlight=False, markup=False)
+    from evalsuite.leaderboard.standings import leaderboard_metrics
+
     for name, task in report.tasks.items():
         m = task.summary.metrics
-        em = m["em"]
-        console.print(f"  {name}/{task.split}: n={task.summary.n} EM {em.mean:.4f} [{em.ci_low:.4f}, {em.ci_high:.4f}]"
-                      f" cover-EM {m['cover_em'].mean:.4f} F1 {m['f1'].mean:.4f} (recomputed against {Path(task.data_source).name})",
+        scores = [f"{label} {m[key].mean:.4f} [{m[key].ci_low:.4f}, {m[key].ci_high:.4f}]" if i == 0 else f"{label} {m[key].mean:.4f}"
+                  for i, (key, label) in enumerate((k, v) for k, v in leaderboard_metrics().items() if k in m)]
+        console.print(f"  {name}/{task.split}: n={task.summary.n} {' '.join(scores)} (recomputed against {Path(task.data_source).name})",
                       highlight=False, markup=False)
     lines = report.problem_lines()
     if lines:
