@@ -1,7 +1,7 @@
 """Per-example scoring shared by `evalsuite run`, `evalsuite score` and leaderboard verification.
 
 Which metrics an example gets and how its answers are normalized is its task's choice (`Task.metrics`,
-`Task.normalization`, else the standard metrics under SQuAD normalization); each metric is computed by its
+`Task.normalization`, else every default metric under SQuAD normalization); each metric is computed by its
 registered function (evalsuite.metrics.registry), so a new metric or a task with its own never edits this file.
 """
 
@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evalsuite.errors import EvalsuiteError
-from evalsuite.metrics.registry import MetricInput, get_metric, get_normalizer
-from evalsuite.metrics.standard import DEFAULT_METRICS
+from evalsuite.metrics.registry import MetricInput, default_metrics, get_metric, get_normalizer
 from evalsuite.runs.schema import ExampleRecord
 from evalsuite.tasks.registry import Task, get_task
 
@@ -29,9 +28,9 @@ def _task(name: str) -> Task | None:
 
 
 def task_metrics(task_name: str) -> tuple[str, ...]:
-    """The metrics a task's examples are scored with: the task's own choice, else the standard metrics."""
+    """The metrics a task's examples are scored with: the task's own choice, else every default metric."""
     task = _task(task_name)
-    return task.metrics if task is not None and task.metrics is not None else DEFAULT_METRICS
+    return task.metrics if task is not None and task.metrics is not None else default_metrics()
 
 
 def metric_input(record: ExampleRecord) -> MetricInput:

@@ -83,6 +83,8 @@ class MetricSpec:
     percent: bool | None = None
     # Shown in the run and score summary tables and on the leaderboard's entry pages.
     summary: bool = True
+    # Scored for every task that does not name its own metrics; False: only for the tasks that name it.
+    default: bool = True
     version: int = 1
     description: str = ""
 
@@ -140,6 +142,12 @@ def list_metrics() -> list[MetricSpec]:
 def metric_names(names: Sequence[str] | None = None) -> list[str]:
     """The names given, each checked against the registry, or every registered name."""
     return [get_metric(n).name for n in names] if names is not None else list(_REGISTRY)
+
+
+def default_metrics() -> tuple[str, ...]:
+    """What a task is scored with unless it names its own metrics (`Task.metrics`): every default metric,
+    so a metric registered later reaches every such task, including entries filed before it existed."""
+    return tuple(m.name for m in _REGISTRY.values() if m.default)
 
 
 def averaged_metrics() -> list[str]:

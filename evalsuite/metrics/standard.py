@@ -46,6 +46,3 @@ STANDARD_METRICS: tuple[MetricSpec, ...] = (
 
 for _spec in STANDARD_METRICS:
     register_metric(_spec)
-
-# What a task is scored with unless it names its own metrics (`Task.metrics`).
-DEFAULT_METRICS: tuple[str, ...] = tuple(spec.name for spec in STANDARD_METRICS)
