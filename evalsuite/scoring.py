@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.metrics.registry import MetricInput, default_metrics, get_metric, get_normalizer
-from evalsuite.runs.schema import ExampleRecord
+from evalsuite.runs.schema import ExampleRecord, Turn
 from evalsuite.tasks.registry import Task, get_task
 
 
@@ -39,6 +39,13 @@ def metric_input(record: ExampleRecord) -> MetricInput:
     passages = [passage_text(p.title, p.text) for turn in record.turns for p in turn.passages]
     return MetricInput(record.prediction, record.golden_answers, passages, record.turns,
                        get_normalizer(task.normalization if task is not None else "squad"), record)
+
+
+def behaviour_metrics(turns: Sequence[Turn], prediction: str | None) -> dict[str, float]:
+    """Searches (sub-queries count one each), turns, invalid actions and whether an answer tag was given, from turns
+    alone (as the rollout loop has them before a record exists)."""
+    example = MetricInput(prediction, (), (), turns)
+    return {name: float(get_metric(name).compute(example)) for name in ("n_searches", "n_turns", "n_invalid", "has_answer")}
 
 
 def score_record(record: ExampleRecord, metrics: Sequence[str] | None = None) -> dict[str, float]:

@@ -104,9 +104,11 @@ def _print_report(report, console: Console) -> None:
 
     for name, task in report.tasks.items():
         m = task.summary.metrics
-        scores = [f"{label} {m[key].mean:.4f} [{m[key].ci_low:.4f}, {m[key].ci_high:.4f}]" if i == 0 else f"{label} {m[key].mean:.4f}"
-                  for i, (key, label) in enumerate((k, v) for k, v in leaderboard_metrics().items() if k in m)]
-        console.print(f"  {name}/{task.split}: n={task.summary.n} {' '.join(scores)} (recomputed against {Path(task.data_source).name})",
+        shown = [(key, label) for key, label in leaderboard_metrics().items() if key in m]
+        # The first (headline) metric with its interval, the others as means.
+        scores = " ".join(f"{label} {m[key].mean:.4f}" + (f" [{m[key].ci_low:.4f}, {m[key].ci_high:.4f}]" if i == 0 else "")
+                          for i, (key, label) in enumerate(shown))
+        console.print(f"  {name}/{task.split}: n={task.summary.n} {scores} (recomputed against {Path(task.data_source).name})",
                       highlight=False, markup=False)
     lines = report.problem_lines()
     if lines:

@@ -139,11 +139,6 @@ def list_metrics() -> list[MetricSpec]:
     return list(_REGISTRY.values())
 
 
-def metric_names(names: Sequence[str] | None = None) -> list[str]:
-    """The names given, each checked against the registry, or every registered name."""
-    return [get_metric(n).name for n in names] if names is not None else list(_REGISTRY)
-
-
 def default_metrics() -> tuple[str, ...]:
     """What a task is scored with unless it names its own metrics (`Task.metrics`): every default metric,
     so a metric registered later reaches every such task, including entries filed before it existed."""
@@ -158,18 +153,6 @@ def averaged_metrics() -> list[str]:
 def summary_metrics() -> list[MetricSpec]:
     """The metrics the run and score tables show, in registration order."""
     return [m for m in _REGISTRY.values() if m.summary]
-
-
-@contextmanager
-def scratch_registry() -> Iterator[None]:
-    """Metrics and normalizations registered inside the block are forgotten after it (tests trying one out)."""
-    saved = dict(_REGISTRY), dict(_NORMALIZERS)
-    try:
-        yield
-    finally:
-        for registry, before in zip((_REGISTRY, _NORMALIZERS), saved):
-            registry.clear()
-            registry.update(before)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------- answer normalization
@@ -187,6 +170,18 @@ def get_normalizer(name: str) -> Callable[[str], str]:
         return _NORMALIZERS[name]
     except KeyError:
         raise EvalsuiteError(f"unknown answer normalization {name!r}", hint=f"known: {', '.join(_NORMALIZERS)}") from None
+
+
+@contextmanager
+def scratch_registry() -> Iterator[None]:
+    """Metrics and normalizations registered inside the block are forgotten after it (tests trying one out)."""
+    saved = dict(_REGISTRY), dict(_NORMALIZERS)
+    try:
+        yield
+    finally:
+        for registry, before in zip((_REGISTRY, _NORMALIZERS), saved):
+            registry.clear()
+            registry.update(before)  # type: ignore[arg-type]
 
 
 # The standard metrics register themselves on import; importing them here means any reader of the registry sees them.
