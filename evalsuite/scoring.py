@@ -29,13 +29,16 @@ def _task(name: str) -> Task | None:
 
 def task_metrics(task_name: str) -> tuple[str, ...]:
     """The metrics a task's examples are scored with: the task's own choice, else every default metric."""
-    task = _task(task_name)
+    return _metrics_of(_task(task_name))
+
+
+def _metrics_of(task: Task | None) -> tuple[str, ...]:
     return task.metrics if task is not None and task.metrics is not None else default_metrics()
 
 
-def metric_input(record: ExampleRecord) -> MetricInput:
+def metric_input(record: ExampleRecord, task: Task | None = None) -> MetricInput:
     """What the metrics see of a record, under its task's answer normalization."""
-    task = _task(record.task)
+    task = task or _task(record.task)
     passages = [passage_text(p.title, p.text) for turn in record.turns for p in turn.passages]
     return MetricInput(record.prediction, record.golden_answers, passages, record.turns,
                        get_normalizer(task.normalization if task is not None else "squad"), record)
@@ -51,5 +54,6 @@ def behaviour_metrics(turns: Sequence[Turn], prediction: str | None) -> dict[str
 def score_record(record: ExampleRecord, metrics: Sequence[str] | None = None) -> dict[str, float]:
     """The rule-based metrics of one example, from its prediction, gold answers and turns: `metrics` when given,
     else its task's."""
-    example = metric_input(record)
-    return {name: float(get_metric(name).compute(example)) for name in (metrics or task_metrics(record.task))}
+    task = _task(record.task)
+    example = metric_input(record, task)
+    return {name: float(get_metric(name).compute(example)) for name in (metrics or _metrics_of(task))}
