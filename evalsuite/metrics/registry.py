@@ -12,14 +12,13 @@ approximate randomization, even on a run where every F1 happens to be 0 or 1.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal, Protocol
 
-from evalsuite.errors import EvalsuiteError
+from evalsuite.errors import unknown_name
 
 MetricKind = Literal["binary", "continuous", "count"]
 # How a metric's benchmark means combine into a group average: the unweighted mean of benchmark means (the papers'
@@ -129,9 +128,7 @@ def get_metric(name: str) -> MetricSpec:
     try:
         return _REGISTRY[name]
     except KeyError:
-        close = difflib.get_close_matches(name, list(_REGISTRY), n=3, cutoff=0.5)
-        hint = f"did you mean {', '.join(close)}?" if close else f"known metrics: {', '.join(_REGISTRY)}"
-        raise EvalsuiteError(f"unknown metric {name!r}", hint=hint) from None
+        raise unknown_name("metric", name, _REGISTRY) from None
 
 
 def list_metrics() -> list[MetricSpec]:
@@ -169,7 +166,7 @@ def get_normalizer(name: str) -> Callable[[str], str]:
     try:
         return _NORMALIZERS[name]
     except KeyError:
-        raise EvalsuiteError(f"unknown answer normalization {name!r}", hint=f"known: {', '.join(_NORMALIZERS)}") from None
+        raise unknown_name("answer normalization", name, _NORMALIZERS) from None
 
 
 @contextmanager

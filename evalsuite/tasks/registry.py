@@ -5,13 +5,12 @@ examples are scored with and its answer normalization. A task with its own metri
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
-from evalsuite.errors import EvalsuiteError
+from evalsuite.errors import EvalsuiteError, unknown_name
 
 Category = Literal["general", "multi-hop"]
 
@@ -62,9 +61,7 @@ def get_task(name: str) -> Task:
     try:
         return _REGISTRY[name]
     except KeyError:
-        close = difflib.get_close_matches(name, list(_REGISTRY), n=3, cutoff=0.5)
-        hint = f"did you mean {', '.join(close)}?" if close else f"known tasks: {', '.join(sorted(_REGISTRY))}"
-        raise EvalsuiteError(f"unknown task {name!r}", hint=hint) from None
+        raise unknown_name("task", name, sorted(_REGISTRY)) from None
 
 
 def list_tasks() -> list[Task]:

@@ -89,17 +89,23 @@ def scratch():
         yield
 
 
-def _info(name: str) -> SubmissionInfo:
-    return SubmissionInfo(name=name, method="Search-R1", model={"name": name}, setting={"corpus": "toy", "topk": 1})
-
-
-def test_a_metric_and_a_task_go_through_score_table_and_the_leaderboard(scratch, tmp_path):
+def _declare_toyqa(tmp_path: Path) -> Path:
+    """Register the year_match metric and the toyqa task naming it; returns a data folder with toyqa's test split."""
     register_metric(YEAR_MATCH)
     register_task(TOYQA)
     data = tmp_path / "data"
     data.mkdir()
     (data / "toyqa.test.jsonl").write_text("".join(json.dumps({"id": f"test_{i}", "question": q, "golden_answers": g}) + "\n"
                                                    for i, (q, g, *_) in enumerate(ROWS)), encoding="utf-8")
+    return data
+
+
+def _info(name: str) -> SubmissionInfo:
+    return SubmissionInfo(name=name, method="Search-R1", model={"name": name}, setting={"corpus": "toy", "topk": 1})
+
+
+def test_a_metric_and_a_task_go_through_score_table_and_the_leaderboard(scratch, tmp_path):
+    data = _declare_toyqa(tmp_path)
 
     # score: no --task, no --method: the file name names the task, the task names its method, metrics and normalization
     scored = tmp_path / "scored"
@@ -162,12 +168,7 @@ def test_a_metric_added_later_keeps_the_existing_entries_verified_and_reaches_th
 
 
 def test_an_entry_scored_with_a_metric_this_evalsuite_lacks_is_refused_naming_it(scratch, tmp_path):
-    register_metric(YEAR_MATCH)
-    register_task(TOYQA)
-    data = tmp_path / "data"
-    data.mkdir()
-    (data / "toyqa.test.jsonl").write_text("".join(json.dumps({"id": f"test_{i}", "question": q, "golden_answers": g}) + "\n"
-                                                   for i, (q, g, *_) in enumerate(ROWS)), encoding="utf-8")
+    data = _declare_toyqa(tmp_path)
     _cli("score", _result_file(tmp_path / "toyqa_a.json", 0), "-o", tmp_path / "scored", "--data-dir", data)
     packed = pack_submission([tmp_path / "scored" / "toyqa_a"], tmp_path / "sub", _info("Toy"))
     assert verify_submission(packed, data).accepted
