@@ -40,7 +40,8 @@ def _unique_name(path: Path, taken: set[str]) -> str:
     return candidate
 
 
-def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str | None, data_dir: Path | None) -> tuple[list[Difference], bool]:
+def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str | None, data_dir: Path | None,
+                       metrics: list[str] | None = None) -> tuple[list[Difference], bool]:
     """Score a result file or FlashRAG run folder into a run directory; return its differences from what it recorded
     and whether it had averages (metric_score.txt) to check."""
     from evalsuite.files import file_sha256
@@ -69,7 +70,7 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
     if directory is not None:
         check_against_task_data(source, records, task_name, directory)
     for record in records:
-        record.metrics = score_record(record)
+        record.metrics = score_record(record, metrics)
     process = add_process_metrics(records)
     run = RunDirectory(out_dir)
     data_file = source.data_file
@@ -92,7 +93,7 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
     return compare_with_recorded(records, recorded) + compare_averages(source, records, recorded), source.metric_file is not None
 
 
-def _rescore_run(path: Path, out_dir: Path) -> None:
+def _rescore_run(path: Path, out_dir: Path, metrics: list[str] | None = None) -> None:
     from evalsuite.metrics.process import add_process_metrics
     from evalsuite.runs import RunDirectory, summarize
     from evalsuite.runs.provenance import now_iso
@@ -103,7 +104,7 @@ def _rescore_run(path: Path, out_dir: Path) -> None:
     records = source.read_predictions()
     for record in records:
         if record.status == "ok":
-            record.metrics = score_record(record)
+            record.metrics = score_record(record, metrics)
     process = add_process_metrics(records)
     target = RunDirectory(out_dir)
     if target.path.resolve() != source.path.resolve():
@@ -182,12 +183,20 @@ def score_command(
         False, "--check-recorded", help="Fail if any recorded prediction, per-item score or metric_score.txt average differs; each difference names the convention that explains it."
     ),
     show: int = typer.Option(10, "--show-differences", help="How many differences to list per input."),
+    metrics: Optional[str] = typer.Option(None, "--metrics", help="Comma-separated registered metrics to score (default: each task's own, see docs/metrics.md)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object: each input's run directory, metrics and differences."),
 ) -> None:
     """Rescore run directories and FlashRAG / Search-R1 result files; write a run directory per input."""
     from evalsuite.runs.flashrag import is_flashrag_run
     from evalsuite.runs.schema import MANIFEST_FILE
 
+    chosen = None
+    if metrics is not None:
+        from evalsuite.metrics.registry import get_metric
+
+        chosen = [get_metric(name.strip()).name for name in metrics.split(",") if name.strip()]
+        if not chosen:
+            raise EvalsuiteError("--metrics names no metric", hint="pass e.g. --metrics em,f1 (docs/metrics.md lists them)")
     taken: set[str] = set()
     scored: list[ScoredInput] = []
     with progress() as bars:
@@ -196,10 +205,10 @@ def score_command(
             name = _unique_name(path, taken)
             out_dir = output / name
             if path.is_dir() and (path / MANIFEST_FILE).is_file():
-                _rescore_run(path, out_dir)
+                _rescore_run(path, out_dir, chosen)
                 scored.append(ScoredInput(name, out_dir, None))
             elif is_flashrag_run(path) or (path.is_file() and path.suffix in (".json", ".jsonl")):
-                differences, averages = _score_result_file(path, out_dir, task, method, data_dir)
+                differences, averages = _score_result_file(path, out_dir, task, method, data_dir, chosen)
                 scored.append(ScoredInput(name, out_dir, differences, averages))
             else:
                 raise EvalsuiteError(

@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
+from evalsuite.errors import EvalsuiteError
 from evalsuite.leaderboard import SubmissionInfo, add_submission, pack_submission, verify_submission
 from evalsuite.leaderboard.site import build_site, load_entries
 from evalsuite.metrics import registry as metrics
@@ -49,7 +50,7 @@ YEAR_MATCH = MetricSpec("year_match", "Year match", "binary", year_match, defaul
                         description="the years named match a gold's")
 DEFAULT_METRICS = tuple(m.name for m in STANDARD_METRICS)
 SHORT_ANSWER = MetricSpec("short_answer", "Short answer", "binary", short_answer, description="1-3 tokens")
-TOYQA = Task("toyqa", "ToyQA", "general", "test", hub_path=None, method="search-r1",
+TOYQA = Task("toyqa", "ToyQA", "general", "test", hub_path=None, method="smartsearch",
              metrics=(*DEFAULT_METRICS, "year_match"), normalization="whitespace")
 
 # (question, golds, answer of system A, answer of system B)
@@ -101,7 +102,7 @@ def _declare_toyqa(tmp_path: Path) -> Path:
 
 
 def _info(name: str) -> SubmissionInfo:
-    return SubmissionInfo(name=name, method="Search-R1", model={"name": name}, setting={"corpus": "toy", "topk": 1})
+    return SubmissionInfo(name=name, method="SmartSearch", model={"name": name}, setting={"corpus": "toy", "topk": 1})
 
 
 def test_a_metric_and_a_task_go_through_score_table_and_the_leaderboard(scratch, tmp_path):
@@ -120,7 +121,7 @@ def test_a_metric_and_a_task_go_through_score_table_and_the_leaderboard(scratch,
     assert set(records["test_0"].metrics) >= {*DEFAULT_METRICS, "year_match"}
     summary = RunDirectory(scored / "toyqa_a").read_metrics()
     assert summary.metric_versions["year_match"] == 1 and summary.averages["all"]["year_match"] == pytest.approx(4 / 6)
-    assert RunDirectory(scored / "toyqa_a").read_manifest().method == "search-r1"
+    assert RunDirectory(scored / "toyqa_a").read_manifest().method == "smartsearch"  # the task's, as no --method was given
 
     # table: the new metric's declared kind (binary) picks the Wilson interval and McNemar's test
     stats = tmp_path / "stats.json"
@@ -177,11 +178,23 @@ def test_an_entry_scored_with_a_metric_this_evalsuite_lacks_is_refused_naming_it
     assert any("scored with year_match version 1, this evalsuite computes version 2" in line for line in lines), lines
 
 
+def test_score_metrics_overrides_the_tasks_choice_and_refuses_unknown_names(scratch, tmp_path):
+    data = _declare_toyqa(tmp_path)
+    result_file = _result_file(tmp_path / "toyqa_a.json", 0)
+    _cli("score", result_file, "-o", tmp_path / "scored", "--data-dir", data, "--metrics", "year_match,em")
+    records = RunDirectory(tmp_path / "scored" / "toyqa_a").read_predictions()
+    assert all(set(r.metrics) - {"n_novel", "n_redundant"} == {"year_match", "em"} for r in records)
+    result = CliRunner().invoke(app, ["score", str(result_file), "-o", str(tmp_path / "again"), "--metrics", "year-match"])
+    # (`evalsuite` prints an EvalsuiteError as `error:` / `hint:` lines and exits 2)
+    assert isinstance(result.exception, EvalsuiteError) and result.exception.message == "unknown metric 'year-match'"
+    assert "did you mean year_match" in result.exception.hint
+
+
 def test_tasks_that_declare_different_methods_need_an_explicit_one(scratch):
     mine = register_task(Task("mine", "Mine", "general", "test", hub_path=None, method="direct"))
     theirs = register_task(Task("theirs", "Theirs", "general", "test", hub_path=None, method="search-r1"))
     plain = tasks.get_task("nq")
     assert default_method([mine, plain], "search-r1") == "direct"
     assert default_method([plain], "search-r1") == "search-r1"
-    with pytest.raises(Exception, match="different default methods"):
+    with pytest.raises(EvalsuiteError, match="different default methods"):
         default_method([mine, theirs], "search-r1")
