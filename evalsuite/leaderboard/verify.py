@@ -381,16 +381,17 @@ def _clip(text: str | None, n: int = 80) -> str:
     return repr(text if text is None or len(text) <= n else text[:n] + "…")
 
 
-def scored_with(claimed: MetricsFile | None, where: str, report: VerificationReport) -> dict[str, int]:
-    """The metrics a run records it was scored with, by definition version (runs scored before metrics.json
-    recorded them: LEGACY_METRICS, version 1). Each must be registered here at that version and under this
-    scoring convention, else it cannot be recomputed and the run is refused for it."""
+def scored_with(claimed: MetricsFile | None, where: str, report: VerificationReport) -> tuple[dict[str, int], set[str] | None]:
+    """The metrics a run records it was scored with that can be recomputed here, by definition version, and all the
+    names it records (runs scored before metrics.json recorded them: LEGACY_METRICS, version 1). Each must be
+    registered here at that version and under this scoring convention, and every registered metric the claimed
+    summary gives must be recorded, else the run is refused for it."""
     if claimed is None:
-        return {}
+        return {}, None
     if claimed.metric_convention != METRIC_CONVENTION:
         report.add("scoring", where, f"scored under the metric convention {claimed.metric_convention!r}, this evalsuite "
                                      f"scores under {METRIC_CONVENTION!r}; rescore the runs with `evalsuite score` and resubmit")
-        return {}
+        return {}, None
     versions = claimed.metric_versions if claimed.metric_versions is not None else dict.fromkeys(LEGACY_METRICS, 1)
     usable = {}
     for name, version in versions.items():
@@ -401,14 +402,17 @@ def scored_with(claimed: MetricsFile | None, where: str, report: VerificationRep
                                          f"{get_metric(name).version}; rescore the runs with `evalsuite score` and resubmit")
         else:
             usable[name] = version
-    return usable
+    given = {m for summary in claimed.tasks.values() for m in summary.metrics if is_registered(m)}
+    for name in sorted(given - set(versions)):
+        report.add("scoring", where, f"claims {name} but its metric_versions do not record scoring with it")
+    return usable, set(versions)
 
 
 def rescore(lineno: int, record: ExampleRecord, row: TaskRow, where: str, report: VerificationReport,
-            checked: Collection[str]) -> ExampleRecord:
+            checked: Collection[str], declared: Collection[str] | None = None) -> ExampleRecord:
     """Check one record against its registry row and return it rescored with the registry's gold answers: the
-    `checked` metrics (what the run was scored with) must be given and equal; every metric of its task today is
-    computed too, for the site."""
+    `checked` metrics (what the run was scored with) must be given and equal, and a registered metric it gives must
+    be one its run `declared`; every metric of its task today is computed too, for the site."""
     at = f"{where}:{lineno}"
     if record.golden_answers != row.golden_answers:
         report.add("gold-edited", at, f"id {record.id!r}: golden_answers {record.golden_answers!r} differ from the registry's "
@@ -419,6 +423,9 @@ def rescore(lineno: int, record: ExampleRecord, row: TaskRow, where: str, report
     rescored = record.model_copy(update={"golden_answers": list(row.golden_answers), "question": row.question})
     rescored.metrics = score_record(rescored, list(dict.fromkeys((*task_metrics(record.task), *checked))))
     claimed = record.metrics
+    for name in sorted(set(claimed) - set(declared)) if declared is not None else ():
+        if is_registered(name):
+            report.add("scoring", at, f"id {record.id!r}: gives {name}, which its run's metrics.json does not record scoring with")
     for name in sorted(checked):
         if name not in claimed:
             report.add("score", at, f"id {record.id!r}: metric {name!r} is not given")
@@ -523,7 +530,7 @@ def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Pa
     for task in sorted(set(by_task) - set(ref.tasks)):
         report.add("undeclared-task", pred_where, f"{len(by_task[task])} records of task {task!r}, which submission.json does not declare for this run")
     rescored_all: list[ExampleRecord] = []
-    versions = scored_with(claimed, f"{where}/{METRICS_FILE}", report)
+    versions, declared = scored_with(claimed, f"{where}/{METRICS_FILE}", report)
     for task, split in ref.tasks.items():
         declared_at = f"{SUBMISSION_FILE}: runs[{name}].tasks.{task}"
         loaded = _gold(task, split, data_dir, root, declared_at, report)
@@ -537,7 +544,7 @@ def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Pa
         checked = {m: v for m, v in versions.items() if claimed_task is None or m in claimed_task.metrics}
         # Recomputed records follow the registry's order, so the site and the tests see a stable order.
         rescored = {r.id: rescore(lineno, check_record(lineno, r, split, ref, parse, pred_where, report), gold[r.id],
-                                  pred_where, report, checked)
+                                  pred_where, report, checked, declared)
                     for lineno, r in kept}
         records = [rescored[row.id] for row in loaded.rows if row.id in rescored]
         rescored_all.extend(records)

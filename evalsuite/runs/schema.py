@@ -11,7 +11,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 1
-# Bump when a metric definition changes (normalization, F1 rule, extraction): old scores are then not comparable.
+# The scoring version: bump when a rule every metric shares changes (answer extraction, the default normalization):
+# old scores are then not comparable. A change to one metric bumps that metric's own `MetricSpec.version` instead.
 METRIC_CONVENTION = "flashrag-squad-v1"
 # What every run was scored with before metrics.json recorded its metric versions (all at version 1).
 LEGACY_METRICS = ("em", "cover_em", "f1", "precision", "recall", "retrieval_hit", "n_searches", "n_turns", "n_invalid",

@@ -35,9 +35,9 @@ class Task:
     # Where the rows come from when the task ships inside the package (e.g. `adqa`); None for hub tasks.
     packaged_data: str | None = None
     extra_splits: tuple[str, ...] = field(default_factory=tuple)
-    # The task's own choices; `evalsuite run` and `score` use them unless --method / --metrics override them.
+    # The task's own choices; `evalsuite run` and `score` use them unless --method (or `score --metrics`) overrides.
     method: str | None = None  # None: the command's default method (search-r1)
-    metrics: tuple[str, ...] | None = None  # registered metric names; None: the standard metrics
+    metrics: tuple[str, ...] | None = None  # registered metric names; None: every default metric
     normalization: str = "squad"  # a registered answer normalization (evalsuite.metrics.registry)
 
     @property

@@ -21,6 +21,7 @@ from evalsuite.cli import app
 from evalsuite.errors import EvalsuiteError
 from evalsuite.leaderboard import SubmissionInfo, add_submission, pack_submission, verify_submission
 from evalsuite.leaderboard.site import build_site, load_entries
+from evalsuite.leaderboard.submission import write_checksums
 from evalsuite.metrics import registry as metrics
 from evalsuite.metrics.answer import extract_answer, normalize_answer
 from evalsuite.metrics.registry import MetricInput, MetricSpec, register_metric
@@ -176,6 +177,22 @@ def test_an_entry_scored_with_a_metric_this_evalsuite_lacks_is_refused_naming_it
     metrics._REGISTRY["year_match"] = MetricSpec("year_match", "Year match", "binary", year_match, default=False, version=2)
     lines = verify_submission(packed, data).problem_lines()
     assert any("scored with year_match version 1, this evalsuite computes version 2" in line for line in lines), lines
+
+
+def test_a_claimed_metric_the_run_does_not_record_scoring_with_is_refused(scratch, tmp_path):
+    """Dropping a metric from metric_versions must not exempt its claimed (here: falsified) mean from verification."""
+    data = _declare_toyqa(tmp_path)
+    _cli("score", _result_file(tmp_path / "toyqa_a.json", 0), "-o", tmp_path / "scored", "--data-dir", data)
+    packed = pack_submission([tmp_path / "scored" / "toyqa_a"], tmp_path / "sub", _info("Toy"))
+    claimed = packed / "runs" / "toyqa_a" / "metrics.json"
+    summary = json.loads(claimed.read_text())
+    del summary["metric_versions"]["f1"]
+    summary["tasks"]["toyqa"]["metrics"]["f1"]["mean"] = 0.99
+    claimed.write_text(json.dumps(summary))
+    write_checksums(packed)
+    lines = verify_submission(packed, data).problem_lines()
+    assert any("claims f1 but its metric_versions do not record scoring with it" in line for line in lines), lines
+    assert any("gives f1, which its run's metrics.json does not record scoring with" in line for line in lines), lines
 
 
 def test_score_metrics_overrides_the_tasks_choice_and_refuses_unknown_names(scratch, tmp_path):
