@@ -62,20 +62,33 @@ def check_run_options(out: Path | None, batch_size: int, topk: int, max_turns: i
         raise EvalsuiteError(f"-o {out} is an existing file, not a run directory", hint="give -o a new directory (or a run directory with --resume)")
 
 
+def metric_headers() -> list[str]:
+    """The summary metrics' labels (evalsuite.metrics.registry), the first followed by its 95% interval."""
+    from evalsuite.metrics.registry import summary_metrics
+
+    labels = [m.label for m in summary_metrics()]
+    return labels[:1] + ["95% CI"] + labels[1:]
+
+
+def metric_cells(summaries: dict) -> list[str]:
+    """One task's summary metrics as printed: percent metrics ×100, counts as they are; '-' where not scored."""
+    from evalsuite.metrics.registry import summary_metrics
+
+    specs = summary_metrics()
+    cells = [f"{summaries[m.name].mean * (100 if m.percent else 1):.1f}" if m.name in summaries else "-" for m in specs]
+    first = summaries.get(specs[0].name) if specs else None
+    ci = f"[{first.ci_low * 100:.1f}, {first.ci_high * 100:.1f}]" if first is not None and specs[0].percent else "-"
+    return cells[:1] + [ci] + cells[1:]
+
+
 def results_table(metrics, title: str) -> Table:
     """The per-task results table printed at the end of a run; a caption says how many examples failed."""
     note = failures_note(metrics)
     table = Table(title=title, caption=note, caption_justify="left")
-    for column in ("task", "n", "failed", "EM", "95% CI", "cover-EM", "F1", "retrieval hit", "searches", "answered"):
+    for column in ("task", "n", "failed", *metric_headers()):
         table.add_column(column, justify="right" if column != "task" else "left")
     for task, summary in metrics.tasks.items():
-        m = summary.metrics
-
-        def mean(name: str, scale: float = 100.0) -> str:
-            return f"{m[name].mean * scale:.1f}" if name in m else "-"
-
-        ci = f"[{m['em'].ci_low * 100:.1f}, {m['em'].ci_high * 100:.1f}]" if "em" in m else "-"
-        table.add_row(task, str(summary.n), str(summary.n_failed), mean("em"), ci, mean("cover_em"), mean("f1"), mean("retrieval_hit"), mean("n_searches", 1.0), mean("has_answer"))
+        table.add_row(task, str(summary.n), str(summary.n_failed), *metric_cells(summary.metrics))
     return table
 
 
@@ -84,7 +97,7 @@ def run_command(
     config: Optional[Path] = typer.Option(None, "--config", "-c", callback=fill_from_config, is_eager=True, help="YAML/JSON file of options (keys: the long names, e.g. max_turns), or a run's manifest.json to repeat that run; flags override it."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Checkpoint: local path, hub name, GGUF file, endpoint model name, or recording (replay). Omit for the embedded CPU demo."),
     backend: Optional[str] = typer.Option(None, "--backend", "-b", help="openai | hf | vllm | llamacpp | lmeval | replay (default: guessed from --model)."),
-    method: str = typer.Option("search-r1", "--method", help="Agent method (prompt, action parser, observation format)."),
+    method: Optional[str] = typer.Option(None, "--method", help="Agent method (prompt, action parser, observation format); default: the tasks' own, else search-r1."),
     prompt_style: str = typer.Option("auto", "--prompt-style", help="auto (chat template if the model has one) | base | instruct | base-1shot | base-fewshot."),
     tasks: Optional[str] = typer.Option(None, "--tasks", "-t", help="Comma-separated tasks, e.g. nq,hotpotqa."),
     split: Optional[str] = typer.Option(None, "--split", help="Split to evaluate (default: the task's eval split)."),
@@ -130,6 +143,10 @@ def run_command(
         note = DEMO_NOTE
     if tasks is None:
         raise EvalsuiteError("no task given", hint="pass --tasks nq,hotpotqa (see `evalsuite tasks`)")
+    if method is None:
+        from evalsuite.tasks.registry import default_method, parse_task_list
+
+        method = default_method(parse_task_list(tasks), "search-r1")
     out = out or Path("runs") / _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     spec = RunSpec(
         model=model,
@@ -179,6 +196,9 @@ def _run_with_progress(spec):
 
     from evalsuite.agent.runner import execute
 
+    from evalsuite.metrics.registry import summary_metrics
+
+    headline = summary_metrics()[0]  # shown per task as the run goes
     totals: dict[str, list[float]] = {}
     state = {"started": time.perf_counter(), "new": 0}
     with progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -191,11 +211,11 @@ def _run_with_progress(spec):
         def on_batch(records) -> None:
             for record in records:
                 sums = totals.setdefault(record.task, [0.0, 0])
-                sums[0] += record.metrics.get("em", 0.0)
+                sums[0] += record.metrics.get(headline.name, 0.0)
                 sums[1] += 1
             state["new"] += len(records)
             rate = state["new"] / max(time.perf_counter() - state["started"], 1e-9)
-            em = "  ".join(f"{task} EM {s / n * 100:.1f}" for task, (s, n) in totals.items())
+            em = "  ".join(f"{task} {headline.label} {headline.scaled(s / n):.1f}" for task, (s, n) in totals.items())
             bars.update(bar, advance=len(records), rate=f"{rate:.2f} ex/s", em=em)
 
         return execute(spec, on_start=on_start, on_batch=on_batch)
