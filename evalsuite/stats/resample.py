@@ -80,24 +80,20 @@ def bootstrap_means(scores: np.ndarray, n_resamples: int, rng: np.random.Generat
     """
     scores = np.atleast_2d(np.asarray(scores, dtype=float))
     k, n = scores.shape
-    out = np.zeros((n_resamples, k))
     if n == 0:
-        return out
+        return np.zeros((n_resamples, k))
     patterns, inverse, counts = score_patterns(scores)
     by_count = np.argsort(-counts, kind="stable")[:MAX_COUNTED_PATTERNS]
     counted = by_count[counts[by_count] >= MIN_PATTERN_COUNT]
     rest = np.flatnonzero(~np.isin(inverse, counted))
     shares = np.append(counts[counted], rest.size) / n
     counted_values = patterns[counted]
-    picker = UniformPicker(scores[:, rest].T, n)
     with one_blas_thread():
-        for start, m in _chunks(n_resamples, max(rest.size, len(counted))):
-            drawn = rng.multinomial(n, shares, size=m)
-            out[start : start + m] = drawn[:, :-1] @ counted_values
-            if rest.size:
-                out[start : start + m] += picker.sums(drawn[:, -1], rng)
-    out /= n
-    return out
+        drawn = rng.multinomial(n, shares, size=n_resamples)
+        out = drawn[:, :-1] @ counted_values
+        if rest.size:
+            out += UniformPicker(scores[:, rest].T, n).sums(drawn[:, -1], rng)
+    return out / n
 
 
 def score_patterns(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -122,7 +118,7 @@ def score_patterns(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 # Below this many rows the picks added to the Poisson counts (POISSON_MARGIN_SD·√(2·rows)) are a large share of all.
 POISSON_MIN_ROWS = 1024
-POISSON_MARGIN_SD = 3.0
+POISSON_MARGIN_SD = 2.0
 
 
 class UniformPicker:
@@ -133,11 +129,12 @@ class UniformPicker:
     row is picked is drawn instead. Independent Poisson(λ) counts, one per row, are, given their total T, exactly
     the counts of T uniform picks (a multinomial is a Poisson vector conditioned on its total), and adding
     picks[b] − T more uniform picks by index makes them the counts of picks[b] picks. A Poisson count costs a
-    sixteenth of a 64-bit draw and half a table lookup (PoissonBits), an index pick about 15 ns with its sum. λ
+    sixteenth of a 64-bit draw and half a table lookup (PoissonBits), an index pick 10 to 30 ns with its sum. λ
     is set POISSON_MARGIN_SD standard deviations of picks[b] − T below picks[b]'s mean, so T exceeds picks[b] in
-    about one row in 700; such a row draws its counts again (a condition on T alone, which keeps them
-    multinomial). The counts of a chunk of resamples form a dense (resamples × rows) matrix whose product with the
-    values and a column of ones (for T) sums every system at once.
+    about one row in 45; such a row draws its counts again (a condition on T alone, which keeps them multinomial;
+    fewer redraws would cost more added picks). The counts of a chunk of resamples form a dense (resamples × rows)
+    matrix whose product with the values and a column of ones (for T) sums every system at once; the added picks
+    of all resamples are summed together at the end.
     """
 
     def __init__(self, values: np.ndarray, n: int) -> None:
@@ -154,9 +151,12 @@ class UniformPicker:
         if self.poisson is None:
             return index_pick_sums(self.values, picks, rng)
         rows = self.values.shape[0]
-        out = self.poisson.draw(picks.size, rows, rng) @ self.with_ones
-        while (over := np.flatnonzero(out[:, -1] > picks)).size:
-            out[over] = self.poisson.draw(over.size, rows, rng) @ self.with_ones
+        out = np.empty((picks.size, self.with_ones.shape[1]))
+        for start, m in _chunks(picks.size, rows):
+            part, wanted = out[start : start + m], picks[start : start + m]
+            part[:] = self.poisson.draw(m, rows, rng) @ self.with_ones
+            while (over := np.flatnonzero(part[:, -1] > wanted)).size:
+                part[over] = self.poisson.draw(over.size, rows, rng) @ self.with_ones
         missing = picks - out[:, -1].astype(np.int64)
         return out[:, :-1] + index_pick_sums(self.values, missing, rng)
 
@@ -165,14 +165,16 @@ def index_pick_sums(values: np.ndarray, picks: np.ndarray, rng: np.random.Genera
     """Row b: the sum of `picks[b]` rows of `values` drawn uniformly by index; a sparse selection matrix sums them."""
     from scipy import sparse  # 0.15 s to import, which tables of 0/1 metrics never need
 
-    m, rows = picks.size, values.shape[0]
-    total = int(picks.sum())
-    if total == 0:
-        return np.zeros((m, values.shape[1]))
-    indices = rng.integers(0, rows, size=total)
-    indptr = np.concatenate([[0], np.cumsum(picks)])
-    selection = sparse.csr_matrix((np.ones(total), indices, indptr), shape=(m, rows))
-    return selection @ values
+    rows = values.shape[0]
+    out = np.zeros((picks.size, values.shape[1]))
+    for start, m in _chunks(picks.size, int(picks.mean()) + 1 if picks.size else 1):
+        chunk = picks[start : start + m]
+        total = int(chunk.sum())
+        if total:
+            indices = rng.integers(0, rows, size=total)
+            indptr = np.concatenate([[0], np.cumsum(chunk)])
+            out[start : start + m] = sparse.csr_matrix((np.ones(total), indices, indptr), shape=(m, rows)) @ values
+    return out
 
 
 _BITS = 16

@@ -140,7 +140,7 @@ def _pick_counts(picker: resample.UniformPicker, picks: np.ndarray, rows: int, s
 
 @pytest.mark.parametrize("picks_below_mean", [0, 60], ids=["usual", "many-redraws"])
 def test_poisson_picks_are_multinomial_counts(picks_below_mean):
-    # picks 60 below their mean (about 1.3 margins): T exceeds them in about a third of the rows, which draw again
+    # picks 60 below their mean: T exceeds them in about a quarter of the rows, which draw again
     rows, draws = 1_200, 6_000
     picker = resample.UniformPicker(np.eye(rows), n=2 * rows)
     assert picker.poisson is not None
