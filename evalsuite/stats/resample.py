@@ -63,8 +63,10 @@ def _chunks(n_draws: int, n: int) -> list[tuple[int, int]]:
 
 
 # A score pattern (one example's scores of every system) shared by at least this many examples is resampled by its
-# count: one binomial step of a multinomial draw (about 90 ns) instead of that many picks (4 to 15 ns each).
+# count: one binomial step of a multinomial draw (about 90 ns) instead of that many picks (a Poisson count of about
+# 4 ns each while the rest is large, else an index pick of 20 ns or more).
 MIN_PATTERN_COUNT = 16
+MIN_PATTERN_COUNT_SMALL_REST = 4
 MAX_COUNTED_PATTERNS = 64
 
 
@@ -85,6 +87,8 @@ def bootstrap_means(scores: np.ndarray, n_resamples: int, rng: np.random.Generat
     patterns, inverse, counts = score_patterns(scores)
     by_count = np.argsort(-counts, kind="stable")[:MAX_COUNTED_PATTERNS]
     counted = by_count[counts[by_count] >= MIN_PATTERN_COUNT]
+    if n - counts[counted].sum() < POISSON_MIN_ROWS:
+        counted = by_count[counts[by_count] >= MIN_PATTERN_COUNT_SMALL_REST]
     rest = np.flatnonzero(~np.isin(inverse, counted))
     shares = np.append(counts[counted], rest.size) / n
     counted_values = patterns[counted]
