@@ -1,6 +1,7 @@
 """The fast resampling paths draw from exactly the textbook distributions.
 
-- bootstrap_means counts draws on frequent score patterns by one multinomial draw and picks the rest by index;
+- bootstrap_means counts draws on frequent score patterns by one multinomial draw and picks the rest by index or,
+  for a large rest, by Poisson counts (UniformPicker, PoissonBits);
 - binary_paired_means draws the 2×2 table's cells of 0/1 scores;
 - sign_flip_means counts positive signs per difference size by popcount and flips the rest one by one.
 Each is checked against the moments the textbook procedure has exactly (bootstrap: mean x̄ and covariance Σ/n with
@@ -34,7 +35,7 @@ def test_pattern_count_bootstrap_has_the_bootstrap_mean_and_covariance():
     rng = np.random.default_rng(11)
     scores = _discrete_scores(rng, 400)
     _, counts = np.unique(scores.T, axis=0, return_counts=True)
-    assert counts.max() >= resample.MIN_PATTERN_COUNT and (counts < resample.MIN_PATTERN_COUNT).any()  # both paths
+    assert counts.max() >= resample.MIN_PATTERN_COUNT and (counts < resample.MIN_PATTERN_COUNT_SMALL_REST).any()  # both paths
     means = resample.bootstrap_means(scores, DRAWS, resample.stream(3, "x"))
     n = scores.shape[1]
     expected_cov = np.cov(scores, ddof=0) / n
