@@ -142,7 +142,7 @@ def _pick_counts(picker: resample.UniformPicker, picks: np.ndarray, rows: int, s
 @pytest.mark.parametrize("picks_below_mean", [0, 60], ids=["usual", "many-redraws"])
 def test_poisson_picks_are_multinomial_counts(picks_below_mean):
     # picks 60 below their mean: T exceeds them in about a quarter of the rows, which draw again
-    rows, draws = 1_200, 6_000
+    rows, draws = 1_200, 4_000
     picker = resample.UniformPicker(np.eye(rows), n=2 * rows)
     assert picker.poisson is not None
     picks = np.full(draws, rows - picks_below_mean)
