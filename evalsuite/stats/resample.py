@@ -124,6 +124,7 @@ def score_patterns(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
 # Below this many rows the picks added to the Poisson counts (POISSON_MARGIN_SD·√(2·rows)) are a large share of all.
 POISSON_MIN_ROWS = 1024
 POISSON_MARGIN_SD = 2.0
+POISSON_REDRAWS = 8
 
 
 class UniformPicker:
@@ -137,7 +138,7 @@ class UniformPicker:
     sixteenth of a 64-bit draw and half a table lookup (PoissonBits), an index pick 10 to 30 ns with its sum. λ
     is set POISSON_MARGIN_SD standard deviations of picks[b] − T below picks[b]'s mean, so T exceeds picks[b] in
     about one row in 45; such a row draws its counts again (a condition on T alone, which keeps them multinomial;
-    fewer redraws would cost more added picks). The counts of a chunk of resamples form a dense (resamples × rows)
+    fewer redraws would cost more added picks), and after POISSON_REDRAWS tries all its picks are drawn by index. The counts of a chunk of resamples form a dense (resamples × rows)
     matrix whose product with the values and a column of ones (for T) sums every system at once; the added picks
     of all resamples are summed together at the end.
     """
@@ -160,8 +161,12 @@ class UniformPicker:
         for start, m in _chunks(picks.size, rows):
             part, wanted = out[start : start + m], picks[start : start + m]
             part[:] = self.poisson.draw(m, rows, rng) @ self.with_ones
-            while (over := np.flatnonzero(part[:, -1] > wanted)).size:
+            for _ in range(POISSON_REDRAWS):
+                if not (over := np.flatnonzero(part[:, -1] > wanted)).size:
+                    break
                 part[over] = self.poisson.draw(over.size, rows, rng) @ self.with_ones
+            else:  # a row wanting far fewer picks than usual (never in a bootstrap): all of them by index
+                part[part[:, -1] > wanted] = 0.0
         missing = picks - out[:, -1].astype(np.int64)
         return out[:, :-1] + index_pick_sums(self.values, missing, rng)
 

@@ -158,6 +158,14 @@ def test_poisson_picks_are_multinomial_counts(picks_below_mean):
     assert _within(halves_cov, -k / 4, k / 4 * np.sqrt(2 / draws))
 
 
+def test_poisson_picks_of_rows_wanting_few_picks_fall_back_to_index_picks():
+    # Poisson counts of 1,100 rows almost never total 0 or 5: those rows are drawn by index after a few tries
+    picker = resample.UniformPicker(np.eye(1_100), n=2_200)
+    counts = _pick_counts(picker, np.array([0, 5, 1_100, 1_100]), 1_100, seed=3)
+    assert counts.sum(axis=1).tolist() == [0, 5, 1_100, 1_100]
+    assert counts.min() >= 0
+
+
 def test_poisson_picks_match_index_picks_in_distribution():
     rng = np.random.default_rng(15)
     rows = 1_500
