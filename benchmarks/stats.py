@@ -1,6 +1,7 @@
-"""Statistics at Search-R1's full evaluation size: compare() and `evalsuite table`, against the previous implementation.
+"""Statistics at Search-R1's full evaluation size: compare() and `evalsuite table`, against earlier implementations.
 
-    python benchmarks/stats.py [--systems 10] [--resamples 10000] [--old-ref 3e41e1f] [--no-table]
+    python benchmarks/stats.py [--systems 10] [--resamples 10000] [--old-ref 31863aa --old-ref 3e41e1f]
+                               [--no-table] [--all-old-tables]
 
 Workload: Search-R1's seven benchmarks at full size (NQ 3,610, TriviaQA 11,313, PopQA 14,267, HotpotQA 7,405,
 2Wiki 12,576, MuSiQue 2,417, Bamboogle 125: 51,713 examples per system), S systems, every system compared with the
@@ -10,11 +11,13 @@ permutations. Scores are synthetic but shaped like real runs: a per-question dif
 0/1, and token F1 that is 1 when EM is, a token-overlap fraction (2c / (p + g), up to 8 tokens each) for a quarter
 of the wrong answers and 0 otherwise (the recorded Search-R1 runs: 45% zeros, 42% ones, 26 distinct values).
 
-The previous implementation is git's version `--old-ref` (default 3e41e1f, the commit before intervals by metric
-kind, the 2×2-table and pattern-count bootstrap, and scores.npz): its `evalsuite/` is extracted with `git archive`
-into a temporary directory and timed in a subprocess on the same workload (saved to a .npz), in the same run.
-`evalsuite table` is timed end to end (a fresh `python -m evalsuite table` process over S run directories) for
-both trees; the current tree reads scores.npz, the previous one parses predictions.jsonl.
+Each earlier implementation is a git revision (`--old-ref`, repeatable; default 31863aa, the pattern-count
+bootstrap with index picks and a sparse selection matrix that the Poisson-count picks replaced, and 3e41e1f, the
+commit before intervals by metric kind, the 2×2-table and pattern-count bootstrap, and scores.npz): its `evalsuite/`
+is extracted with `git archive` into a temporary directory and timed in a subprocess on the same workload (saved to
+a .npz), in the same run. `evalsuite table` is timed end to end (a fresh `python -m evalsuite table` process over S
+run directories) for the current tree and the first `--old-ref` (all of them with `--all-old-tables`: 3e41e1f
+parses predictions.jsonl, 517,130 records, which takes minutes).
 """
 
 from __future__ import annotations
@@ -125,14 +128,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--systems", type=int, default=10)
     parser.add_argument("--resamples", type=int, default=10_000)
-    parser.add_argument("--old-ref", default="3e41e1f")
+    parser.add_argument("--old-ref", action="append", help="an earlier git revision to time (repeatable)")
     parser.add_argument("--no-table", action="store_true", help="skip the end-to-end `evalsuite table` timing")
-    parser.add_argument("--no-old-table", action="store_true",
-                        help="skip the previous tree's `evalsuite table` (it parses 10 × 51,713 records: minutes)")
+    parser.add_argument("--all-old-tables", action="store_true",
+                        help="time `evalsuite table` for every --old-ref, not only the first (3e41e1f: minutes)")
     args = parser.parse_args()
+    refs = args.old_ref or ["31863aa", "3e41e1f"]
     n_total = sum(SIZES.values())
     print(f"workload: {args.systems} systems × 7 benchmarks ({n_total:,} examples each), {args.resamples:,} resamples "
-          f"and permutations; previous implementation: git {args.old_ref}")
+          f"and permutations; earlier implementations: git {', '.join(refs)}")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs at the start")
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         arrays = make_workload(args.systems)
@@ -142,22 +147,29 @@ def main() -> None:
         agree = np.mean(np.concatenate([(arrays[f"{t}/f1"] == arrays[f"{t}/f1"][0]).all(axis=0) for t in SIZES]))
         print(f"F1 of sys0: {np.mean(f1 == 0):.0%} zeros, {np.mean(f1 == 1):.0%} ones, {len(np.unique(f1))} distinct values; "
               f"all systems' F1 equal on {agree:.0%} of the examples")
-        old = old_tree(args.old_ref, tmp_path / "old")
-        rows = []
+        trees = [ROOT] + [old_tree(ref, tmp_path / f"old-{ref}") for ref in refs]
+        rows: list[tuple[str, list[tuple[float, float]]]] = []
         for metric in ("em", "f1"):
-            new_wall, new_cpu = time_compare(ROOT, workload, metric, args.resamples)
-            old_wall, old_cpu = time_compare(old, workload, metric, args.resamples)
-            rows.append((f"compare(), {metric.upper()}", new_wall, new_cpu, old_wall, old_cpu))
+            rows.append((f"compare(), {metric.upper()}", [time_compare(tree, workload, metric, args.resamples) for tree in trees]))
         if not args.no_table:
             dirs = write_runs(arrays, tmp_path / "runs")
+            timed = trees if args.all_old_tables else trees[:2]
             for metric in ("em", "f1"):
-                old_times = (np.nan, np.nan) if args.no_old_table else time_table(old, dirs, metric)
-                rows.append((f"evalsuite table, {metric.upper()} (process, end to end)", *time_table(ROOT, dirs, metric), *old_times))
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (wall time grows with the load; CPU time does not)")
-    print(f"{'':44} {'now wall s':>10} {'CPU s':>7} {'before wall s':>13} {'CPU s':>7} {'speed-up':>9}")
-    for label, new_wall, new_cpu, old_wall, old_cpu in rows:
-        print(f"{label:44} {new_wall:10.2f} {new_cpu:7.2f} {old_wall:13.2f} {old_cpu:7.2f} {old_cpu / new_cpu:8.1f}x")
-    print("speed-up: ratio of CPU seconds (the time on an idle machine; compare() and the table use up to 2 threads)")
+                times = [time_table(tree, dirs, metric) if tree in timed else (np.nan, np.nan) for tree in trees]
+                rows.append((f"evalsuite table, {metric.upper()} (process, end to end)", times))
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs at the end (wall time grows with the load; "
+          "CPU time much less)")
+    header = f"{'':44} {'now wall s':>10} {'CPU s':>7}"
+    for ref in refs:
+        header += f" {ref + ' wall s':>16} {'CPU s':>7} {'speed-up':>9}"
+    print(header)
+    for label, times in rows:
+        new_cpu = times[0][1]
+        line = f"{label:44} {times[0][0]:10.2f} {new_cpu:7.2f}"
+        for old_wall, old_cpu in times[1:]:
+            line += f" {old_wall:16.2f} {old_cpu:7.2f} {old_cpu / new_cpu:8.1f}x"
+        print(line)
+    print("speed-up: ratio of CPU seconds (user + system, all threads; compare() and the table use up to 2 threads)")
 
 
 if __name__ == "__main__":

@@ -162,10 +162,14 @@ def compare(
         return part, _unpaired_task(part, task, present, by_name)
 
     # Benchmarks draw from their own streams, so running them in parallel threads (numpy and scipy release the
-    # GIL while drawing and summing) changes no number; parts are merged in benchmark order.
+    # GIL while drawing and summing) changes no number; the largest start first (the threads then finish together)
+    # and parts are merged in benchmark order.
     draws: dict[str, _TaskDraws] = {}
+    size = {t: max(len(s.tasks.get(t, ())) for s in systems) for t in tasks}
     with ThreadPoolExecutor(max_workers=max(1, min(len(tasks), os.cpu_count() or 1))) as pool:
-        for task, (part, drawn) in zip(tasks, pool.map(one_task, tasks)):
+        running = {task: pool.submit(one_task, task) for task in sorted(tasks, key=size.__getitem__, reverse=True)}
+        for task in tasks:
+            part, drawn = running[task].result()
             result.means.update(part.means)
             result.differences.update(part.differences)
             result.notes.extend(part.notes)

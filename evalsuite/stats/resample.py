@@ -1,14 +1,21 @@
 """Vectorized resampling, exact and seeded: bootstrap means (one set of resamples for all systems, frequent score
-patterns counted by a multinomial draw), the 2×2-table bootstrap of 0/1 scores, and sign-flip randomization."""
+patterns counted by a multinomial draw, the other examples by Poisson counts), the 2×2-table bootstrap of 0/1
+scores, and sign-flip randomization."""
 
 from __future__ import annotations
 
+import functools
+import math
+import threading
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
+from threadpoolctl import ThreadpoolController
 
-# Index entries generated per chunk: bounds memory (about 12 MB) whatever the resample count.
+# Poisson counts or index picks generated per chunk: bounds memory (about 16 MB) whatever the resample count.
 CHUNK_CELLS = 1 << 20
 DEFAULT_SEED = 12345  # sacrebleu's default seed
 
@@ -18,15 +25,50 @@ def stream(seed: int, key: str = "") -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(key.encode("utf-8"))])
 
 
+_blas_lock = threading.Lock()
+_blas_users = 0
+_blas_limit: object | None = None
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Run with one BLAS thread while any caller is inside (reentrant, thread-safe).
+
+    Our products are thin ((resamples × examples) @ (examples × systems)): OpenBLAS splits them over its own threads,
+    which on two cores already busy with compare()'s benchmarks spend five times the CPU of one thread.
+    """
+    global _blas_users, _blas_limit
+    with _blas_lock:
+        if _blas_users == 0:
+            _blas_limit = _threadpools().limit(limits=1, user_api="blas")
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_users -= 1
+            if _blas_users == 0 and _blas_limit is not None:
+                _blas_limit.restore_original_limits()  # type: ignore[attr-defined]
+                _blas_limit = None
+
+
+@functools.cache
+def _threadpools() -> ThreadpoolController:
+    # Finding the loaded BLAS libraries takes milliseconds: once per process, not once per call.
+    return ThreadpoolController()
+
+
 def _chunks(n_draws: int, n: int) -> list[tuple[int, int]]:
     rows = max(1, CHUNK_CELLS // max(n, 1))
     return [(start, min(rows, n_draws - start)) for start in range(0, n_draws, rows)]
 
 
 # A score pattern (one example's scores of every system) shared by at least this many examples is resampled by its
-# count: one binomial step of a multinomial draw (about 60 ns) instead of that many index draws (about 5 ns each).
+# count: one binomial step of a multinomial draw (about 90 ns) instead of that many picks (a Poisson count of about
+# 4 ns each while the rest is large, else an index pick of 20 ns or more).
 MIN_PATTERN_COUNT = 16
-MAX_COUNTED_PATTERNS = 32
+MIN_PATTERN_COUNT_SMALL_REST = 4
+MAX_COUNTED_PATTERNS = 64
 
 
 def bootstrap_means(scores: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
@@ -35,36 +77,159 @@ def bootstrap_means(scores: np.ndarray, n_resamples: int, rng: np.random.Generat
     Examples with the same scores in every system (a pattern) are interchangeable, so a resample only needs how
     many draws land on each frequent pattern, one Multinomial(n, shares) draw over the frequent patterns and "the
     rest"; the draws that land on the rest pick their examples uniformly among the rest, exactly as drawing n
-    indices would. Real scores are mostly 0 or 1, so most examples fall in a few patterns (all systems wrong, all
-    right) and a resample costs a few binomials plus a fraction of n index draws. The picked examples form a sparse
-    (resamples × rest) selection matrix whose product with the scores sums every system at once.
+    indices would (UniformPicker). Real scores are mostly 0 or 1, so most examples fall in a few patterns (all
+    systems wrong, all right) and a resample costs a few binomials plus the picks among the rest. One system's
+    scores (a run's own interval) take few distinct values, so nearly all of them are counted.
     """
     scores = np.atleast_2d(np.asarray(scores, dtype=float))
     k, n = scores.shape
-    out = np.zeros((n_resamples, k))
     if n == 0:
-        return out
-    patterns, inverse, counts = np.unique(scores.T, axis=0, return_inverse=True, return_counts=True)
+        return np.zeros((n_resamples, k))
+    patterns, inverse, counts = score_patterns(scores)
     by_count = np.argsort(-counts, kind="stable")[:MAX_COUNTED_PATTERNS]
     counted = by_count[counts[by_count] >= MIN_PATTERN_COUNT]
-    rest = np.flatnonzero(~np.isin(inverse.ravel(), counted))
+    if n - counts[counted].sum() < POISSON_MIN_ROWS:
+        counted = by_count[counts[by_count] >= MIN_PATTERN_COUNT_SMALL_REST]
+    rest = np.flatnonzero(~np.isin(inverse, counted))
     shares = np.append(counts[counted], rest.size) / n
     counted_values = patterns[counted]
-    rest_columns = np.ascontiguousarray(scores[:, rest].T)
-    ones = np.ones(0)
-    for start, m in _chunks(n_resamples, max(rest.size, len(counted))):
-        drawn = rng.multinomial(n, shares, size=m)
-        out[start : start + m] = drawn[:, :-1] @ counted_values
+    with one_blas_thread():
+        drawn = rng.multinomial(n, shares, size=n_resamples)
+        out = drawn[:, :-1] @ counted_values
         if rest.size:
-            in_rest = drawn[:, -1]
-            total = int(in_rest.sum())
-            ones = ones if ones.size >= total else np.ones(2 * total)
-            picks = rng.integers(0, rest.size, size=total, dtype=np.int32)
-            rows = np.concatenate([[0], np.cumsum(in_rest)]).astype(np.int32)
-            selection = sparse.csr_matrix((ones[:total], picks, rows), shape=(m, rest.size))
-            out[start : start + m] += selection @ rest_columns
-    out /= n
+            out += UniformPicker(scores[:, rest].T, n).sums(drawn[:, -1], rng)
+    return out / n
+
+
+def score_patterns(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct columns of (systems × n) scores (patterns × systems), each example's pattern and their counts.
+
+    np.unique(axis=0) sorts the columns as byte strings; numbering each system's distinct values and combining the
+    numbers into one integer per example (mixed radix, the first system most significant: the same order) sorts
+    plain integers instead, about eight times faster.
+    """
+    key = np.zeros(scores.shape[1], dtype=np.int64)
+    radix = 1
+    for row in scores[::-1]:
+        values, number = np.unique(row, return_inverse=True)
+        if radix * values.size >= 1 << 62:
+            patterns, inverse, counts = np.unique(scores.T, axis=0, return_inverse=True, return_counts=True)
+            return patterns, inverse.ravel(), counts
+        key += number * radix
+        radix *= values.size
+    _, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+    return scores[:, first].T, inverse, counts
+
+
+# Below this many rows the picks added to the Poisson counts (POISSON_MARGIN_SD·√(2·rows)) are a large share of all.
+POISSON_MIN_ROWS = 1024
+POISSON_MARGIN_SD = 2.0
+POISSON_REDRAWS = 8
+
+
+class UniformPicker:
+    """Row b of `sums(picks)`: the sum of picks[b] rows of `values` drawn uniformly with replacement (the rest of a
+    resample of n examples, so picks[b] ~ Binomial(n, rows / n)).
+
+    Few rows: each pick's index is drawn (index_pick_sums). Many rows (POISSON_MIN_ROWS or more): how often each
+    row is picked is drawn instead. Independent Poisson(λ) counts, one per row, are, given their total T, exactly
+    the counts of T uniform picks (a multinomial is a Poisson vector conditioned on its total), and adding
+    picks[b] − T more uniform picks by index makes them the counts of picks[b] picks. A Poisson count costs a
+    sixteenth of a 64-bit draw and half a table lookup (PoissonBits), an index pick 10 to 30 ns with its sum. λ
+    is set POISSON_MARGIN_SD standard deviations of picks[b] − T below picks[b]'s mean, so T exceeds picks[b] in
+    about one row in 45; such a row draws its counts again (a condition on T alone, which keeps them multinomial;
+    fewer redraws would cost more added picks), and after POISSON_REDRAWS tries all its picks are drawn by index. The counts of a chunk of resamples form a dense (resamples × rows)
+    matrix whose product with the values and a column of ones (for T) sums every system at once; the added picks
+    of all resamples are summed together at the end.
+    """
+
+    def __init__(self, values: np.ndarray, n: int) -> None:
+        rows = values.shape[0]
+        self.values = np.ascontiguousarray(values, dtype=float)
+        self.poisson: PoissonBits | None = None
+        if rows >= POISSON_MIN_ROWS:
+            # picks[b] ~ Binomial(n, rows / n): mean `rows`, variance rows·(1 − rows/n); T ~ Poisson(λ·rows)
+            spread = np.sqrt(rows * (1.0 - rows / n) + rows)
+            self.poisson = PoissonBits.of(max(rows - POISSON_MARGIN_SD * spread, 0.0) / rows)
+            self.with_ones = np.hstack([self.values, np.ones((rows, 1))])
+
+    def sums(self, picks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        if self.poisson is None:
+            return index_pick_sums(self.values, picks, rng)
+        rows = self.values.shape[0]
+        out = np.empty((picks.size, self.with_ones.shape[1]))
+        for start, m in _chunks(picks.size, rows):
+            part, wanted = out[start : start + m], picks[start : start + m]
+            part[:] = self.poisson.draw(m, rows, rng) @ self.with_ones
+            for _ in range(POISSON_REDRAWS):
+                if not (over := np.flatnonzero(part[:, -1] > wanted)).size:
+                    break
+                part[over] = self.poisson.draw(over.size, rows, rng) @ self.with_ones
+            else:  # a row wanting far fewer picks than usual (never in a bootstrap): all of them by index
+                part[part[:, -1] > wanted] = 0.0
+        missing = picks - out[:, -1].astype(np.int64)
+        return out[:, :-1] + index_pick_sums(self.values, missing, rng)
+
+
+def index_pick_sums(values: np.ndarray, picks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Row b: the sum of `picks[b]` rows of `values` drawn uniformly by index; a sparse selection matrix sums them."""
+    from scipy import sparse  # 0.15 s to import, which tables of 0/1 metrics never need
+
+    rows = values.shape[0]
+    out = np.zeros((picks.size, values.shape[1]))
+    for start, m in _chunks(picks.size, int(picks.mean()) + 1 if picks.size else 1):
+        chunk = picks[start : start + m]
+        total = int(chunk.sum())
+        if total:
+            indices = rng.integers(0, rows, size=total)
+            indptr = np.concatenate([[0], np.cumsum(chunk)])
+            out[start : start + m] = sparse.csr_matrix((np.ones(total), indices, indptr), shape=(m, rows)) @ values
     return out
+
+
+_BITS = 16
+
+
+@dataclass(frozen=True)
+class PoissonBits:
+    """Independent Poisson(λ) counts, two per 16 random bits, exact to double precision (that of numpy's samplers).
+
+    A pair of counts (a, b) has probability P(a)·P(b); it owns floor(2¹⁶·P(a)·P(b)) of the 65,536 bit patterns, and
+    the L patterns left over at the top (L is the sum of the fractional parts) draw a double u ∈ [0, L) and take the
+    pair whose fractional part u falls in: P(a, b) = floor / 2¹⁶ + (L / 2¹⁶)·(frac / L) exactly. A pair costs an
+    eighth of a 64-bit draw and one lookup in a 1 MB table; about one pair in 2,000 needs the double.
+    """
+
+    table: np.ndarray  # complex128, a + bj for each bit pattern (0 from `leftover_from` on, where the double decides)
+    leftover_from: int
+    leftover_pairs: np.ndarray  # complex128, every pair (a, b) in table order
+    leftover_edges: np.ndarray  # cumulative fractional parts: pair i for u in [edges[i-1], edges[i])
+
+    @classmethod
+    @functools.lru_cache(maxsize=64)
+    def of(cls, lam: float) -> PoissonBits:
+        k = np.arange(24)  # P(24) < 1e-23 for λ ≤ 1: no pattern, no fractional part worth a double
+        log_factorial = np.array([math.lgamma(i + 1) for i in k])
+        pmf = np.exp(-lam + k * np.log(lam) - log_factorial) if lam > 0 else (k == 0).astype(float)
+        pairs = (k[:, None] + 1j * k[None, :]).ravel()
+        scaled = np.outer(pmf, pmf).ravel() * (1 << _BITS)
+        whole = np.floor(scaled).astype(np.int64)
+        table = np.zeros(1 << _BITS, dtype=complex)
+        table[: whole.sum()] = np.repeat(pairs, whole)
+        return cls(table, int(whole.sum()), pairs, np.cumsum(scaled - whole))
+
+    def draw(self, rows: int, columns: int, rng: np.random.Generator) -> np.ndarray:
+        """A (rows × columns) float array of independent Poisson(λ) counts."""
+        cells = rows * columns
+        lookups = -(-cells // 2)
+        bits = rng.bit_generator.random_raw(-(-lookups // 4)).view(np.uint16)[:lookups]
+        pairs = np.take(self.table, bits)
+        leftover = np.flatnonzero(bits >= self.leftover_from)
+        if leftover.size:
+            u = rng.random(leftover.size) * self.leftover_edges[-1]
+            which = np.searchsorted(self.leftover_edges, u, side="right")
+            pairs[leftover] = self.leftover_pairs[np.minimum(which, self.leftover_pairs.size - 1)]
+        return pairs.view(float)[:cells].reshape(rows, columns)
 
 
 def is_binary(values: np.ndarray) -> bool:
@@ -127,15 +292,16 @@ def sign_flip_means(diffs: np.ndarray, n_permutations: int, seed: int, key: str)
     diffs = np.atleast_2d(np.asarray(diffs, dtype=float))
     k, n = diffs.shape
     out = np.empty((n_permutations, k))
-    for j in range(k):
-        rng = stream(seed, key)
-        magnitudes = np.abs(diffs[j][diffs[j] != 0.0])
-        sizes, inverse, counts = np.unique(magnitudes, return_inverse=True, return_counts=True)
-        grouped = counts >= MIN_GROUP_COUNT
-        out[:, j] = grouped_sign_flip_sums(sizes[grouped], counts[grouped], n_permutations, rng)
-        single = magnitudes[~grouped[inverse]]
-        if single.size:
-            out[:, j] += dense_sign_flip_sums(single, n_permutations, rng)
+    with one_blas_thread():
+        for j in range(k):
+            rng = stream(seed, key)
+            magnitudes = np.abs(diffs[j][diffs[j] != 0.0])
+            sizes, inverse, counts = np.unique(magnitudes, return_inverse=True, return_counts=True)
+            grouped = counts >= MIN_GROUP_COUNT
+            out[:, j] = grouped_sign_flip_sums(sizes[grouped], counts[grouped], n_permutations, rng)
+            single = magnitudes[~grouped[inverse]]
+            if single.size:
+                out[:, j] += dense_sign_flip_sums(single, n_permutations, rng)
     return out / n
 
 

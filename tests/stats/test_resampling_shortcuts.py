@@ -1,6 +1,7 @@
 """The fast resampling paths draw from exactly the textbook distributions.
 
-- bootstrap_means counts draws on frequent score patterns by one multinomial draw and picks the rest by index;
+- bootstrap_means counts draws on frequent score patterns by one multinomial draw and picks the rest by index or,
+  for a large rest, by Poisson counts (UniformPicker, PoissonBits);
 - binary_paired_means draws the 2×2 table's cells of 0/1 scores;
 - sign_flip_means counts positive signs per difference size by popcount and flips the rest one by one.
 Each is checked against the moments the textbook procedure has exactly (bootstrap: mean x̄ and covariance Σ/n with
@@ -34,7 +35,7 @@ def test_pattern_count_bootstrap_has_the_bootstrap_mean_and_covariance():
     rng = np.random.default_rng(11)
     scores = _discrete_scores(rng, 400)
     _, counts = np.unique(scores.T, axis=0, return_counts=True)
-    assert counts.max() >= resample.MIN_PATTERN_COUNT and (counts < resample.MIN_PATTERN_COUNT).any()  # both paths
+    assert counts.max() >= resample.MIN_PATTERN_COUNT and (counts < resample.MIN_PATTERN_COUNT_SMALL_REST).any()  # both paths
     means = resample.bootstrap_means(scores, DRAWS, resample.stream(3, "x"))
     n = scores.shape[1]
     expected_cov = np.cov(scores, ddof=0) / n
@@ -100,3 +101,126 @@ def test_grouped_and_byte_table_sums_equal_the_loop_over_the_same_random_bits():
     packed = resample.stream(0, "d").integers(0, 256, size=(500, 2), dtype=np.uint8)
     signs = 2.0 * np.unpackbits(packed, axis=1, count=13) - 1.0
     assert np.allclose(dense, signs @ values)
+
+
+# The Poisson-count picks: sets of at least POISSON_MIN_ROWS rows draw how often each row is picked.
+
+
+def test_poisson_bits_give_each_pair_of_counts_its_exact_probability():
+    # every 16-bit pattern's pair, plus the double-resolved leftover share, sums to P(a)·P(b) for every pair
+    lam = 0.93
+    bits = resample.PoissonBits.of(lam)
+    pairs = bits.leftover_pairs
+    table_share = np.array([np.count_nonzero(bits.table[: bits.leftover_from] == pair) for pair in pairs]) / 65536
+    leftover = 1 - bits.leftover_from / 65536
+    fractions = np.diff(np.concatenate([[0.0], bits.leftover_edges])) / bits.leftover_edges[-1]
+    pmf = scipy_stats.poisson.pmf(np.arange(24), lam)
+    expected = np.outer(pmf, pmf).ravel()
+    assert np.allclose(table_share + leftover * fractions, expected, rtol=0, atol=1e-15)
+    assert np.array_equal(pairs.real.astype(int), np.repeat(np.arange(24), 24))
+
+
+def test_poisson_bits_draw_independent_poisson_counts():
+    lam = 0.97
+    counts = resample.PoissonBits.of(lam).draw(400, 5_001, resample.stream(8, "p"))  # odd: a pair spans two rows
+    assert counts.shape == (400, 5_001)
+    values, observed = np.unique(counts, return_counts=True)
+    expected = scipy_stats.poisson.pmf(values, lam) * counts.size
+    keep = expected > 20
+    chi2 = np.sum((observed[keep] - expected[keep]) ** 2 / expected[keep])
+    assert scipy_stats.chi2.sf(chi2, keep.sum() - 1) > 1e-3, (values, observed, expected)
+    flat = counts.ravel()  # the two counts of one lookup, and neighbouring rows, are independent
+    for lag in (1, 2, 5_001):
+        assert abs(np.corrcoef(flat[:-lag], flat[lag:])[0, 1]) < 4.5 / np.sqrt(flat.size)
+
+
+def _pick_counts(picker: resample.UniformPicker, picks: np.ndarray, rows: int, seed: int) -> np.ndarray:
+    """How often each row was picked, through the sums of an identity matrix of values."""
+    return picker.sums(picks, resample.stream(seed, "counts"))[:, :rows]
+
+
+@pytest.mark.parametrize("picks_below_mean", [0, 60], ids=["usual", "many-redraws"])
+def test_poisson_picks_are_multinomial_counts(picks_below_mean):
+    # picks 60 below their mean: T exceeds them in about a quarter of the rows, which draw again
+    rows, draws = 1_200, 4_000
+    picker = resample.UniformPicker(np.eye(rows), n=2 * rows)
+    assert picker.poisson is not None
+    picks = np.full(draws, rows - picks_below_mean)
+    counts = np.vstack([_pick_counts(picker, picks[:1_000], rows, seed) for seed in range(draws // 1_000)])
+    assert np.array_equal(counts.sum(axis=1), picks)  # exactly picks[b] picks in every row
+    k = picks[0]
+    p = 1 / rows
+    # Multinomial(k, 1/rows): each count Binomial(k, p), two counts covary by −k·p² (independent Poisson: 0)
+    assert _within(counts.mean(), k * p, np.sqrt(k * p * (1 - p) / counts.size) * 3)
+    assert _within(counts.var(), k * p * (1 - p), k * p * np.sqrt(2 / counts.size) * 3)
+    left, right = counts[:, :600].sum(axis=1), counts[:, 600:].sum(axis=1)
+    halves_cov = np.cov(left, right)[0, 1]  # Binomial halves of k: covariance −k/4
+    assert _within(halves_cov, -k / 4, k / 4 * np.sqrt(2 / draws))
+
+
+def test_poisson_picks_of_rows_wanting_few_picks_fall_back_to_index_picks():
+    # Poisson counts of 1,100 rows almost never total 0 or 5: those rows are drawn by index after a few tries
+    picker = resample.UniformPicker(np.eye(1_100), n=2_200)
+    counts = _pick_counts(picker, np.array([0, 5, 1_100, 1_100]), 1_100, seed=3)
+    assert counts.sum(axis=1).tolist() == [0, 5, 1_100, 1_100]
+    assert counts.min() >= 0
+
+
+def test_poisson_picks_match_index_picks_in_distribution():
+    rng = np.random.default_rng(15)
+    rows = 1_500
+    values = np.column_stack([rng.random(rows), rng.choice([0.0, 0.5, 1.0], rows)])
+    picker = resample.UniformPicker(values, n=3_000)
+    picks = rng.binomial(3_000, 0.5, size=4_000)
+    fast = picker.sums(picks, resample.stream(1, "f"))
+    index = resample.index_pick_sums(values, picks, resample.stream(2, "i"))
+    for j in range(2):
+        assert scipy_stats.ks_2samp(fast[:, j] - picks * values[:, j].mean(), index[:, j] - picks * values[:, j].mean()).pvalue > 1e-3
+
+
+def test_bootstrap_of_many_distinct_scores_has_the_bootstrap_mean_and_covariance():
+    # 2,500 examples whose patterns are nearly all distinct: the rest is resampled by Poisson counts
+    rng = np.random.default_rng(16)
+    scores = np.where(rng.random((3, 2_500)) < 0.5, rng.random((3, 2_500)), np.round(rng.random((3, 2_500))))
+    means = resample.bootstrap_means(scores, 20_000, resample.stream(4, "x"))
+    n = scores.shape[1]
+    expected_cov = np.cov(scores, ddof=0) / n
+    assert _within(means.mean(axis=0), scores.mean(axis=1), np.sqrt(np.diag(expected_cov) / 20_000))
+    se = np.sqrt((expected_cov**2 + np.outer(np.diag(expected_cov), np.diag(expected_cov))) / 20_000)
+    assert _within(np.cov(means.T), expected_cov, se)
+    index = rng.integers(0, n, size=(5_000, n))
+    textbook = np.stack([scores[j][index].mean(axis=1) for j in range(3)], axis=1)
+    assert scipy_stats.ks_2samp(means[:, 2] - means[:, 0], textbook[:, 2] - textbook[:, 0]).pvalue > 1e-3
+
+
+def test_bootstrap_means_are_reproducible_from_the_seed():
+    scores = np.random.default_rng(17).random((2, 3_000))
+    first = resample.bootstrap_means(scores, 300, resample.stream(5, "t"))
+    assert np.array_equal(first, resample.bootstrap_means(scores, 300, resample.stream(5, "t")))
+    assert not np.array_equal(first, resample.bootstrap_means(scores, 300, resample.stream(6, "t")))
+
+
+def test_score_patterns_equal_numpy_unique_columns():
+    rng = np.random.default_rng(18)
+    few = rng.choice([0.0, 0.25, 1.0], size=(4, 500))
+    many = rng.integers(0, 400, size=(8, 600)) / 400  # 400⁸ numbers overflow the mixed radix: np.unique path
+    for scores in (few, many):
+        patterns, inverse, counts = resample.score_patterns(scores)
+        expected, expected_inverse, expected_counts = np.unique(scores.T, axis=0, return_inverse=True, return_counts=True)
+        assert np.array_equal(patterns, expected) and np.array_equal(counts, expected_counts)
+        assert np.array_equal(inverse, expected_inverse.ravel())
+        assert np.array_equal(patterns[inverse].T, scores)
+
+
+def test_one_blas_thread_is_reentrant_and_restores_the_limit():
+    from threadpoolctl import threadpool_info
+
+    def blas_threads() -> set[int]:
+        return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+    before = blas_threads()
+    with resample.one_blas_thread():
+        with resample.one_blas_thread():
+            assert blas_threads() <= {1}
+        assert blas_threads() <= {1}  # the inner exit keeps the limit while the outer caller is inside
+    assert blas_threads() == before
