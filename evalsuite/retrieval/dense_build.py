@@ -1,9 +1,9 @@
-"""Dense retrieval: encoder embeddings in a faiss index (inner product; Flat by default, HNSW and IVF options).
+"""Building a dense index: encoder embeddings of the corpus in a faiss index (Flat by default, HNSW and IVF options).
 
 Building encodes the corpus in shards written one by one to `embeddings/`; a build that stops (crash, kill,
 timeout) resumes from the last complete shard when rerun with the same arguments, and only the vectors of one shard
 are held in memory while encoding. `import_faiss_index` wraps a prebuilt faiss index (Search-R1's `e5_Flat.index`,
-FlashRAG's indexes) without re-encoding anything.
+FlashRAG's indexes) without re-encoding anything. Searching an index is `evalsuite.retrieval.dense`.
 """
 
 from __future__ import annotations
@@ -20,29 +20,23 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalsuite.errors import EvalsuiteError, require
+from evalsuite.errors import EvalsuiteError
 from evalsuite.retrieval.corpus import CorpusReader, DocStore
+from evalsuite.retrieval.dense import FAISS_FILE, load_faiss, read_faiss, shard_names
 from evalsuite.retrieval.manifest import (
     OFFSETS_NAME,
     IndexMismatchError,
-    SavedIndexRetriever,
     base_manifest,
     record_files,
     write_docstore,
     write_manifest,
 )
-from evalsuite.retrieval.types import Hit, check_k
 
 if TYPE_CHECKING:
     from evalsuite.retrieval.encoders import Encoder
 
-FAISS_FILE = "faiss.index"
 EMBED_DIR = "embeddings"
 PROGRESS_FILE = "progress.json"
-
-
-def _faiss():
-    return require("faiss", "dense", "dense retrieval")
 
 
 def faiss_factory(kind: str, dim: int, num_docs: int, *, hnsw_m: int = 32, nlist: int | None = None, pq_m: int | None = None) -> tuple[str, dict[str, Any]]:
@@ -70,32 +64,6 @@ def faiss_factory(kind: str, dim: int, num_docs: int, *, hnsw_m: int = 32, nlist
             raise EvalsuiteError(f"--pq-m {pq_m} must divide the vector dimension {dim}")
         return f"IVF{nlist},PQ{pq_m}x8", {"nlist": nlist, "pq_m": pq_m, "pq_bits": 8}
     return kind, {}
-
-
-def read_faiss(path: Path, mmap: bool) -> Any:
-    """A faiss index from disk; with `mmap`, flat and SQ vector codes stay in the file, shared through the page cache."""
-    faiss = _faiss()
-    # IO_FLAG_MMAP_IFC maps the codes of flat and scalar-quantized storage; faiss's IVF mmap hook refuses some
-    # files ("mmap only supported for File objects"), so IVF lists are read into memory.
-    return faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY if mmap else 0)
-
-
-def shard_names(shards: int) -> list[str]:
-    return [FAISS_FILE] if shards == 1 else [f"faiss-{i:05d}.index" for i in range(shards)]
-
-
-def _apply_search_params(index: Any, params: dict[str, Any]) -> None:
-    faiss = _faiss()
-    if params.get("ef_search") is not None:
-        try:
-            faiss.downcast_index(index).hnsw.efSearch = int(params["ef_search"])
-        except AttributeError:
-            pass
-    if params.get("nprobe") is not None:
-        try:
-            faiss.extract_index_ivf(index).nprobe = int(params["nprobe"])
-        except (RuntimeError, AttributeError):
-            pass
 
 
 def build_dense(
@@ -130,7 +98,7 @@ def build_dense(
     """
     from evalsuite.retrieval.encoders import Encoder, check_devices
 
-    faiss = _faiss()
+    faiss = load_faiss()
     if devices is not None:
         if device is not None:
             raise EvalsuiteError("give --device or --devices, not both", hint="--devices cuda:0 is the same as --device cuda:0")
@@ -249,7 +217,7 @@ def _encode_shard(enc: Encoder, docstore: DocStore, embed_dir: Path, shard: int,
 def _write_faiss_shards(trained: Any, embed_dir: Path, num_shards: int, out_dir: Path, shards: int) -> list[int]:
     """Add the encoded vectors to `shards` copies of the trained index, consecutive ranges each, one file per shard
     (written to a temporary name, then renamed); only one shard's index is in memory at a time."""
-    faiss = _faiss()
+    faiss = load_faiss()
     shard_files = [_shard_path(embed_dir, s) for s in range(num_shards)]
     counts = [np.load(path, mmap_mode="r").shape[0] for path in shard_files]
     total = sum(counts)
@@ -289,7 +257,7 @@ def _prepare_embed_dir(embed_dir: Path, state: dict[str, Any]) -> None:
 
 def _training_sample(embed_dir: Path, num_shards: int, index: Any, per_list: int = 64, seed: int = 0) -> np.ndarray:
     """A seeded sample of stored vectors to train an IVF index (about 64 per list, as faiss recommends 39-256)."""
-    faiss = _faiss()
+    faiss = load_faiss()
     try:
         nlist = faiss.extract_index_ivf(index).nlist
     except (RuntimeError, AttributeError):
@@ -327,7 +295,7 @@ def import_faiss_index(
     """
     from evalsuite.retrieval.encoders import default_prefixes, resolve_encoder
 
-    faiss = _faiss()
+    faiss = load_faiss()
     started = time.perf_counter()
     faiss_path = Path(faiss_path)
     if not faiss_path.is_file():
@@ -382,93 +350,3 @@ def import_faiss_index(
     record_files(out_dir, manifest, [OFFSETS_NAME, FAISS_FILE])
     manifest["build"] = {"seconds": round(time.perf_counter() - started, 3), "imported": True, "linked": link}
     return write_manifest(out_dir, manifest)
-
-
-class DenseRetriever(SavedIndexRetriever):
-    """Batched dense search: encode queries (with the recorded prefix), search faiss, read passages from the corpus."""
-
-    kind = "dense"
-
-    def __init__(
-        self,
-        index_dir: str | Path,
-        manifest: dict[str, Any],
-        *,
-        corpus: str | Path | None = None,
-        verify: str = "auto",
-        device: str | None = None,
-        encoder: str | None = None,
-        batch_size: int = 64,
-        mmap: bool = False,
-        faiss_gpu: bool = False,
-        ef_search: int | None = None,
-        nprobe: int | None = None,
-    ):
-        from evalsuite.retrieval.encoders import Encoder
-
-        faiss = _faiss()
-        super().__init__(index_dir, manifest, corpus, verify)
-        params = manifest["params"]
-        search_params = {k: params["faiss"].get(k) for k in ("ef_search", "nprobe")}
-        if ef_search is not None:
-            search_params["ef_search"] = ef_search
-        if nprobe is not None:
-            search_params["nprobe"] = nprobe
-        self._parts = [read_faiss(self.index_dir / name, mmap) for name in shard_names(int(params["faiss"].get("shards", 1)))]
-        for part in self._parts:
-            _apply_search_params(part, search_params)
-        if len(self._parts) == 1:
-            self.index = self._parts[0]
-        else:  # searched in parallel, results merged; ids run on from one shard to the next
-            self.index = faiss.IndexShards(self._parts[0].d, True, True)
-            for part in self._parts:
-                self.index.add_shard(part)
-        self.memory_mapped = mmap
-        if self.index.ntotal != len(self.docstore):
-            raise IndexMismatchError(f"{self.index_dir}: faiss holds {self.index.ntotal} vectors, the corpus {len(self.docstore)} documents")
-        if faiss_gpu and hasattr(faiss, "get_num_gpus") and faiss.get_num_gpus() > 0:
-            options = faiss.GpuMultipleClonerOptions()
-            options.shard = True
-            self.index = faiss.index_cpu_to_all_gpus(self.index, co=options)
-        recorded = params["encoder"]
-        # The recorded local model directory when it is still there, else the recorded name (hub, or a package alias).
-        source = encoder or (recorded["source"] if Path(recorded["source"]).is_dir() else recorded["name"])
-        self.encoder = Encoder(
-            source,
-            device=device,
-            query_prefix=recorded["query_prefix"],
-            passage_prefix=recorded["passage_prefix"],
-            max_length=recorded.get("max_length"),
-            normalize=recorded.get("normalize", True),
-            fingerprint=False,
-        )
-        if self.encoder.dim != self.index.d:
-            raise IndexMismatchError(
-                f"encoder {self.encoder.name!r} gives {self.encoder.dim}-dimensional vectors but the faiss index holds {self.index.d}",
-                hint="load the index with the encoder it was built with",
-            )
-        self.batch_size = batch_size
-        self.higher_is_better = params["faiss"].get("metric", "inner_product") != "l2"
-
-    def search(self, queries: list[str], k: int) -> list[list[Hit]]:
-        """Top-`k` passages per query by inner product of normalized embeddings (cosine similarity)."""
-        kk = min(check_k(k), len(self.docstore))
-        if not queries:
-            return []
-        parts = []
-        for start in range(0, len(queries), self.batch_size):
-            with self._lock:  # one encoder batch at a time, so a large request does not hold the lock throughout
-                vectors = self.encoder.encode_queries(list(queries[start : start + self.batch_size]), batch_size=self.batch_size)
-                parts.append(self.index.search(vectors, kk))
-        scores = np.concatenate([p[0] for p in parts])
-        rows = np.concatenate([p[1] for p in parts])
-        results: list[list[Hit]] = []
-        for score_row, id_row in zip(scores, rows):
-            hits: list[Hit] = []
-            for score, row in zip(score_row, id_row):
-                if row < 0:
-                    continue
-                doc = self.docstore.document(int(row))
-                hits.append(Hit(doc_id=doc.id, contents=doc.contents, score=float(score), rank=len(hits) + 1))
-            results.append(hits)
-        return results
