@@ -61,9 +61,6 @@ class KnowledgeBase:
         self.by_kind.setdefault(entity.kind, []).append(entity)
         return entity
 
-    def follow(self, entity: Entity, relation: str) -> Entity:
-        return self.entities[entity.rels[relation]]
-
     def named(self, kind: str, name: str) -> Entity:
         for entity in self.by_kind[kind]:
             if entity.name == name:
