@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from evalsuite.agent.method import Action, ChatRenderer, HitLike, register_method, split_contents
+from evalsuite.agent.method import Action, ChatRenderer, HitLike, split_contents
 from evalsuite.agent.methods.protocol import render_plain
 from evalsuite.baselines.base import ANSWER_MARKER, Baseline, after_marker
 
@@ -111,6 +111,3 @@ class IRCoT(Baseline):
     def extract_answer(self, response: str) -> str | None:
         at = response.rfind(ANSWER_MARKER)
         return after_marker(response[at:]) if at != -1 else None
-
-
-register_method("ircot", IRCoT)

@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 
-from evalsuite.agent.method import Action, ChatRenderer, HitLike, register_method, split_contents
+from evalsuite.agent.method import Action, ChatRenderer, HitLike, split_contents
 from evalsuite.agent.methods.protocol import render
-from evalsuite.agent.methods.tags import TagPair, cut_after_first, first_block
+from evalsuite.protocol.tags import TagPair, cut_after_first, first_block
 from evalsuite.baselines.base import Baseline, boxed
 
 MAX_SEARCH_LIMIT = 5
@@ -170,6 +170,3 @@ class SearchO1(Baseline):
 
     def extract_answer(self, response: str) -> str | None:
         return boxed(response)
-
-
-register_method("search-o1", SearchO1)

@@ -43,6 +43,7 @@ def _unique_name(path: Path, taken: set[str]) -> str:
 def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str, data_dir: Path | None) -> tuple[list[Difference], bool]:
     """Score a result file or FlashRAG run folder into a run directory; return its differences from what it recorded
     and whether it had averages (metric_score.txt) to check."""
+    from evalsuite.agent.method import get_method
     from evalsuite.files import file_sha256
     from evalsuite.metrics.process import add_process_metrics
     from evalsuite.runs import Manifest, RunDirectory, summarize
@@ -53,7 +54,7 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str,
     from evalsuite.tasks.subset import ids_hash
 
     source = read_result_source(path)
-    task_name, records, recorded = records_from_source(source, task, method)
+    task_name, records, recorded = records_from_source(source, task, get_method(method).parse)
     directory = resolve_data_dir(data_dir)
     if directory is not None:
         check_against_task_data(source, records, task_name, directory)
