@@ -16,9 +16,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from evalsuite.agent.method import Action, ChatRenderer, HitLike, split_contents
+from evalsuite.agent.method import Action, ChatRenderer, HitLike
 from evalsuite.agent.methods.protocol import render_plain
 from evalsuite.baselines.base import ANSWER_MARKER, Baseline, after_marker
+from evalsuite.protocol.passages import split_contents
 
 INSTRUCTION = (
     "You serve as an intelligent assistant, adept at facilitating users through complex, multi-hop reasoning across "

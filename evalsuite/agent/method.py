@@ -15,11 +15,12 @@ from typing import Any, Protocol
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.protocol import search_r1
-from evalsuite.protocol.passages import HitLike, hit_passage, split_contents
+from evalsuite.protocol.passages import HitLike
 from evalsuite.protocol.trajectory import Action, ParsedTrajectory, ResponseProtocol, parse_response
 from evalsuite.runs.schema import Turn
 
-__all__ = ["Action", "ChatRenderer", "HitLike", "Method", "get_method", "hit_passage", "list_methods", "register_method", "split_contents"]
+# The interface a method is written against; Action and HitLike are defined in evalsuite.protocol.
+__all__ = ["Action", "ChatRenderer", "HitLike", "Method", "get_method", "list_methods", "register_method"]
 
 
 class ChatRenderer(Protocol):

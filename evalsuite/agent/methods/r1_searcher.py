@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from evalsuite.agent.method import Action, HitLike, split_contents
+from evalsuite.agent.method import Action, HitLike
 from evalsuite.agent.methods.protocol import DemoHit, TagMethod
+from evalsuite.protocol.passages import split_contents
 from evalsuite.protocol.tags import TagPair
 from evalsuite.runs.schema import Passage
 
