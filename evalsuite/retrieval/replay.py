@@ -7,11 +7,12 @@ deterministic tests and overhead benchmarks on real model text.
 from __future__ import annotations
 
 import hashlib
-import re
 from typing import Any
 
 from evalsuite.protocol.passages import parse_passages
 from evalsuite.protocol.recording import RecordedExample
+from evalsuite.protocol.search_r1 import SEARCH
+from evalsuite.protocol.tags import first_block
 from evalsuite.retrieval.types import Hit
 
 
@@ -53,5 +54,5 @@ def _hits_from_block(block: str) -> list[Hit]:
 
 
 def _recorded_query(text: str) -> str | None:
-    match = re.search(r"<search>(.*?)</search>", text, re.DOTALL)
-    return match.group(1).strip() if match else None
+    block = first_block(text, (SEARCH,))
+    return block.content.strip() if block is not None else None
