@@ -131,20 +131,25 @@ def back_edges(imports: list[Import], files: dict[str, str], layers: list[Layer]
     return problems
 
 
-def find_cycle(imports: list[Import]) -> list[str]:
-    """The import lines of one cycle among the modules (empty when there is none)."""
+def find_cycles(imports: list[Import]) -> list[list[str]]:
+    """The import lines of each cycle among the modules, one list per cycle (an edge is reported in one cycle only)."""
     graph: dict[str, set[str]] = {}
     lines: dict[tuple[str, str], str] = {}
     for item in imports:
         if not item.type_only:
             graph.setdefault(item.source, set()).add(item.target)
             lines.setdefault((item.source, item.target), item.where)
-    try:
-        graphlib.TopologicalSorter(graph).prepare()
-    except graphlib.CycleError as exc:
-        cycle = exc.args[1]  # each node imports the one before it; the first repeats at the end
-        return [f"{lines[(importer, imported)]}: {importer} imports {imported}" for imported, importer in zip(cycle, cycle[1:])]
-    return []
+    cycles = []
+    while True:
+        try:
+            graphlib.TopologicalSorter(graph).prepare()
+            return cycles
+        except graphlib.CycleError as exc:
+            cycle = exc.args[1]  # each node imports the one before it; the first repeats at the end
+            edges = list(zip(cycle[1:], cycle))
+            cycles.append([f"{lines[edge]}: {edge[0]} imports {edge[1]}" for edge in edges])
+            for importer, imported in edges:
+                graph[importer].discard(imported)
 
 
 def _source_tree() -> tuple[list[Layer], dict[str, Path], list[Import]]:
@@ -172,8 +177,8 @@ def test_no_module_imports_a_higher_layer():
 
 def test_no_import_cycle():
     _, _, imports = _source_tree()
-    cycle = find_cycle(imports)
-    assert not cycle, "an import cycle:\n" + "\n".join(cycle)
+    cycles = find_cycles(imports)
+    assert not cycles, "import cycles:\n" + "\n\n".join("\n".join(cycle) for cycle in cycles)
 
 
 # The checker on a small package with known faults, so the checks above can fail.
@@ -224,5 +229,6 @@ def test_the_checker_finds_lazy_and_type_only_back_edges(faulty_package):
 def test_the_checker_finds_a_cycle_through_a_relative_and_a_lazy_import(faulty_package):
     _, _, imports = faulty_package
     # pkg.top.a <-> pkg.low_pkg is a cycle only through an import that never runs (TYPE_CHECKING): not reported
-    assert sorted(find_cycle(imports)) == ["pkg/top/a.py:1: pkg.top.a imports pkg.top.b", "pkg/top/b.py:2: pkg.top.b imports pkg.top.a"]
-    assert find_cycle([i for i in imports if i.source != "pkg.top.b"]) == []
+    [cycle] = find_cycles(imports)
+    assert sorted(cycle) == ["pkg/top/a.py:1: pkg.top.a imports pkg.top.b", "pkg/top/b.py:2: pkg.top.b imports pkg.top.a"]
+    assert find_cycles([i for i in imports if i.source != "pkg.top.b"]) == []
