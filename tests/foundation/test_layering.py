@@ -43,6 +43,7 @@ class Import:
     path: str  # importing file, repository-relative
     line: int
     type_only: bool
+    named: str = ""  # the module the statement names, when no such module exists (a stale import after a move)
 
     @property
     def where(self) -> str:
@@ -101,12 +102,15 @@ def module_imports(root: Path, modules: dict[str, Path], prefix: str) -> list[Im
                 names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
             else:
                 continue
+            stated = node.module if isinstance(node, ast.ImportFrom) and not node.level else None
             for name in dict.fromkeys(names):
+                named = name if isinstance(node, ast.Import) else (stated or name)
                 while name and name not in modules:  # a name outside the package's modules: its longest module
                     name = name.rpartition(".")[0]
                 if name.split(".")[0] == prefix and name != module:
                     rel = path.relative_to(root).as_posix()
-                    found.append(Import(module, name, rel, node.lineno, node.lineno in type_only))
+                    missing = named if named.split(".")[0] == prefix and named not in modules else ""
+                    found.append(Import(module, name, rel, node.lineno, node.lineno in type_only, missing))
     return found
 
 
@@ -168,6 +172,12 @@ def test_every_declared_path_exists_and_every_module_has_a_layer():
     assert not unplaced, f"modules in no layer (add them to the layer table of docs/architecture.md): {unplaced}"
 
 
+def test_every_import_names_a_module_that_exists():
+    _, _, imports = _source_tree()
+    stale = [f"{item.where}: {item.named} is no module of the package" for item in imports if item.named]
+    assert not stale, "imports of modules that do not exist (moved or removed?):\n" + "\n".join(stale)
+
+
 def test_no_module_imports_a_higher_layer():
     layers, modules, imports = _source_tree()
     files = {name: path.relative_to(REPO).as_posix() for name, path in modules.items()}
@@ -209,7 +219,7 @@ def faulty_package(tmp_path: Path) -> tuple[list[Layer], dict[str, str], list[Im
         "pkg/low_pkg/__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.top import a\n",
         "pkg/top/__init__.py": "",
         "pkg/top/a.py": "from . import b\nfrom pkg import low_pkg\n\n\ndef g():\n    pass\n",
-        "pkg/top/b.py": "def h():\n    import pkg.top.a\n",
+        "pkg/top/b.py": "def h():\n    import pkg.top.a\n\n\ndef k():\n    from pkg.gone import x\n",
     })
     layers = read_layers(TABLE)
     modules = package_modules(tmp_path, {"pkg": "pkg"})
@@ -232,3 +242,8 @@ def test_the_checker_finds_a_cycle_through_a_relative_and_a_lazy_import(faulty_p
     [cycle] = find_cycles(imports)
     assert sorted(cycle) == ["pkg/top/a.py:1: pkg.top.a imports pkg.top.b", "pkg/top/b.py:2: pkg.top.b imports pkg.top.a"]
     assert find_cycles([i for i in imports if i.source != "pkg.top.b"]) == []
+
+
+def test_the_checker_finds_an_import_of_a_module_that_is_gone(faulty_package):
+    _, _, imports = faulty_package
+    assert [(item.where, item.named) for item in imports if item.named] == [("pkg/top/b.py:6", "pkg.gone")]
