@@ -52,11 +52,9 @@ def boxed(text: str) -> str | None:
 
 
 class Baseline(Method):
-    """An inference-only method; subclasses give `messages` and the answer rule."""
+    """An inference-only method; subclasses give `messages`, the answer rule and, if they search, the observation."""
 
     kind = "baseline"
-    source = ""
-    protocol = ""
     styles: tuple[str, ...] = ("base", "instruct")
     stop: tuple[str, ...] = ()
 
@@ -75,11 +73,19 @@ class Baseline(Method):
             raise EvalsuiteError(f"{self.name} has no prompt style {style!r}", hint=f"use one of: auto, {', '.join(self.styles)}")
         return render(self.messages(question), style, chat, self.name)
 
-    def observation(self, action: Action, results: Sequence[Sequence[HitLike]], truncate: Callable[[str], str]) -> str:
-        raise NotImplementedError(f"baseline {self.name!r} never searches mid-chain")
-
     def protocol_errors(self, response: str, turns: Sequence[Turn]) -> list[str]:
         return invalid_turn_errors(turns)  # free-text baselines have no markers to check
 
     def invalid_observation(self) -> str:
         return ""
+
+
+class OneTurnBaseline(Baseline):
+    """A baseline that answers in its first turn: the whole turn is the answer (`extract_answer`), so it never searches
+    mid-chain and no observation ever follows a turn."""
+
+    def parse_action(self, text: str) -> Action:
+        return Action("answer", answer=self.extract_answer(text) or "")
+
+    def observation(self, action: Action, results: Sequence[Sequence[HitLike]], truncate: Callable[[str], str]) -> str:
+        raise RuntimeError(f"baseline {self.name!r} answers in one turn; parse_action never asks for a search")

@@ -7,8 +7,7 @@ FlashRAG publishes no CoT prompt; ours is its zero-shot prompt with the zero-sho
 
 from __future__ import annotations
 
-from evalsuite.agent.method import Action, register_method
-from evalsuite.baselines.base import ANSWER_MARKER, Baseline, after_marker
+from evalsuite.baselines.base import ANSWER_MARKER, OneTurnBaseline, after_marker
 
 SYSTEM = (
     "Answer the question based on your own knowledge. Let's think step by step, "
@@ -17,7 +16,7 @@ SYSTEM = (
 USER = "Question: {question}"
 
 
-class ChainOfThought(Baseline):
+class ChainOfThought(OneTurnBaseline):
     """One generation of reasoning; the answer follows the marker."""
 
     name = "cot"
@@ -26,14 +25,8 @@ class ChainOfThought(Baseline):
     user = USER
     protocol = "one turn, no retrieval; prediction = text after 'So the answer is:' (else the whole output)"
 
-    def parse_action(self, text: str) -> Action:
-        return Action("answer", answer=self.extract_answer(text) or "")
-
     def extract_answer(self, response: str) -> str | None:
         marked = after_marker(response)
         if marked is not None:
             return marked
         return response.strip() or None
-
-
-register_method("cot", ChainOfThought)

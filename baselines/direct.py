@@ -8,14 +8,13 @@ prediction is the first non-empty line of the output (FlashRAG `basic_pred_parse
 
 from __future__ import annotations
 
-from evalsuite.agent.method import Action, register_method
-from evalsuite.baselines.base import Baseline, first_line
+from evalsuite.baselines.base import OneTurnBaseline, first_line
 
 SYSTEM = "Answer the question based on your own knowledge. Only give me the answer and do not output any other words."
 USER = "Question: {question}"
 
 
-class Direct(Baseline):
+class Direct(OneTurnBaseline):
     """One generation, no retrieval; the first line is the answer."""
 
     name = "direct"
@@ -24,11 +23,5 @@ class Direct(Baseline):
     user = USER
     protocol = "one turn, no retrieval; prediction = first non-empty line"
 
-    def parse_action(self, text: str) -> Action:
-        return Action("answer", answer=first_line(text) or "")
-
     def extract_answer(self, response: str) -> str | None:
         return first_line(response)
-
-
-register_method("direct", Direct)

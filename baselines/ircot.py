@@ -16,9 +16,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from evalsuite.agent.method import Action, ChatRenderer, HitLike, register_method, split_contents
+from evalsuite.agent.method import Action, ChatRenderer, HitLike
 from evalsuite.agent.methods.protocol import render_plain
 from evalsuite.baselines.base import ANSWER_MARKER, Baseline, after_marker
+from evalsuite.protocol.passages import split_contents
 
 INSTRUCTION = (
     "You serve as an intelligent assistant, adept at facilitating users through complex, multi-hop reasoning across "
@@ -111,6 +112,3 @@ class IRCoT(Baseline):
     def extract_answer(self, response: str) -> str | None:
         at = response.rfind(ANSWER_MARKER)
         return after_marker(response[at:]) if at != -1 else None
-
-
-register_method("ircot", IRCoT)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from evalsuite.agent.method import Action, ChatRenderer, HitLike, register_method
+from evalsuite.agent.method import ChatRenderer, HitLike
 from evalsuite.agent.methods.protocol import render
-from evalsuite.agent.search_r1 import format_passages
-from evalsuite.baselines.base import Baseline, first_line
+from evalsuite.baselines.base import OneTurnBaseline, first_line
+from evalsuite.protocol.passages import format_passages
 
 SYSTEM = (
     "Answer the question based on the given document."
@@ -22,7 +22,7 @@ SYSTEM = (
 USER = "Question: {question}"
 
 
-class NaiveRAG(Baseline):
+class NaiveRAG(OneTurnBaseline):
     """Retrieve with the question before the first turn; one generation answers."""
 
     name = "naive-rag"
@@ -41,11 +41,5 @@ class NaiveRAG(Baseline):
         reference = truncate(format_passages([hit for hits in results for hit in hits]))
         return render(self.messages(question, reference), style, chat, self.name)
 
-    def parse_action(self, text: str) -> Action:
-        return Action("answer", answer=first_line(text) or "")
-
     def extract_answer(self, response: str) -> str | None:
         return first_line(response)
-
-
-register_method("naive-rag", NaiveRAG)

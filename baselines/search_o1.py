@@ -14,10 +14,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 
-from evalsuite.agent.method import Action, ChatRenderer, HitLike, register_method, split_contents
+from evalsuite.agent.method import Action, ChatRenderer, HitLike
 from evalsuite.agent.methods.protocol import render
-from evalsuite.agent.methods.tags import TagPair, cut_after_first, first_block
 from evalsuite.baselines.base import Baseline, boxed
+from evalsuite.protocol.passages import split_contents
+from evalsuite.protocol.tags import TagPair, cut_after_first, first_block
 
 MAX_SEARCH_LIMIT = 5
 QUERY = TagPair("<|begin_search_query|>", "<|end_search_query|>")
@@ -170,6 +171,3 @@ class SearchO1(Baseline):
 
     def extract_answer(self, response: str) -> str | None:
         return boxed(response)
-
-
-register_method("search-o1", SearchO1)

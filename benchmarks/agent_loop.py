@@ -21,7 +21,8 @@ from pathlib import Path
 from evalsuite.agent.engine import RolloutConfig, RolloutEngine
 from evalsuite.agent.method import get_method
 from evalsuite.agent.runner import Example, to_record
-from evalsuite.models.replay import ReplayBackend, ReplayRetriever
+from evalsuite.models.replay import ReplayBackend
+from evalsuite.retrieval.replay import ReplayRetriever
 from evalsuite.tasks import TaskRow
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from evalsuite.agent.method import Action, HitLike, Method, hit_passage
+from evalsuite.agent.method import Action, HitLike, Method
 from evalsuite.errors import EvalsuiteError, RequestRejected
 from evalsuite.models.base import Backend, Generation, GenerationRequest
+from evalsuite.protocol.passages import hit_passage
 from evalsuite.retry import describe
 from evalsuite.runs.schema import Turn
 

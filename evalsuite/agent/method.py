@@ -8,62 +8,36 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Protocol
 
 from evalsuite.errors import EvalsuiteError
-from evalsuite.runs.schema import Passage, Turn
+from evalsuite.protocol import search_r1
+from evalsuite.protocol.passages import HitLike
+from evalsuite.protocol.trajectory import Action, ParsedTrajectory, ResponseProtocol, parse_response
+from evalsuite.runs.schema import Turn
 
-if TYPE_CHECKING:
-    from evalsuite.agent.trajectory import ParsedTrajectory, ResponseProtocol
-
-
-class HitLike(Protocol):
-    """What the engine needs of a retrieval hit (`evalsuite.retrieval.Hit` has it)."""
-
-    doc_id: str
-    contents: str
-    score: float
+# The interface a method is written against; Action and HitLike are defined in evalsuite.protocol.
+__all__ = ["Action", "ChatRenderer", "HitLike", "Method", "get_method", "list_methods", "register_method"]
 
 
 class ChatRenderer(Protocol):
     def __call__(self, messages: list[dict[str, str]]) -> str | None: ...
 
 
-@dataclass
-class Action:
-    """The action a model turn took: search (one or more queries), answer, or nothing valid."""
-
-    kind: Literal["search", "answer", "invalid"]
-    queries: list[str] = field(default_factory=list)
-    answer: str | None = None
-    think: list[str] = field(default_factory=list)
-    # Method-specific facts about the turn (e.g. Search-P1's plan steps), copied into Turn.extra by the engine.
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-def split_contents(contents: str) -> tuple[str, str]:
-    """wiki-18 `"Title"\\ntext` → (first line, rest), as Search-R1's `_passages2string` splits it."""
-    lines = contents.split("\n")
-    return lines[0], "\n".join(lines[1:])
-
-
-def hit_passage(hit: HitLike) -> Passage:
-    """A retrieval hit as the run directory records it (title without its wiki-18 quotes)."""
-    title, text = split_contents(hit.contents)
-    if len(title) >= 2 and title[0] == '"' and title[-1] == '"':
-        title = title[1:-1]
-    return Passage(title=title or None, text=text, doc_id=str(hit.doc_id), score=float(hit.score))
-
-
 class Method(ABC):
     """A search-agent protocol. Prompt styles are named (e.g. base, instruct) and hashed into the manifest."""
 
-    name: str
-    stop: tuple[str, ...]
-    styles: tuple[str, ...]
+    name: str  # the registry name, e.g. "search-r1"
+    stop: tuple[str, ...]  # stop strings of every generation
+    styles: tuple[str, ...]  # prompt styles; the first is the base-model style, the second (if any) the chat style
+    # What `evalsuite methods` shows: "method" or "baseline", where the prompt comes from, the protocol in one line
+    # (empty source and protocol: the module's and the class's docstrings).
+    kind: str = "method"
+    source: str = ""
+    protocol: str = ""
 
     @abstractmethod
     def prompt(self, question: str, style: str, chat: ChatRenderer) -> str:
@@ -133,8 +107,8 @@ class Method(ABC):
         return None
 
     def condensed_observation(self, action: Action, condensed: str) -> str:
-        """The text appended after a search whose documents were condensed into `condensed`."""
-        raise NotImplementedError(f"method {self.name!r} asked for condensation but formats no condensed observation")
+        """The text appended after a search whose documents were condensed into `condensed` (the default: that text)."""
+        return condensed
 
     def annotate_search(self, question: str, turns: Sequence[Turn], turn: Turn) -> None:
         """Record per-query facts on a search turn once its passages are known (`turns` are the earlier turns)."""
@@ -146,54 +120,49 @@ class Method(ABC):
     def response_protocol(self) -> ResponseProtocol:
         """What `parse` reads a response with: Search-R1's tags, with this method's action parser, invalid-action
         message and answer extraction. Methods with other markers override this."""
-        from evalsuite.agent.methods.tags import TagPair
-        from evalsuite.agent.trajectory import ResponseProtocol, parse_passages
-
-        return ResponseProtocol(
-            search=TagPair.xml("search"), answer=TagPair.xml("answer"), observation=TagPair.xml("information"),
-            thinks=(TagPair.xml("think"),), invalid_message=self.invalid_observation(), parse_action=self.parse_action,
-            extract_answer=self.extract_answer, parse_observation=parse_passages,
-        )
+        return search_r1.response_protocol(self.parse_action, self.extract_answer, self.invalid_observation())
 
     def parse(self, response: str | bytes) -> ParsedTrajectory:
         """Re-derive the turns (queries, passages), the prediction and the protocol errors of a full response (prompt
         excluded), as the rollout loop built it: the prediction is exactly `extract_answer(response)`."""
-        from evalsuite.agent.trajectory import parse_response
-
         return parse_response(response, self.response_protocol())
 
 
-_METHODS: dict[str, Callable[[], Method]] = {}
+# Every method by its stable name. Built-ins are lazy `module:factory` targets: a method's module is imported when the
+# method is first asked for, so this registry imports no method module (they import it, never the other way round).
+_METHODS: dict[str, str | Callable[[], Method]] = {
+    "search-r1": "evalsuite.agent.search_r1:SearchR1",
+    "oases": "evalsuite.agent.methods.oases:Oases",
+    "r1-searcher": "evalsuite.agent.methods.r1_searcher:R1Searcher",
+    "search-p1": "evalsuite.agent.methods.search_p1:SearchP1",
+    "smartsearch": "evalsuite.agent.methods.smartsearch:SmartSearch",
+    "subsearch": "evalsuite.agent.methods.subsearch:SubSearch",
+    # inference-only baselines (the repository's baselines/ folder)
+    "direct": "evalsuite.baselines.direct:Direct",
+    "cot": "evalsuite.baselines.cot:ChainOfThought",
+    "naive-rag": "evalsuite.baselines.naive_rag:NaiveRAG",
+    "ircot": "evalsuite.baselines.ircot:IRCoT",
+    "search-o1": "evalsuite.baselines.search_o1:SearchO1",
+}
 
 
-def register_method(name: str, factory: Callable[[], Method]) -> None:
-    """Register a method factory under a stable name."""
+def register_method(name: str, factory: str | Callable[[], Method]) -> None:
+    """Register a method under a stable name: a factory (a Method subclass or a function), or a lazy `module:factory`."""
     _METHODS[name] = factory
 
 
 def get_method(name: str) -> Method:
     """A fresh method object by name; unknown names get a did-you-mean hint."""
-    _register_builtins()
-
     if name not in _METHODS:
         close = difflib.get_close_matches(name, list(_METHODS), n=2, cutoff=0.5)
         hint = f"did you mean {', '.join(close)}?" if close else f"known methods: {', '.join(sorted(_METHODS))}"
         raise EvalsuiteError(f"unknown method {name!r}", hint=hint)
-    return _METHODS[name]()
+    factory = _METHODS[name]
+    if isinstance(factory, str):
+        module, _, attr = factory.partition(":")
+        factory = getattr(importlib.import_module(module), attr)
+    return factory()
 
 
 def list_methods() -> list[str]:
-    _register_builtins()
     return sorted(_METHODS)
-
-
-def _register_builtins() -> None:
-    # Importing these modules registers the reference method, the seed papers' methods and the baselines.
-    import importlib
-
-    import evalsuite.baselines  # noqa: F401
-    import evalsuite.agent.search_r1  # noqa: F401
-    from evalsuite.agent.methods import BUILTIN_METHOD_MODULES
-
-    for module in BUILTIN_METHOD_MODULES:
-        importlib.import_module(f"evalsuite.agent.methods.{module}")

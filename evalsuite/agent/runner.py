@@ -118,7 +118,8 @@ def load_retriever_spec(spec: str | None, backend: Backend | None) -> Any:
 
         spec = str(demo_index_dir())
     if spec == "replay":
-        from evalsuite.models.replay import ReplayBackend, ReplayRetriever
+        from evalsuite.models.replay import ReplayBackend
+        from evalsuite.retrieval.replay import ReplayRetriever
 
         if not isinstance(backend, ReplayBackend):
             raise EvalsuiteError("--retriever replay needs --backend replay", hint="it returns the passages recorded with the replayed trajectories")
@@ -164,7 +165,7 @@ def build_manifest(spec: RunSpec, backend: Backend, style: str, template_hash: s
 def record_paper_check(manifest: Manifest) -> PaperCheck | None:
     """Check the run's setting against its method's paper evaluation setting and record it in the manifest's
     `paper_setting` field (`evalsuite methods --paper METHOD` prints that setting)."""
-    from evalsuite.leaderboard.verify import manifest_paper_check
+    from evalsuite.agent.methods.papers import manifest_paper_check
 
     paper = manifest_paper_check(manifest)
     if paper is not None:

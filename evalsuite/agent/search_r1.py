@@ -1,10 +1,10 @@
-"""The Search-R1 method: its prompt, `<search>`/`<answer>` actions, `<information>` observations, invalid-action message.
+"""The Search-R1 method: its prompt (and our worked-example variants) over Search-R1's response format.
 
 Source, verbatim: PeterGriffinJin/Search-R1, `scripts/data_process/nq_search.py` (`make_prefix`, template `base`)
-for the instruction, and `search_r1/llm_agent/generation.py` (`postprocess_predictions`, `execute_predictions`,
-`_passages2string`) for the action regex, the observation format and the invalid-action message. For instruct
-models Search-R1 puts the same text in one user message under the model's chat template; the recorded
-trajectories in ../shared/data/trajectories show exactly that prompt.
+for the instruction. The action regex, the observation format and the invalid-action message are the response
+format's (`evalsuite.protocol.search_r1`, from `search_r1/llm_agent/generation.py`). For instruct models Search-R1
+puts the same text in one user message under the model's chat template; the recorded trajectories in
+../shared/data/trajectories show exactly that prompt.
 """
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from evalsuite.agent.method import Action, ChatRenderer, HitLike, Method, register_method, split_contents
-from evalsuite.agent.methods.tags import TagPair, all_blocks, first_block
+from evalsuite.agent.method import Action, ChatRenderer, HitLike, Method
 from evalsuite.errors import EvalsuiteError
 from evalsuite.metrics.answer import extract_answer
+from evalsuite.protocol import search_r1 as response_format
+from evalsuite.protocol.search_r1 import INVALID_ACTION
 
 # nq_search.py make_prefix(template_type='base'), verbatim (including "as your want").
 INSTRUCTION = (
@@ -27,28 +28,6 @@ INSTRUCTION = (
     "If you find no further external knowledge needed, you can directly provide the answer inside <answer> and "
     "</answer>, without detailed illustrations. For example, <answer> Beijing </answer>. Question: {question}\n"
 )
-
-# generation.py execute_predictions, verbatim (the backslash-continued f-string joins the lines with no newline).
-INVALID_ACTION = (
-    "\nMy previous action is invalid. "
-    "If I want to search, I should put the query between <search> and </search>. "
-    "If I want to give the final answer, I should put the answer between <answer> and </answer>. Let me try again.\n"
-)
-
-# generation.py postprocess_predictions takes the first complete search or answer block,
-# `re.search(r"<(search|answer)>(.*?)</\1>", text, re.DOTALL)`; `first_block` has the same semantics in linear time.
-SEARCH, ANSWER, THINK = TagPair.xml("search"), TagPair.xml("answer"), TagPair.xml("think")
-MAX_THINK_SPANS = 50
-
-
-def format_passages(hits: Sequence[HitLike], truncate: Callable[[str], str] = lambda text: text) -> str:
-    """`Doc i(Title: t) text\\n` per hit, as `_passages2string` writes it (t keeps the wiki-18 quotes)."""
-    out = ""
-    for index, hit in enumerate(hits):
-        title, text = split_contents(hit.contents)
-        out += f"Doc {index + 1}(Title: {title}) {text}\n"
-    return truncate(out)
-
 
 # An evalsuite addition, not Search-R1's: small base models (Gemma-3-270M) only follow the protocol after one worked
 # example (docs/agent.md). The verbatim instruction carries the demonstration question; the real
@@ -77,7 +56,7 @@ def demonstration(question: str, thought: str, query: str, docs: Sequence[tuple[
     The observation is rendered as the engine renders a real one, so the model sees the format it will get.
     """
     hits = [_DemoHit(f"demo-{i}", f'"{title}"\n{text}') for i, (title, text) in enumerate(docs)]
-    observation = f"\n\n<information>{format_passages(hits).strip()}</information>\n\n"
+    observation = response_format.observation(hits)
     return (
         f"Question: {question}\n<think> {thought} </think>\n<search> {query} </search>{observation}"
         f"<think> {conclusion} </think>\n<answer> {answer} </answer>\n\n"
@@ -157,20 +136,10 @@ class SearchR1(Method):
         return text
 
     def parse_action(self, text: str) -> Action:
-        think = [span.strip() for span in all_blocks(text, THINK, limit=MAX_THINK_SPANS)]
-        block = first_block(text, (SEARCH, ANSWER))
-        if block is None:
-            return Action("invalid", think=think)
-        content = block.content.strip()
-        if block.pair == ANSWER:
-            return Action("answer", answer=content, think=think)
-        if not content and not self.searches_empty_query:
-            return Action("invalid", think=think)
-        return Action("search", queries=[content], think=think)
+        return response_format.parse_action(text, self.searches_empty_query)
 
     def observation(self, action: Action, results: Sequence[Sequence[HitLike]], truncate: Callable[[str], str]) -> str:
-        passages = format_passages(results[0], truncate)
-        return f"\n\n<information>{passages.strip()}</information>\n\n"
+        return response_format.observation(results[0], truncate)
 
     def invalid_observation(self) -> str:
         return INVALID_ACTION
@@ -178,5 +147,3 @@ class SearchR1(Method):
     def extract_answer(self, response: str) -> str | None:
         return extract_answer(response)
 
-
-register_method("search-r1", SearchR1)

@@ -24,11 +24,11 @@ def method_rows() -> list[dict[str, Any]]:
         rows.append(
             {
                 "name": name,
-                "kind": getattr(method, "kind", "method"),
+                "kind": method.kind,
                 "styles": list(method.styles),
                 "stop": list(method.stop),
-                "source": getattr(method, "source", "") or module_doc.strip().split("\n")[0],
-                "protocol": getattr(method, "protocol", "") or (type(method).__doc__ or "").strip(),
+                "source": method.source or module_doc.strip().split("\n")[0],
+                "protocol": method.protocol or (type(method).__doc__ or "").strip(),
             }
         )
     return rows

@@ -44,6 +44,7 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
                        metrics: list[str] | None = None) -> tuple[list[Difference], bool]:
     """Score a result file or FlashRAG run folder into a run directory; return its differences from what it recorded
     and whether it had averages (metric_score.txt) to check."""
+    from evalsuite.agent.method import get_method
     from evalsuite.files import file_sha256
     from evalsuite.metrics.process import add_process_metrics
     from evalsuite.runs import Manifest, RunDirectory, summarize
@@ -65,7 +66,7 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
     # The task's own default method applies when --method is not given.
     task_name = get_task(task).name if task else infer_task(source.path, source.config)
     method = method or default_method([get_task(task_name)], "search-r1")
-    task_name, records, recorded = records_from_source(source, task_name, method)
+    task_name, records, recorded = records_from_source(source, task_name, get_method(method).parse)
     directory = resolve_data_dir(data_dir)
     if directory is not None:
         check_against_task_data(source, records, task_name, directory)

@@ -8,7 +8,6 @@ together. Significance groups, per benchmark: `a` = the top entry and every entr
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -258,6 +257,3 @@ def reported_tables(root: Path | None = None) -> dict[str, MetricTable]:
                 ))
     return tables
 
-
-def finite(value: float | None) -> bool:
-    return value is not None and not math.isnan(value)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
@@ -22,7 +21,16 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from evalsuite.agent.methods.papers import EVALUATION, PaperCheck, evaluation_setting, run_differences
+from evalsuite.agent.methods.papers import (
+    EVALUATION,
+    PaperCheck,
+    corpus_key,
+    evaluation_setting,
+    method_key,
+    recorded_settings,
+    run_differences,
+    setting_names,
+)
 from evalsuite.errors import EvalsuiteError
 from evalsuite.leaderboard.submission import (
     CHECKSUMS_FILE,
@@ -338,11 +346,6 @@ def prediction_parser(method: str | None) -> Callable[[str], str | None]:
     return get_method(method).extract_answer
 
 
-def method_key(name: str) -> str:
-    """`Search-R1`, `search_r1` and `search r1` all → `search-r1` (the registry's spelling)."""
-    return re.sub(r"[\s_]+", "-", name.strip().lower())
-
-
 def parsing_method(manifest: Manifest | None, declared: str) -> str | None:
     """The method whose parser reads this run's trajectories: the manifest's, else the declared one when it is
     registered, else None (Search-R1-style imported outputs)."""
@@ -555,35 +558,6 @@ def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Pa
         check_summary(claimed, summarize(rescored_all), f"{where}/{METRICS_FILE}", report, versions)
 
 
-def _names(*values: Any) -> set[str]:
-    return {method_key(str(v)) for v in values if v}
-
-
-def recorded_settings(manifest: Manifest) -> dict[str, Any]:
-    """What a run manifest records of each setting a submission declares. An evalsuite run records them all (None
-    or no retriever name: not used); an import manifest leaves out what the imported file does not say."""
-    retriever = manifest.retriever or {}
-    encoder = (retriever.get("params") or {}).get("encoder") or {}
-    encoder_name = str(encoder.get("name") or "").rsplit("/", 1)[-1] if isinstance(encoder, dict) else ""
-    # `e5` names a dense index over intfloat/e5-base-v2 as well as `dense` and the full encoder name do.
-    retrievers = _names(retriever.get("name"), retriever.get("retriever"), retriever.get("kind"), encoder_name,
-                        encoder_name.split("-")[0])
-    corpus = (manifest.corpus or {}).get("name") or (retriever.get("corpus") or {}).get("name")
-    recorded: dict[str, Any] = {"method": manifest.method, "corpus": corpus, "retriever": retrievers,
-                                "topk": manifest.topk, "max_turns": manifest.max_turns}
-    if manifest.kind == "import":
-        recorded = {k: v for k, v in recorded.items() if v not in (None, set())}
-    return recorded
-
-
-def corpus_key(name: str | None) -> str | None:
-    """`wiki-18`, `wiki18.jsonl` and `Wiki_18.jsonl.gz` → `wiki18`: a corpus named by its file."""
-    if name is None:
-        return None
-    stem = re.sub(r"(\.(jsonl|json|tsv|parquet|gz))+$", "", name.strip().lower().rsplit("/", 1)[-1])
-    return re.sub(r"[^a-z0-9]+", "", stem)
-
-
 def _setting_matches(setting: str, declared: Any, recorded: Any) -> bool:
     if setting == "method":
         return recorded is not None and method_key(declared) == method_key(recorded)
@@ -637,24 +611,12 @@ def paper_setting_check(info: SubmissionInfo, runs: list[RunRef], manifests: dic
     setting = info.setting
     splits = {task: split for ref in runs for task, split in ref.tasks.items()}
     recorded = [recorded_settings(m).get("retriever", set()) for m in manifests.values()]
-    retrievers = _names(setting.retriever).union(*recorded)
+    retrievers = setting_names(setting.retriever).union(*recorded)
     paper = {v.name: v.value for v in evaluation_setting(method)}
     undeclared = [f"{name}: not declared (paper {paper[name]})" for name in ("topk", "max_turns") if getattr(setting, name) is None]
     differences = run_differences(method, list(splits), setting.topk, setting.max_turns, splits=splits,
                                   retriever=retrievers, corpus=corpus_key(setting.corpus))
     return PaperCheck(method, tuple(differences + undeclared))
-
-
-def manifest_paper_check(manifest: Manifest) -> PaperCheck | None:
-    """A run manifest's setting (tasks, splits, subset, top-k, turns, retriever, corpus) against its method's paper
-    evaluation setting; None for a method without one."""
-    if manifest.method not in EVALUATION:
-        return None
-    recorded = recorded_settings(manifest)
-    differences = run_differences(manifest.method, list(manifest.tasks), manifest.topk, manifest.max_turns,
-                                  splits={t: manifest.splits.get(t) for t in manifest.tasks}, subset=manifest.subset,
-                                  retriever=recorded.get("retriever", set()), corpus=corpus_key(recorded.get("corpus")))
-    return PaperCheck(manifest.method, tuple(differences))
 
 
 def verify_submission(path: str | Path, data_dir: str | Path | None = None, limits: Limits | None = None) -> VerificationReport:

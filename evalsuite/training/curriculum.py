@@ -13,6 +13,7 @@ rollout that failed or had weak queries.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -78,21 +79,22 @@ def refinement_pairs(engine: Any, refiner: Any, reward: Any, rollouts: list, gol
     return pairs
 
 
-def build_curriculum_data(config: TrainConfig, model_path: str, rows: list[dict[str, Any]]) -> tuple[list[dict], list[dict], dict[str, Any]]:
-    """SFT rows (pre-tokenized, loss on the model's own tokens) and DPO rows (prompt, chosen, rejected), and counts."""
+def build_curriculum_data(config: TrainConfig, model_path: str, rows: list[dict[str, Any]], make_method: Callable[[dict[str, list[str]]], Any]) -> tuple[list[dict], list[dict], dict[str, Any]]:
+    """SFT rows (pre-tokenized, loss on the model's own tokens) and DPO rows (prompt, chosen, rejected), and counts.
+    `make_method(golds)`: the evaluator method the rollouts play."""
     transformers = require("transformers", "train", "the SmartSearch curriculum")
     from evalsuite.agent.engine import RolloutEngine
-    from evalsuite.agent.trajectory import parse_trajectory
+    from evalsuite.protocol.search_r1 import parse_trajectory
     from evalsuite.rewards import get_reward
     from evalsuite.training.backend import TrainerBackend
     from evalsuite.training.refinement import load_refiner
-    from evalsuite.training.trainer import load_retriever, rollout_method
+    from evalsuite.training.rollout import load_retriever
 
     tokenizer = transformers.AutoTokenizer.from_pretrained(model_path)
     model = transformers.AutoModelForCausalLM.from_pretrained(model_path)
     backend = TrainerBackend(model, tokenizer)
     golds_of = {r["question"]: r["golden_answers"] for r in rows}
-    method = rollout_method(config, golds_of)
+    method = make_method(golds_of)
     retriever = load_retriever(config.retriever)
     rollout_config = config.rollout_config()
     style = method.resolve_style(config.prompt_style, backend.has_chat_template())
@@ -153,11 +155,11 @@ def _train_and_save(trainer: Any, path: Path) -> str:
     return str(path)
 
 
-def run_curriculum(config: TrainConfig, model_path: str, out: Path, rows: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+def run_curriculum(config: TrainConfig, model_path: str, out: Path, rows: list[dict[str, Any]], make_method: Callable[[dict[str, list[str]]], Any]) -> tuple[str, dict[str, Any]]:
     """Stages 1-2; returns the model directory GRPO starts from and what each stage did."""
     trl = require("trl", "train", "the SmartSearch curriculum")
     datasets = require("datasets", "train", "the SmartSearch curriculum")
-    sft_rows, dpo_rows, counts = build_curriculum_data(config, model_path, rows)
+    sft_rows, dpo_rows, counts = build_curriculum_data(config, model_path, rows, make_method)
     stages: dict[str, Any] = {"curriculum_data": counts}
     current = model_path
     # SFT rows come pre-tokenized with labels -100 on prompt and retrieved tokens: TRL uses the labels as they are

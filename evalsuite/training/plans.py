@@ -39,7 +39,7 @@ def build_plans(config: TrainConfig, out: Path, samples: int, planner_backend: s
     from evalsuite.rewards.base import samples as as_samples
     from evalsuite.training.data import training_rows
     from evalsuite.training.model import resolve_model
-    from evalsuite.training.trainer import load_retriever
+    from evalsuite.training.rollout import load_retriever
 
     rows = training_rows(config)
     backend = load_backend(planner_backend, planner_model or resolve_model(config.model))

@@ -13,11 +13,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalsuite.agent.methods.papers import PaperValue, parse_value
 from evalsuite.errors import DataError
-from evalsuite.training.config import TrainConfig
+
+if TYPE_CHECKING:  # config.py imports this module to check a recipe's paper block when it loads
+    from evalsuite.training.config import TrainConfig
 
 # Descriptions with no single config value to compare against.
 DESCRIPTIVE = ("retriever", "teacher", "judge", "evaluator", "refiner", "hardware")

@@ -21,7 +21,7 @@ from typing import Any
 
 from evalsuite.agent.engine import Rollout, RolloutEngine
 from evalsuite.agent.methods.protocol import render
-from evalsuite.agent.methods.tags import TagPair, first_block
+from evalsuite.protocol.tags import TagPair, first_block
 from evalsuite.errors import EvalsuiteError
 from evalsuite.models.base import Backend, GenerationRequest
 from evalsuite.runs.schema import Turn

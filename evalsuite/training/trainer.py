@@ -23,7 +23,7 @@ from evalsuite.training.log import (
 )
 from evalsuite.training.model import resolve_model
 from evalsuite.training.provenance import deviations, manifest_paper
-from evalsuite.training.rollout import SearchRollout
+from evalsuite.training.rollout import SearchRollout, load_retriever
 
 MANIFEST = "train_manifest.json"
 CHECKPOINT = "checkpoint"
@@ -56,13 +56,6 @@ def build_reward(config: TrainConfig) -> MethodReward:
         else:
             raise EvalsuiteError(f"unknown reward.matcher {config.reward.matcher!r}", hint="lexical or judge")
     return get_reward(config.method, config.reward.settings, **objects)
-
-
-def load_retriever(spec: str) -> Any:
-    """`adqa` → the BM25 index of the shipped AD-QA corpus; else an index directory or a /retrieve URL."""
-    from evalsuite.agent.runner import load_retriever_spec
-
-    return load_retriever_spec(spec, backend=None)
 
 
 def rollout_method(config: TrainConfig, golds: dict[str, list[str]]) -> Any:
@@ -222,7 +215,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False) -> TrainResult:
     if curriculum_model:
         model_path, stages = curriculum_model, {"curriculum": {"reused": curriculum_model}}
     elif config.method == "smartsearch" and (config.sft is not None or config.dpo is not None):
-        model_path, stages = run_curriculum(config, model_path, out, rows)
+        model_path, stages = run_curriculum(config, model_path, out, rows, lambda golds: rollout_method(config, golds))
     trainer, _ = build_grpo(config, model_path, out, rows, reward)
     trainer.train(resume_from_checkpoint=grpo_checkpoint if resume else None)
     checkpoint = out / CHECKPOINT

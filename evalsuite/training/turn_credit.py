@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalsuite.training.cotrain import STD_EPS
+STD_EPS = 1e-4  # TRL's epsilon when scaling advantages by the group std (the co-training trainer uses it too)
 
 
 @dataclass

@@ -6,7 +6,8 @@ import json
 from dataclasses import dataclass
 
 from evalsuite.agent.method import get_method
-from evalsuite.agent.search_r1 import INVALID_ACTION, SearchR1
+from evalsuite.agent.search_r1 import SearchR1
+from evalsuite.protocol.search_r1 import INVALID_ACTION
 
 
 @dataclass

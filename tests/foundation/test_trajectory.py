@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalsuite.agent.search_r1 import INVALID_ACTION
-from evalsuite.agent.trajectory import parse_passages, parse_trajectory
+from evalsuite.protocol.passages import parse_passages
+from evalsuite.protocol.search_r1 import INVALID_ACTION, parse_trajectory
 from evalsuite.metrics.answer import extract_answer
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from leaderboard_support import INSTRUCT_SEED1, cli
 
-from evalsuite.agent.methods.papers import run_differences
+from evalsuite.agent.methods.papers import manifest_paper_check, run_differences
 from evalsuite.leaderboard import (
     SubmissionInfo,
     add_submission,
@@ -15,7 +15,7 @@ from evalsuite.leaderboard import (
 )
 from evalsuite.leaderboard.site import build_site
 from evalsuite.leaderboard.submission import RunRef, Setting
-from evalsuite.leaderboard.verify import manifest_paper_check, paper_setting_check
+from evalsuite.leaderboard.verify import paper_setting_check
 from evalsuite.runs import Manifest, RunDirectory
 
 # Search-R1's paper setting on Bamboogle: the test split, E5 over wiki-18, top-3, 4 turns.

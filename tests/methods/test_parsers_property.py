@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalsuite.agent.method import get_method, list_methods
-from evalsuite.agent.methods.tags import TagPair, all_blocks, first_block, last_block
+from evalsuite.protocol.tags import TagPair, all_blocks, first_block, last_block
 from evalsuite.metrics.answer import extract_answer
 
 MARKERS = [

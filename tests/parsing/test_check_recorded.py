@@ -20,7 +20,7 @@ from evalsuite.runs.flashrag import (
     read_result_source,
     records_from_source,
 )
-from evalsuite.agent.trajectory import parse_trajectory
+from evalsuite.protocol.search_r1 import parse_trajectory
 from evalsuite.scoring import score_record
 
 EVALSUITE = [sys.executable, "-m", "evalsuite"]

@@ -18,8 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalsuite.agent.method import Method, get_method, hit_passage
-from evalsuite.agent.search_r1 import INVALID_ACTION, format_passages
+from evalsuite.agent.method import Method, get_method
+from evalsuite.protocol.passages import format_passages, hit_passage
+from evalsuite.protocol.search_r1 import INVALID_ACTION
 from evalsuite.metrics.answer import extract_answer
 
 METHODS = ["search-r1", "smartsearch", "subsearch", "oases", "search-p1", "r1-searcher"]

@@ -17,8 +17,7 @@ import pytest
 
 from evalsuite.agent.method import get_method
 from evalsuite.agent.methods import search_p1
-from evalsuite.agent.search_r1 import INVALID_ACTION
-from evalsuite.agent.trajectory import parse_trajectory
+from evalsuite.protocol.search_r1 import INVALID_ACTION, parse_trajectory
 from evalsuite.metrics.answer import extract_answer
 
 OBSERVATION = '\n\n<information>Doc 1(Title: "Paris") Paris is the capital of France.\nDoc 2(Title: "Lyon") Lyon is a city.</information>\n\n'
@@ -220,7 +219,8 @@ def test_parse_gives_back_the_engines_own_turns_on_replayed_real_runs(trajectori
     # The real rollout engine replays 200 recorded NQ runs (model text and passages as recorded); parsing each finished
     # response must give back the turns the engine recorded while it ran.
     from evalsuite.agent.engine import RolloutConfig, RolloutEngine
-    from evalsuite.models.replay import ReplayBackend, ReplayRetriever
+    from evalsuite.models.replay import ReplayBackend
+    from evalsuite.retrieval.replay import ReplayRetriever
 
     recording = next(trajectories_dir.glob("nq_*.json"))
     backend = ReplayBackend(str(recording))

@@ -8,9 +8,9 @@ import pytest
 
 from evalsuite.agent.engine import Rollout
 from evalsuite.runs.schema import Passage, Turn
-from evalsuite.training.cotrain import STD_EPS
 from evalsuite.training.rollout import SearchRollout, tokenize_rollout
 from evalsuite.training.turn_credit import (
+    STD_EPS,
     CompletionTurns,
     step_rewards,
     token_advantages,

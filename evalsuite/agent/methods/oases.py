@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from evalsuite.agent.method import Action, HitLike, register_method
+from evalsuite.agent.method import Action, HitLike
 from evalsuite.agent.methods.protocol import TagMethod, render
-from evalsuite.agent.methods.tags import TagPair, last_block
-from evalsuite.agent.search_r1 import format_passages
+from evalsuite.protocol.tags import TagPair, last_block
+from evalsuite.protocol.passages import format_passages
 from evalsuite.metrics.answer import token_scores
 from evalsuite.runs.schema import Turn
 
@@ -139,6 +139,3 @@ class StateEvaluator:
 def process_rewards(scores: Sequence[float]) -> list[float]:
     """γ_t − γ_{t−1} for t = 1..T (OASES's outcome-aligned process rewards)."""
     return [scores[t] - scores[t - 1] for t in range(1, len(scores))]
-
-
-register_method("oases", Oases)

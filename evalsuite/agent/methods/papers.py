@@ -17,12 +17,14 @@ read by `evalsuite.training.provenance`) and each paper's evaluation setting (`E
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evalsuite.errors import DataError
+from evalsuite.runs.schema import Manifest
 
 LABELS = ("paper", "inherited", "assumed")
 # The seed text of each method (../shared/seeds/README.md); Search-R1 has none.
@@ -308,3 +310,54 @@ def run_differences(method: str, tasks: list[str], topk: int | None, max_turns: 
         if named_corpus is not None and corpus != named_corpus:
             out.append(f"corpus: {corpus or 'not recorded'} (paper {named_corpus})")
     return out
+
+
+# What a run manifest records of its setting, spelled as submissions declare it (the leaderboard checks entries
+# with the same functions).
+
+
+def method_key(name: str) -> str:
+    """`Search-R1`, `search_r1` and `search r1` all → `search-r1` (the registry's spelling)."""
+    return re.sub(r"[\s_]+", "-", name.strip().lower())
+
+
+def setting_names(*values: Any) -> set[str]:
+    """The names given, spelled as `method_key` spells them; empty values left out."""
+    return {method_key(str(v)) for v in values if v}
+
+
+def recorded_settings(manifest: Manifest) -> dict[str, Any]:
+    """What a run manifest records of each setting a submission declares. An evalsuite run records them all (None
+    or no retriever name: not used); an import manifest leaves out what the imported file does not say."""
+    retriever = manifest.retriever or {}
+    encoder = (retriever.get("params") or {}).get("encoder") or {}
+    encoder_name = str(encoder.get("name") or "").rsplit("/", 1)[-1] if isinstance(encoder, dict) else ""
+    # `e5` names a dense index over intfloat/e5-base-v2 as well as `dense` and the full encoder name do.
+    retrievers = setting_names(retriever.get("name"), retriever.get("retriever"), retriever.get("kind"), encoder_name,
+                               encoder_name.split("-")[0])
+    corpus = (manifest.corpus or {}).get("name") or (retriever.get("corpus") or {}).get("name")
+    recorded: dict[str, Any] = {"method": manifest.method, "corpus": corpus, "retriever": retrievers,
+                                "topk": manifest.topk, "max_turns": manifest.max_turns}
+    if manifest.kind == "import":
+        recorded = {k: v for k, v in recorded.items() if v not in (None, set())}
+    return recorded
+
+
+def corpus_key(name: str | None) -> str | None:
+    """`wiki-18`, `wiki18.jsonl` and `Wiki_18.jsonl.gz` → `wiki18`: a corpus named by its file."""
+    if name is None:
+        return None
+    stem = re.sub(r"(\.(jsonl|json|tsv|parquet|gz))+$", "", name.strip().lower().rsplit("/", 1)[-1])
+    return re.sub(r"[^a-z0-9]+", "", stem)
+
+
+def manifest_paper_check(manifest: Manifest) -> PaperCheck | None:
+    """A run manifest's setting (tasks, splits, subset, top-k, turns, retriever, corpus) against its method's paper
+    evaluation setting; None for a method without one."""
+    if manifest.method not in EVALUATION:
+        return None
+    recorded = recorded_settings(manifest)
+    differences = run_differences(manifest.method, list(manifest.tasks), manifest.topk, manifest.max_turns,
+                                  splits={t: manifest.splits.get(t) for t in manifest.tasks}, subset=manifest.subset,
+                                  retriever=recorded.get("retriever", set()), corpus=corpus_key(recorded.get("corpus")))
+    return PaperCheck(manifest.method, tuple(differences))

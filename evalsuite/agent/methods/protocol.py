@@ -7,12 +7,14 @@ engine's. Every parser here goes through `tags.py`, so malformed text becomes an
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from abc import abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evalsuite.agent.method import Action, ChatRenderer, HitLike, Method
-from evalsuite.agent.methods.tags import TagPair, all_blocks, cut_after_first, first_block, last_block
-from evalsuite.agent.trajectory import ResponseProtocol, parse_passages
+from evalsuite.agent.method import Action, ChatRenderer, Method
+from evalsuite.protocol.tags import TagPair, all_blocks, cut_after_first, first_block, last_block
+from evalsuite.protocol.passages import parse_passages
+from evalsuite.protocol.trajectory import ResponseProtocol
 from evalsuite.errors import EvalsuiteError
 from evalsuite.runs.schema import Passage, Turn
 
@@ -67,18 +69,15 @@ class TagMethod(Method):
     # The markers `observation` wraps the passages in (what `parse` recognises as inserted after a search).
     observation_tags: TagPair = TagPair.xml("information")
     styles: tuple[str, ...] = ("base", "instruct", "base-1shot")
-    source: str = ""
-    protocol: str = ""
-    kind: str = "method"
     invalid_message: str = ""
 
     @property
     def stop(self) -> tuple[str, ...]:  # type: ignore[override]
         return (self.search.close, self.answer.close)
 
+    @abstractmethod
     def messages(self, question: str) -> list[dict[str, str]]:
         """The chat messages of the initial prompt."""
-        raise NotImplementedError
 
     def template_source(self, style: str) -> str:
         text = json.dumps(self.messages("{question}"), ensure_ascii=False)
@@ -134,9 +133,6 @@ class TagMethod(Method):
     def queries(self, content: str) -> tuple[list[str], dict]:
         """The queries of a search block's stripped content, and facts to record about them."""
         return ([content] if content else []), {}
-
-    def observation(self, action: Action, results: Sequence[Sequence[HitLike]], truncate: Callable[[str], str]) -> str:
-        raise NotImplementedError
 
     def parse_observation(self, content: str) -> list[Passage]:
         """The passages of an observation's content (between `observation_tags`), as `observation` laid them out."""

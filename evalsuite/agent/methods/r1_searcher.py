@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from evalsuite.agent.method import Action, HitLike, register_method, split_contents
+from evalsuite.agent.method import Action, HitLike
 from evalsuite.agent.methods.protocol import DemoHit, TagMethod
-from evalsuite.agent.methods.tags import TagPair
+from evalsuite.protocol.passages import split_contents
+from evalsuite.protocol.tags import TagPair
 from evalsuite.runs.schema import Passage
 
 # FlashRAG ReasoningPipeline.user_prompt, verbatim.
@@ -85,6 +86,3 @@ class R1Searcher(TagMethod):
 
     def parse_observation(self, content: str) -> list[Passage]:
         return parse_documents(content)
-
-
-register_method("r1-searcher", R1Searcher)

@@ -15,10 +15,10 @@ import json
 import re
 from collections.abc import Callable, Sequence
 
-from evalsuite.agent.method import Action, HitLike, register_method
+from evalsuite.agent.method import Action, HitLike
 from evalsuite.agent.methods.protocol import TagMethod
-from evalsuite.agent.methods.tags import TagPair, all_blocks
-from evalsuite.agent.search_r1 import format_passages
+from evalsuite.protocol.tags import TagPair, all_blocks
+from evalsuite.protocol.passages import format_passages
 from evalsuite.runs.schema import Turn
 
 INSTRUCTION = (
@@ -118,6 +118,3 @@ class SearchP1(TagMethod):
     def observation(self, action: Action, results: Sequence[Sequence[HitLike]], truncate: Callable[[str], str]) -> str:
         blocks = [format_passages(hits).strip() for hits in results]
         return f"\n\n<tool_response>\n{truncate(chr(10).join(blocks))}\n</tool_response>\n\n"
-
-
-register_method("search-p1", SearchP1)

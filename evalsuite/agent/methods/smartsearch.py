@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from evalsuite.agent.method import register_method
 from evalsuite.agent.search_r1 import SearchR1
 from evalsuite.runs.schema import Turn
 
@@ -51,10 +50,3 @@ class SmartSearch(SearchR1):
         turn.extra["usefulness"] = int(bool(useful))
         turn.extra["usefulness_explanation"] = explanation
         turn.extra["query_score"] = int(bool(useful) and turn.extra["novelty"] == 1)
-
-
-def _factory() -> SmartSearch:
-    return SmartSearch()
-
-
-register_method("smartsearch", _factory)

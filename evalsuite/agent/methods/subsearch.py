@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from evalsuite.agent.method import Action, HitLike, register_method
+from evalsuite.agent.method import Action, HitLike
 from evalsuite.agent.methods.protocol import TagMethod
-from evalsuite.agent.methods.tags import split_subqueries
-from evalsuite.agent.search_r1 import INVALID_ACTION, format_passages
-from evalsuite.agent.trajectory import parse_passages
+from evalsuite.protocol.tags import split_subqueries
+from evalsuite.protocol.passages import format_passages, parse_passages
+from evalsuite.protocol.search_r1 import INVALID_ACTION
 from evalsuite.runs.schema import Passage
 
 # Table 1 of the paper, verbatim (spaces before the punctuation included); the question is appended after it.
@@ -64,6 +64,3 @@ class SubSearch(TagMethod):
 
     def parse_observation(self, content: str) -> list[Passage]:
         return [passage for block in _NEXT_BLOCK.split(content) for passage in parse_passages(block)]
-
-
-register_method("subsearch", SubSearch)

@@ -61,9 +61,6 @@ class KnowledgeBase:
         self.by_kind.setdefault(entity.kind, []).append(entity)
         return entity
 
-    def follow(self, entity: Entity, relation: str) -> Entity:
-        return self.entities[entity.rels[relation]]
-
     def named(self, kind: str, name: str) -> Entity:
         for entity in self.by_kind[kind]:
             if entity.name == name:
@@ -163,6 +160,8 @@ def build_kb(seed: int, size: KBSize = KBSize()) -> KnowledgeBase:
     rng = random.Random(f"adqa-kb-{seed}")
     kb = KnowledgeBase()
     taken: dict[str, None] = {}
+    # One block per entity kind, in a fixed order (the seed's draws depend on it): the blocks look alike because each
+    # builds an Entity, but their attributes, value draws and relations are each kind's own.
 
     for i, (industry, (policy_name, certification)) in enumerate(zip(V.INDUSTRIES, V.POLICIES)):
         kb.add(

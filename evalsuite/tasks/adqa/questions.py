@@ -95,10 +95,6 @@ def chains(max_len: int) -> list[tuple[RelationSpec, ...]]:
     return found
 
 
-def path_kinds(start: str, path: tuple[RelationSpec, ...]) -> list[str]:
-    return [start] + [rel.dst for rel in path]
-
-
 def hop_domains(start: str, path: tuple[RelationSpec, ...], terminal_kind: str) -> list[str]:
     return [DOMAIN_OF_KIND[rel.src] for rel in path] + [DOMAIN_OF_KIND[terminal_kind]]
 

@@ -57,6 +57,8 @@ class SetSpec:
     np: tuple[str, ...]  # "the interest categories of {x}"
 
 
+# The tables below are data: one declaration per relation, attribute and set, alike in shape because every entry
+# answers the same questions (wording, noun phrase, prose, label); their repetition is the data's, not code's.
 RELATIONS: tuple[RelationSpec, ...] = (
     RelationSpec(
         "campaign", "advertiser", "advertiser",

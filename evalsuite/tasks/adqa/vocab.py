@@ -1,4 +1,7 @@
-"""Word lists and value grids for the synthetic ad platform (AD-QA style); order matters for reproducibility."""
+"""Word lists and value grids for the synthetic ad platform (AD-QA style); order matters for reproducibility.
+
+Data only: the lists look alike in shape because they are all lists of names and values.
+"""
 
 from __future__ import annotations
 

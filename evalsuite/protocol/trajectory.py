@@ -15,8 +15,7 @@ The prediction is the method's answer extraction over the whole response (for Se
 what Search-R1 and FlashRAG record), whatever the turns look like.
 
 Every scan is `str.find` based and linear in the text: no lazy-`.*?` regex that goes quadratic on unclosed tags.
-Two passage layouts occur in real Search-R1 outputs: `Doc N(Title: t) text` lines, and raw wiki-18 contents
-(`"Title"\\ntext`) separated by blank lines (FlashRAG's older template).
+A method supplies its markers and functions as a `ResponseProtocol`; `evalsuite.protocol.search_r1` has Search-R1's.
 """
 
 from __future__ import annotations
@@ -24,18 +23,26 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
-from evalsuite.agent.method import Action
-from evalsuite.agent.methods.tags import TagPair, first_block
+from evalsuite.protocol.tags import TagPair, first_block
 from evalsuite.runs.schema import Passage, Turn
 
-_DOC_MARKER = re.compile(r"Doc (\d+)\(Title: ")
-_BLANK_LINE = re.compile(r"\n\s*\n")
 _SPACE = re.compile(r"\s*")
-# The first sentence of Search-R1's invalid-action message (the replay backend splits recordings on it).
-INVALID_ACTION_PREFIX = "My previous action is invalid."
 # A response longer than this many turns is no rollout; the rest is kept as one last turn (the answer stays exact).
 MAX_PARSED_TURNS = 256
+
+
+@dataclass
+class Action:
+    """The action a model turn took: search (one or more queries), answer, or nothing valid."""
+
+    kind: Literal["search", "answer", "invalid"]
+    queries: list[str] = field(default_factory=list)
+    answer: str | None = None
+    think: list[str] = field(default_factory=list)
+    # Method-specific facts about the turn (e.g. Search-P1's plan steps), copied into Turn.extra by the engine.
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -73,42 +80,6 @@ class ResponseProtocol:
     parse_action: Callable[[str], Action]
     extract_answer: Callable[[str], str | None]
     parse_observation: Callable[[str], list[Passage]]
-
-
-def parse_passages(block: str) -> list[Passage]:
-    """Split an `<information>` block into passages (Search-R1 `Doc N(Title: …)` markers, else blank-line blocks)."""
-    markers = list(_DOC_MARKER.finditer(block))
-    if markers:
-        passages = []
-        for index, marker in enumerate(markers):
-            end = markers[index + 1].start() if index + 1 < len(markers) else len(block)
-            passages.append(_split_marked_doc(block[marker.end() : end]))
-        return passages
-    passages = []
-    for chunk in (chunk.strip() for chunk in _BLANK_LINE.split(block)):
-        if not chunk:
-            continue
-        title, sep, text = chunk.partition("\n")
-        passages.append(Passage(title=_unquote(title.strip()), text=text.strip()) if sep else Passage(title=None, text=chunk))
-    return passages
-
-
-def _split_marked_doc(doc: str) -> Passage:
-    """`"Title") text` → Passage; a quoted title ends at the first `")`, a bare one at the first `)`."""
-    if doc.startswith('"'):
-        close = doc.find('")')
-        end, skip = (close + 1, 2) if close != -1 else (-1, 0)
-    else:
-        end, skip = doc.find(")"), 1
-    if end == -1:
-        return Passage(title=None, text=doc.strip())
-    return Passage(title=_unquote(doc[:end]), text=doc[end + skip :].strip())
-
-
-def _unquote(title: str) -> str:
-    if len(title) >= 2 and title[0] == '"' and title[-1] == '"':
-        return title[1:-1]
-    return title
 
 
 @dataclass
@@ -236,15 +207,3 @@ def _continues_after_answer(pieces: list[_Piece], number: int, answer: TagPair) 
     block = first_block(piece.text, (answer,))
     tail_of_turn = piece.text[block.end :] if block is not None else ""
     return bool(tail_of_turn.strip()) or piece.observation is not None or piece.invalid_message or number < len(pieces)
-
-
-def search_r1_protocol() -> ResponseProtocol:
-    """Search-R1's markers and loop texts (its method's own action parser and answer extraction)."""
-    from evalsuite.agent.search_r1 import SearchR1
-
-    return SearchR1().response_protocol()
-
-
-def parse_trajectory(text: str | bytes) -> ParsedTrajectory:
-    """Parse a Search-R1 response (prompt excluded); `get_method(name).parse(text)` does the same for any method."""
-    return parse_response(text, search_r1_protocol())
