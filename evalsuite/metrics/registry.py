@@ -179,7 +179,3 @@ def scratch_registry() -> Iterator[None]:
         for registry, before in zip((_REGISTRY, _NORMALIZERS), saved):
             registry.clear()
             registry.update(before)  # type: ignore[arg-type]
-
-
-# The standard metrics register themselves on import; importing them here means any reader of the registry sees them.
-from evalsuite.metrics import standard as _standard  # noqa: E402,F401
