@@ -30,8 +30,17 @@ from typing import Any
 from evalsuite.agent.engine import RetrievalUnavailable, RolloutEngine
 from evalsuite.agent.method import get_method
 from evalsuite.agent.runner import (
-    Example, ProgressHook, RunResult, RunSpec, build_manifest, finish_directory, load_examples, load_retriever_spec, open_run,
-    retriever_info, to_record,
+    Example,
+    ProgressHook,
+    RunResult,
+    RunSpec,
+    build_manifest,
+    finish_directory,
+    load_examples,
+    load_retriever_spec,
+    open_run,
+    retriever_info,
+    to_record,
 )
 from evalsuite.errors import EvalsuiteError, require
 from evalsuite.models.registry import load_backend
@@ -80,7 +89,7 @@ class EvaluationWorker:
             self.retriever_spec = retriever
             self.retriever = load_retriever_spec(retriever, self.backend)
             self.engine = RolloutEngine(self.backend, self.method, self.retriever, spec.rollout, self.style)
-        except Exception as exc:  # reported by describe(): the driver says it in one line instead of Ray's traceback
+        except Exception as exc:  # noqa: BLE001 - reported by describe(): the driver says it in one line instead of Ray's traceback
             self.load_error = exc.message if isinstance(exc, EvalsuiteError) else f"{type(exc).__name__}: {exc}"
 
     def describe(self) -> dict[str, Any]:

@@ -76,7 +76,7 @@ def test_a_ray_address_that_does_not_answer_is_one_line_and_writes_nothing(tmp_p
     out = tmp_path / "run"
     started = time.monotonic()
     result = subprocess.run([sys.executable, "-m", "evalsuite", *replay_args(trajectories_dir, benchmarks_dir, out, "first:4", 4), "--ray", f"127.0.0.1:{port}"],
-                            capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "300"})
+                            capture_output=True, text=True, check=False, timeout=120, env={**os.environ, "COLUMNS": "300"})
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith(f"error: no Ray cluster answers at 127.0.0.1:{port} (Connection refused)\n  hint: start its head with `ray start --head")
     assert len(result.stderr.splitlines()) == 2 and not out.exists()
@@ -190,7 +190,7 @@ def test_an_actor_that_cannot_load_the_model_is_one_line_and_writes_nothing(clus
     missing = tmp_path / "missing.json"  # a recording the actors cannot read
     args = replay_args(trajectories_dir, benchmarks_dir, tmp_path / "ray", "first:8", 4)
     args[args.index("--model") + 1] = str(missing)
-    result = subprocess.run([sys.executable, "-m", "evalsuite", *args, "--ray", cluster.address], capture_output=True, text=True,
+    result = subprocess.run([sys.executable, "-m", "evalsuite", *args, "--ray", cluster.address], capture_output=True, text=True, check=False,
                             timeout=600, env={**os.environ, "COLUMNS": "300"})
     assert result.returncode == 2, result.stderr
     assert f"error: a Ray actor could not load the model: recording {missing} does not exist" in result.stderr
@@ -221,7 +221,7 @@ def assert_every_example_once(out: Path, clean) -> None:
 
 @pytest.mark.slow
 def test_a_worker_node_killed_mid_run_loses_nothing(cluster, tmp_path, trajectories_dir, benchmarks_dir):
-    args, process, clean = slow_replay_on_cluster(cluster, tmp_path, trajectories_dir, benchmarks_dir, 2 * SLOW_BATCH)
+    _, process, clean = slow_replay_on_cluster(cluster, tmp_path, trajectories_dir, benchmarks_dir, 2 * SLOW_BATCH)
     cluster.kill_worker(cluster.workers[0])  # its raylet, its worker processes and the actor on it
     done_at_kill = len(complete_lines(tmp_path / "ray" / "predictions.jsonl"))
     try:
