@@ -139,8 +139,8 @@ def retriever_info(retriever: Any, spec: str | None) -> dict[str, Any]:
     return info
 
 
-def build_manifest(spec: RunSpec, backend: Backend, style: str, template_hash: str, retriever: dict[str, Any], fields: dict[str, Any]) -> Manifest:
-    backend_info = backend.info()
+def build_manifest(spec: RunSpec, backend_info: dict[str, Any], style: str, template_hash: str, retriever: dict[str, Any], fields: dict[str, Any]) -> Manifest:
+    """The run's manifest; `backend_info` is the loaded backend's `info()` (on Ray, the one a worker reports)."""
     model = {**model_identity(spec.model), **{k: v for k, v in backend_info.items() if k in ("revision", "model_hash")}}
     return Manifest(
         **base_manifest_fields(),
@@ -230,6 +230,18 @@ def prepare_directory(spec: RunSpec, manifest: Manifest) -> tuple[RunDirectory, 
 ProgressHook = Callable[[list[ExampleRecord]], None]
 
 
+def open_run(spec: RunSpec, manifest: Manifest, examples: list[Example], on_start: Callable[[int, int], None] | None) -> tuple[RunDirectory, list[ExampleRecord], list[Example], PaperCheck | None]:
+    """Check the setting against the paper's, create (or reopen with --resume) the run directory, and say how many
+    examples are done: (directory, finished records, examples still to do, paper check)."""
+    paper = record_paper_check(manifest)
+    directory, done = prepare_directory(spec, manifest)
+    finished = {(r.task, r.id) for r in done}
+    todo = [e for e in examples if (e.task, e.row.id) not in finished]
+    if on_start:
+        on_start(len(examples), len(examples) - len(todo))
+    return directory, done, todo, paper
+
+
 def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, on_batch: ProgressHook | None = None, backend: Backend | None = None) -> RunResult:
     """Run the whole evaluation described by `spec`; `backend` overrides loading one (tests, benchmarks)."""
     examples, fields = load_examples(spec)
@@ -237,13 +249,8 @@ def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, o
     method = get_method(spec.method)
     style = method.resolve_style(spec.prompt_style, backend.has_chat_template())
     retriever = load_retriever_spec(spec.retriever, backend)
-    manifest = build_manifest(spec, backend, style, method.template_hash(style), retriever_info(retriever, spec.retriever), fields)
-    paper = record_paper_check(manifest)
-    directory, done = prepare_directory(spec, manifest)
-    finished = {(r.task, r.id) for r in done}
-    todo = [e for e in examples if (e.task, e.row.id) not in finished]
-    if on_start:
-        on_start(len(examples), len(examples) - len(todo))
+    manifest = build_manifest(spec, backend.info(), style, method.template_hash(style), retriever_info(retriever, spec.retriever), fields)
+    directory, done, todo, paper = open_run(spec, manifest, examples, on_start)
     engine = RolloutEngine(backend, method, retriever, spec.rollout, style)
     records = list(done)
     stopped = None
@@ -260,11 +267,17 @@ def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, o
             records.extend(batch_records)
             if on_batch:
                 on_batch(batch_records)
+    metrics = finish_directory(directory, manifest, records, stopped)
+    backend.close()
+    return RunResult(directory=directory, records=records, metrics=metrics, stopped=stopped, paper=paper)
+
+
+def finish_directory(directory: RunDirectory, manifest: Manifest, records: list[ExampleRecord], stopped: str | None) -> MetricsFile:
+    """Write the metrics and score columns of `records`; a run that was not stopped early is marked finished."""
     metrics = summarize(records)
     directory.write_metrics(metrics)
     write_scores(directory.path, records)
     if stopped is None:
         manifest.finished_at = now_iso()
         directory.write_manifest(manifest)
-    backend.close()
-    return RunResult(directory=directory, records=records, metrics=metrics, stopped=stopped, paper=paper)
+    return metrics

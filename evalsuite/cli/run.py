@@ -119,6 +119,10 @@ def run_command(
     out: Optional[Path] = typer.Option(None, "--output", "-o", help="Run directory (default: runs/<timestamp>)."),
     allow_failures: bool = typer.Option(False, "--allow-failures", help=f"Exit 0 even when some examples failed (default: exit {EXIT_FAILED_EXAMPLES})."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (run directory, metrics, notes) instead of the table."),
+    ray: Optional[str] = typer.Option(None, "--ray", help="Spread the run over Ray actors (extra [ray]): HEAD_IP:PORT, auto (the cluster this machine joined) or local (start Ray here)."),
+    ray_actors: Optional[int] = typer.Option(None, "--ray-actors", help="Backend replicas (default: as many as the cluster's CPUs, or GPUs, hold)."),
+    ray_cpus: float = typer.Option(1.0, "--ray-cpus-per-actor", help="CPUs each Ray actor reserves."),
+    ray_gpus: float = typer.Option(0.0, "--ray-gpus-per-actor", help="GPUs each Ray actor reserves (vLLM: its tensor_parallel_size)."),
 ) -> None:
     """Run a search agent over benchmarks and write a run directory (no --model: the embedded CPU demo)."""
     from evalsuite.agent.engine import RolloutConfig
@@ -170,7 +174,12 @@ def run_command(
         notes=note,
         config=recorded,
     )
-    result = _run_with_progress(spec)
+    ray_options = None
+    if ray is not None:
+        from evalsuite.agent.distributed import RayOptions
+
+        ray_options = RayOptions(address=ray, actors=ray_actors, num_cpus=ray_cpus, num_gpus=ray_gpus)
+    result = _run_with_progress(spec, ray_options)
     if as_json:
         echo_json({"run_directory": str(result.directory.path), "metrics": result.metrics.model_dump(mode="json"),
                    "stopped": result.stopped, "note": note, "failures": failures_note(result.metrics),
@@ -191,7 +200,7 @@ def run_command(
         raise typer.Exit(code=EXIT_FAILED_EXAMPLES)
 
 
-def _run_with_progress(spec):
+def _run_with_progress(spec, ray_options=None):
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
     from evalsuite.agent.runner import execute
@@ -218,6 +227,10 @@ def _run_with_progress(spec):
             em = "  ".join(f"{task} {headline.label} {headline.scaled(s / n):.1f}" for task, (s, n) in totals.items())
             bars.update(bar, advance=len(records), rate=f"{rate:.2f} ex/s", em=em)
 
+        if ray_options is not None:
+            from evalsuite.agent.distributed import execute_on_ray
+
+            return execute_on_ray(spec, ray_options, on_start=on_start, on_batch=on_batch)
         return execute(spec, on_start=on_start, on_batch=on_batch)
 
 
