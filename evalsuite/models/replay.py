@@ -19,7 +19,7 @@ from typing import Any
 from evalsuite.agent.trajectory import INVALID_ACTION_PREFIX, parse_passages
 from evalsuite.errors import DataError
 from evalsuite.models.base import Backend, Generation, GenerationRequest, approx_token_count
-from evalsuite.runs.provenance import text_sha256
+from evalsuite.provenance import text_sha256
 
 # Search-R1's observation is `\n\n<information>…</information>\n\n`; its invalid-action message is one line.
 _OBSERVATION = re.compile(r"\n\n<information>(.*?)</information>\n\n|\n" + re.escape(INVALID_ACTION_PREFIX) + r"[^\n]*\n", re.DOTALL)
