@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evalsuite.errors import EvalsuiteError, require
+from evalsuite.models.identity import model_identity
 from evalsuite.provenance import provenance_fields
 from evalsuite.rewards import MethodReward, get_reward
 from evalsuite.rewards.matching import JudgeMatcher, LexicalMatcher
@@ -169,6 +170,7 @@ def write_manifest(path: Path, config: TrainConfig, reward: MethodReward, model_
     manifest = {
         **provenance_fields(TRAINING_LIBRARIES),
         "kind": "train", "method": config.method, "algorithm": config.algorithm, "model": config.model, "model_path": model_path,
+        "model_identity": model_identity(model_path).record(),  # the weights GRPO started from (evalsuite.provenance)
         "protocol": PROTOCOL[config.method], "reward": reward.config(), "config": asdict(config),
         # per paper value: label (paper / inherited / assumed), its source line, ours and whether it differs
         "paper": manifest_paper(config), "deviations": deviations(config), "stages": stages,
