@@ -93,7 +93,7 @@ def training_rows(config: TrainConfig) -> list[dict[str, Any]]:
 def require_offline_data(config: TrainConfig, rows: list[dict[str, Any]]) -> None:
     """Progress without teacher queries or Search-P1 without reference plans would train another method: refuse."""
     needs = {
-        "progress": ("teacher_queries", "teacher queries", "evalsuite teacher-queries --task TASK --split train --judge PANEL.yaml -o FILE, then teacher_queries: FILE"),
+        "progress": ("teacher_queries", "teacher queries", "evalsuite teacher-queries --task TASK --split train --panel PANEL.yaml -o FILE, then teacher_queries: FILE"),
         "search-p1": ("reference_plan", "reference plans", "evalsuite train search-p1 plans --config CONFIG -o FILE, then reference_plans: FILE"),
     }
     if config.method not in needs:
