@@ -93,14 +93,14 @@ def time_compare(tree: Path, workload: Path, metric: str, resamples: int) -> tup
 
 def write_runs(arrays: dict[str, np.ndarray], into: Path) -> list[Path]:
     """One run directory per system (manifest, predictions.jsonl, metrics.json, scores.npz) via the current tree."""
+    from evalsuite.provenance import provenance_fields
     from evalsuite.runs import ExampleRecord, Manifest, RunDirectory, summarize
     from evalsuite.runs.columns import write_scores
-    from evalsuite.runs.provenance import base_manifest_fields
 
     dirs = []
     for s in range(int(arrays["systems"])):
         run = RunDirectory(into / f"sys{s}")
-        run.write_manifest(Manifest(tasks=list(SIZES), method="search-r1", **base_manifest_fields()))
+        run.write_manifest(Manifest(tasks=list(SIZES), method="search-r1", **provenance_fields()))
         records = [ExampleRecord(id=i, task=t, question="q", golden_answers=["a"], prediction="a",
                                  metrics={"em": float(e), "f1": float(f)})
                    for t in SIZES for i, e, f in zip(arrays[f"{t}/ids"].tolist(), arrays[f"{t}/em"][s], arrays[f"{t}/f1"][s])]

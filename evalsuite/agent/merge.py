@@ -6,9 +6,9 @@ from pathlib import Path
 
 from evalsuite.agent.settings import MERGE_KEYS, settings_differences
 from evalsuite.errors import EvalsuiteError
+from evalsuite.provenance import now_iso
 from evalsuite.runs import ExampleRecord, Manifest, MetricsFile, RunDirectory, summarize
 from evalsuite.runs.columns import write_scores
-from evalsuite.runs.provenance import now_iso
 
 
 def merge_runs(shard_dirs: list[Path], out: Path) -> tuple[Manifest, list[ExampleRecord], MetricsFile]:

@@ -7,7 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalsuite.agent.engine import RetrievalUnavailable, Rollout, RolloutConfig, RolloutEngine
+from evalsuite.agent.engine import (
+    RetrievalUnavailable,
+    Rollout,
+    RolloutConfig,
+    RolloutEngine,
+)
 from evalsuite.agent.method import Method, get_method
 from evalsuite.agent.methods.papers import PaperCheck
 from evalsuite.agent.settings import generation_options, settings_differences
@@ -15,9 +20,9 @@ from evalsuite.errors import EvalsuiteError
 from evalsuite.models.base import Backend
 from evalsuite.models.identity import model_identity
 from evalsuite.models.registry import load_backend
+from evalsuite.provenance import DataFile, now_iso, provenance_fields, rows_sha256
 from evalsuite.runs import ExampleRecord, Manifest, MetricsFile, RunDirectory, summarize
 from evalsuite.runs.columns import write_scores
-from evalsuite.runs.provenance import base_manifest_fields, now_iso, rows_sha256
 from evalsuite.scoring import score_record
 from evalsuite.tasks import TaskRow, apply_subset, load_split, parse_task_list
 from evalsuite.tasks.subset import ids_hash
@@ -101,7 +106,7 @@ def load_examples(spec: RunSpec) -> tuple[list[Example], dict[str, Any]]:
         fields["splits"][task.name] = loaded.split
         fields["subset_ids_hash"][task.name] = ids_hash([row.id for row in rows])
         # the rows' own hash (all shards' rows): an edited question or gold answer is caught, not only a new file
-        fields["data_files"][task.name] = {"path": loaded.source, "sha256": loaded.source_hash, "rows_sha256": rows_sha256(rows)}
+        fields["data_files"][task.name] = DataFile(path=loaded.source, sha256=loaded.source_hash, rows_sha256=rows_sha256(rows)).model_dump()
         for position, row in enumerate(rows):
             if spec.shard is None or spec.shard.takes(position):
                 examples.append(Example(task.name, loaded.split, position, row))
@@ -141,12 +146,14 @@ def retriever_info(retriever: Any, spec: str | None) -> dict[str, Any]:
 
 def build_manifest(spec: RunSpec, backend_info: dict[str, Any], style: str, template_hash: str, retriever: dict[str, Any], fields: dict[str, Any]) -> Manifest:
     """The run's manifest; `backend_info` is the loaded backend's `info()` (on Ray, the one a worker reports)."""
-    model = {**model_identity(spec.model), **{k: v for k, v in backend_info.items() if k in ("revision", "model_hash")}}
+    identity = model_identity(spec.model, revision=backend_info.get("revision"))
+    if backend_info.get("model_hash"):
+        identity.model_hash = backend_info["model_hash"]
     return Manifest(
-        **base_manifest_fields(),
+        **provenance_fields(),
         **fields,
         subset=spec.subset,
-        model=model,
+        model=identity.record(),
         method=spec.method,
         prompt_template_hash=template_hash,
         backend={**backend_info, "prompt_style": style, "options": generation_options(spec.backend_options)},

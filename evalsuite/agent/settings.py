@@ -37,13 +37,15 @@ def generation_options(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def _model(manifest: Manifest) -> Any:
-    """A model file's or directory's hash; for a name (hub model, endpoint) the name plus the model the backend
-    resolved it to (an endpoint URL plus the model name that server reports)."""
+    """A model file's or directory's hash; for a name (hub model, endpoint) the name plus the hub commit it resolved
+    to, or the model the backend resolved it to (an endpoint URL plus the model name that server reports)."""
     model = manifest.model or {}
     if model.get("sha256") or model.get("model_hash"):
         return model.get("sha256") or model.get("model_hash")
     served = (manifest.backend or {}).get("model")
     spec = model.get("spec")
+    if model.get("revision"):
+        return {"spec": spec, "revision": model["revision"]}
     return spec if served in (None, spec) else {"spec": spec, "served": served}
 
 

@@ -47,6 +47,7 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
     from evalsuite.agent.method import get_method
     from evalsuite.files import file_sha256
     from evalsuite.metrics.process import add_process_metrics
+    from evalsuite.provenance import provenance_fields
     from evalsuite.runs import Manifest, RunDirectory, summarize
     from evalsuite.runs.flashrag import (
         check_against_task_data,
@@ -56,7 +57,6 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
         read_result_source,
         records_from_source,
     )
-    from evalsuite.runs.provenance import base_manifest_fields
     from evalsuite.scoring import score_record
     from evalsuite.tasks.loader import resolve_data_dir
     from evalsuite.tasks.registry import default_method, get_task
@@ -84,7 +84,7 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
         method=method,
         source={"format": f"flashrag-{source.layout}", "path": str(path.resolve()), "sha256": file_sha256(data_file), "n": len(records)},
         notes="Imported from a FlashRAG/Search-R1 result file; the trajectories were generated elsewhere and rescored here.",
-        **base_manifest_fields(),
+        **provenance_fields(),
     )
     run.write_manifest(manifest)
     with run.writer(fresh=True) as writer:
@@ -96,8 +96,8 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
 
 def _rescore_run(path: Path, out_dir: Path, metrics: list[str] | None = None) -> None:
     from evalsuite.metrics.process import add_process_metrics
+    from evalsuite.provenance import now_iso
     from evalsuite.runs import RunDirectory, summarize
-    from evalsuite.runs.provenance import now_iso
     from evalsuite.scoring import score_record
 
     source = RunDirectory(path)

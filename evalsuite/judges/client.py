@@ -8,13 +8,13 @@ asked again next time.
 from __future__ import annotations
 
 import asyncio
-import os
 from dataclasses import asdict, dataclass
 
 from evalsuite.errors import EvalsuiteError, require
 from evalsuite.judges.cache import CachedReply, JudgeCache, cache_key
 from evalsuite.judges.config import JudgeConfig
 from evalsuite.judges.prompts import PromptTemplate
+from evalsuite.openai_client import api_key_from_env, openai_client
 from evalsuite.retry import Attempt, CallFailed, RetryPolicy, acall, describe
 
 # 4xx answers that mean the panel file is wrong (key, model, URL): every call would fail, so the run stops.
@@ -58,17 +58,12 @@ class JudgeClient:
 
     def __init__(self, config: JudgeConfig, cache: JudgeCache, semaphore: asyncio.Semaphore):
         openai = require("openai", "judge", "LLM judges")
-        api_key = "not-needed"
-        if config.api_key_env:
-            api_key = os.environ.get(config.api_key_env, "")
-            if not api_key:
-                raise EvalsuiteError(f"judge {config.name!r}: environment variable {config.api_key_env} is not set", hint=f"export {config.api_key_env}=...")
+        api_key = api_key_from_env(config.api_key_env, f"judge {config.name!r}")
         self.config = config
         self.cache = cache
         self.usage = JudgeUsage()
         self._semaphore = semaphore
-        # Retries are evalsuite.retry's (bounded by a deadline, counted); the SDK's own would hide attempts.
-        self._client = openai.AsyncOpenAI(base_url=config.base_url, api_key=api_key, timeout=config.timeout_s, max_retries=0)
+        self._client = openai_client(config.base_url, api_key, config.timeout_s, extra="judge", purpose="LLM judges")
         self._policy = RetryPolicy(
             attempts=config.max_retries + 1, deadline_s=config.deadline_s, attempt_timeout_s=config.timeout_s,
             backoff_s=config.backoff_base_s, max_backoff_s=config.backoff_max_s,

@@ -8,7 +8,6 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import evalsuite
 from evalsuite.errors import EvalsuiteError
 from evalsuite.leaderboard.submission import (
     PREDICTIONS_GZ,
@@ -22,8 +21,8 @@ from evalsuite.leaderboard.submission import (
     write_gzip,
     write_tarball,
 )
+from evalsuite.provenance import provenance_fields
 from evalsuite.runs import RunDirectory, summarize
-from evalsuite.runs.provenance import now_iso
 from evalsuite.runs.schema import MANIFEST_FILE, METRICS_FILE
 
 
@@ -97,7 +96,7 @@ def pack_submission(run_dirs: list[Path], output: Path, info: SubmissionInfo, sp
         unused = set(overrides) - set(owner)
         if unused:
             raise EvalsuiteError(f"--split names tasks that no run holds: {', '.join(sorted(unused))}")
-        meta = SubmissionFile(created_at=now_iso(), evalsuite_version=evalsuite.__version__, info=info, runs=refs)
+        meta = SubmissionFile(**provenance_fields(), info=info, runs=refs)
         data = meta.model_dump(mode="json")
         for run in data["runs"]:
             if not run["includes_failed"]:

@@ -19,12 +19,11 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import evalsuite
 from evalsuite.errors import EvalsuiteError
 from evalsuite.files import fsync_directory
 from evalsuite.leaderboard.submission import SUBMISSION_FILE, VERIFICATION_FILE, opened_submission
 from evalsuite.leaderboard.verify import Limits, VerificationReport, verify_submission
-from evalsuite.runs.provenance import git_commit, now_iso
+from evalsuite.provenance import provenance_fields
 
 ENTRIES_DIR = "entries"
 DEFAULT_DIR = "leaderboard"
@@ -171,7 +170,8 @@ def add_submission(submission: Path, leaderboard_dir: Path, data_dir: str | Path
     if target.exists() and not replace:
         raise EvalsuiteError(f"{target} already exists", hint="pass --overwrite to file this submission over it, or --id ID")
     record = report.to_dict()
-    record.update({"verified_at": now_iso(), "evalsuite_version": evalsuite.__version__, "git_commit": git_commit()})
+    provenance = provenance_fields()
+    record.update({"verified_at": provenance.pop("created_at"), **provenance})
     with opened_submission(Path(submission)) as root:
         staged = _stage(root, base, identifier, record)
     replaced = base / f"{REPLACED_PREFIX}{identifier}"

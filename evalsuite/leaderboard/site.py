@@ -35,7 +35,7 @@ from evalsuite.runs import ExampleRecord
 MARKER = ".evalsuite-site"
 SETTINGS_FILE = "site.yaml"
 MANIFEST_FIELDS = ("kind", "method", "model", "backend", "decoding", "max_turns", "topk", "retriever", "corpus", "splits",
-                   "subset", "metric_convention", "evalsuite_version", "git_commit", "created_at", "source", "notes")
+                   "subset", "metric_convention", "evalsuite_version", "git_commit", "git_dirty", "created_at", "source", "notes")
 
 
 @dataclass

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evalsuite.errors import DataError, EvalsuiteError
 from evalsuite.files import file_sha256 as sha256_file
+from evalsuite.provenance import Provenance
 from evalsuite.runs.schema import MANIFEST_FILE, METRICS_FILE, PREDICTIONS_FILE
 from evalsuite.tasks.registry import Task
 
@@ -136,13 +137,11 @@ class RunRef(BaseModel):
         return value
 
 
-class SubmissionFile(BaseModel):
-    """`submission.json`."""
+class SubmissionFile(Provenance):
+    """`submission.json`: the shared provenance fields of the packing (evalsuite.provenance), the info and the runs."""
 
     model_config = ConfigDict(extra="forbid")
     format_version: int = FORMAT_VERSION
-    created_at: str
-    evalsuite_version: str
     info: SubmissionInfo
     runs: list[RunRef]
 

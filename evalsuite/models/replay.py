@@ -12,9 +12,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evalsuite.models.base import Backend, Generation, GenerationRequest, approx_token_count
+from evalsuite.models.base import (
+    Backend,
+    Generation,
+    GenerationRequest,
+    approx_token_count,
+)
 from evalsuite.protocol.recording import load_recording
-from evalsuite.runs.provenance import text_sha256
+from evalsuite.provenance import text_sha256
 
 _CHATML_SYSTEM = re.compile(r"^<\|im_start\|>system\n(.*?)<\|im_end\|>\n", re.DOTALL)
 

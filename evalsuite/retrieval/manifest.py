@@ -14,6 +14,7 @@ import numpy as np
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.files import file_sha256
+from evalsuite.provenance import CorpusRecord, provenance_fields
 from evalsuite.retrieval.corpus import CorpusReader, DocStore
 
 if TYPE_CHECKING:
@@ -51,15 +52,9 @@ def compute_index_hash(manifest: dict[str, Any]) -> str:
 
 def corpus_record(reader: "CorpusReader | CorpusScan") -> dict[str, Any]:
     """The manifest's `corpus` section from a finished pass over the corpus."""
-    stat = reader.path.stat()
-    return {
-        "path": str(reader.path.resolve()),
-        "name": reader.path.name,
-        "sha256": reader.sha256,
-        "size_bytes": reader.size_bytes,
-        "mtime_ns": stat.st_mtime_ns,
-        "num_documents": reader.num_documents,
-    }
+    record = CorpusRecord(path=str(reader.path.resolve()), name=reader.path.name, sha256=reader.sha256,
+                          size_bytes=reader.size_bytes, mtime_ns=reader.path.stat().st_mtime_ns, num_documents=reader.num_documents)
+    return record.model_dump(mode="json")
 
 
 def write_docstore(out_dir: Path, reader: "CorpusReader | CorpusScan") -> None:
@@ -110,7 +105,8 @@ def read_manifest(index_dir: str | Path) -> dict[str, Any]:
 
 
 REQUIRED_FIELDS: dict[str, type] = {"retriever": str, "corpus_hash": str, "corpus": dict, "params": dict, "files": dict, "index_hash": str}
-REQUIRED_CORPUS_FIELDS: dict[str, type | tuple[type, ...]] = {"path": str, "sha256": str, "size_bytes": int, "mtime_ns": int, "num_documents": int}
+# The corpus record's required fields, checked by hand so a bad one is named in the manifest's own terms.
+REQUIRED_CORPUS_FIELDS: dict[str, type] = {name: field.annotation for name, field in CorpusRecord.model_fields.items() if field.is_required()}
 
 
 def _check_fields(path: Path, manifest: dict[str, Any]) -> None:
@@ -232,9 +228,7 @@ class SavedIndexRetriever:
 
 
 def base_manifest(retriever: str, reader: "CorpusReader | CorpusScan", params: dict[str, Any]) -> dict[str, Any]:
-    """The manifest fields shared by every index kind (provenance, corpus record, parameters)."""
-    from evalsuite.runs.provenance import base_manifest_fields
-
+    """The manifest fields shared by every index kind (the shared provenance fields, corpus record, parameters)."""
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -242,7 +236,7 @@ def base_manifest(retriever: str, reader: "CorpusReader | CorpusScan", params: d
         "corpus_hash": reader.sha256,
         "corpus": corpus_record(reader),
         "params": params,
-        **base_manifest_fields(),
+        **provenance_fields(),
     }
 
 

@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalsuite.provenance import Provenance
+
 SCHEMA_VERSION = 1
 # The scoring version: bump when a rule every metric shares changes (answer extraction, the default normalization):
 # old scores are then not comparable. A change to one metric bumps that metric's own `MetricSpec.version` instead.
@@ -75,19 +77,16 @@ class ExampleRecord(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-class Manifest(BaseModel):
-    """Provenance of a run (docs/architecture.md). Fields that do not apply stay None."""
+class Manifest(Provenance):
+    """A run's manifest: the shared provenance fields (evalsuite.provenance), what was evaluated and how (docs/provenance.md).
+    Fields that do not apply stay None."""
 
     model_config = ConfigDict(extra="allow")
 
     schema_version: int = SCHEMA_VERSION
     kind: Literal["run", "import"] = "run"
-    evalsuite_version: str
-    git_commit: str | None = None
     metric_convention: str = METRIC_CONVENTION
-    created_at: str
     finished_at: str | None = None
-    hardware: dict[str, Any] = Field(default_factory=dict)
     # What was evaluated
     tasks: list[str] = Field(default_factory=list)
     splits: dict[str, str] = Field(default_factory=dict)

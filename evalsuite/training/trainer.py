@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from evalsuite.errors import EvalsuiteError, require
+from evalsuite.models.identity import model_identity
+from evalsuite.provenance import provenance_fields
 from evalsuite.rewards import MethodReward, get_reward
 from evalsuite.rewards.matching import JudgeMatcher, LexicalMatcher
 from evalsuite.training.config import TrainConfig, stage_arguments
@@ -26,6 +28,8 @@ from evalsuite.training.provenance import deviations, manifest_paper
 from evalsuite.training.rollout import SearchRollout, load_retriever
 
 MANIFEST = "train_manifest.json"
+# Whose versions a training manifest records (they decide what a recipe computes).
+TRAINING_LIBRARIES = ("evalsuite", "trl", "transformers", "torch", "datasets", "accelerate")
 CHECKPOINT = "checkpoint"
 # Which evaluator protocol each recipe plays (evalsuite.agent methods).
 PROTOCOL = {"search-r1": "search-r1", "progress": "search-r1", "subsearch": "subsearch", "search-p1": "search-p1", "oases": "oases", "smartsearch": "smartsearch"}
@@ -153,31 +157,16 @@ def build_grpo(config: TrainConfig, model_path: str, out: Path, rows: list[dict[
     return trainer, rollout
 
 
-def git_commit() -> str | None:
-    """The evalsuite checkout's commit, when it is one."""
-    import subprocess
-
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True, cwd=Path(__file__).parent).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
 def write_manifest(path: Path, config: TrainConfig, reward: MethodReward, model_path: str, stages: dict[str, Any], started: float) -> None:
-    """The run's provenance: config, reward settings, the paper's setting and every deviation, versions, timing."""
-    import importlib.metadata as md
-
-    versions = {}
-    for name in ("evalsuite", "trl", "transformers", "torch", "datasets", "accelerate"):
-        try:
-            versions[name] = md.version(name)
-        except md.PackageNotFoundError:
-            versions[name] = None
+    """The run's provenance (the shared fields of evalsuite.provenance, with the training libraries' versions), config,
+    reward settings, the paper's setting and every deviation, timing."""
     manifest = {
+        **provenance_fields(TRAINING_LIBRARIES),
         "kind": "train", "method": config.method, "algorithm": config.algorithm, "model": config.model, "model_path": model_path,
+        "model_identity": model_identity(model_path).record(),  # the weights GRPO started from (evalsuite.provenance)
         "protocol": PROTOCOL[config.method], "reward": reward.config(), "config": asdict(config),
         # per paper value: label (paper / inherited / assumed), its source line, ours and whether it differs
-        "paper": manifest_paper(config), "deviations": deviations(config), "stages": stages, "versions": versions, "git_commit": git_commit(),
+        "paper": manifest_paper(config), "deviations": deviations(config), "stages": stages,
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), "wall_s": time.time() - started,
     }
     path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")

@@ -10,7 +10,7 @@ import pytest
 
 from evalsuite.errors import DataError, EvalsuiteError
 from evalsuite.runs import ExampleRecord, Manifest, RunDirectory, mean_ci, read_predictions, summarize
-from evalsuite.runs.provenance import base_manifest_fields
+from evalsuite.provenance import provenance_fields
 
 
 def _record(i: int, task: str = "nq", em: float = 1.0) -> ExampleRecord:
@@ -19,7 +19,7 @@ def _record(i: int, task: str = "nq", em: float = 1.0) -> ExampleRecord:
 
 def test_round_trip(tmp_path: Path) -> None:
     run = RunDirectory(tmp_path / "run")
-    run.write_manifest(Manifest(tasks=["nq"], **base_manifest_fields()))
+    run.write_manifest(Manifest(tasks=["nq"], **provenance_fields()))
     with run.writer() as writer:
         writer.extend(_record(i) for i in range(3))
     assert [r.id for r in run.read_predictions()] == ["q0", "q1", "q2"]

@@ -22,8 +22,8 @@ from evalsuite.judges.config import load_panel
 from evalsuite.judges.evaluate import judge_run
 from evalsuite.metrics.coverage import coverage
 from evalsuite.metrics.process import extract_queries
+from evalsuite.provenance import provenance_fields
 from evalsuite.runs import Manifest, RunDirectory, summarize
-from evalsuite.runs.provenance import base_manifest_fields
 from evalsuite.runs.schema import ExampleRecord, Turn
 
 PRICE_IN, PRICE_OUT = 0.15, 0.60  # $/Mtok, as a hosted judge would charge
@@ -140,7 +140,7 @@ def _musique_run(benchmarks_dir: Path, out: Path, n: int) -> Path:
         turns = [Turn(text=f"<search>{row['question']}</search>", query=row["question"]), Turn(text=f"<search>{first_hop}</search>", query=first_hop), Turn(text="<answer>x</answer>", answer="x")]
         records.append(ExampleRecord(id=row["id"], task="musique", split="dev_ctx", question=row["question"], golden_answers=row["golden_answers"], prediction="x", turns=turns, metrics={"em": 0.0}))
     run = RunDirectory(out)
-    run.write_manifest(Manifest(kind="import", tasks=["musique"], **base_manifest_fields()))
+    run.write_manifest(Manifest(kind="import", tasks=["musique"], **provenance_fields()))
     with run.writer(fresh=True) as writer:
         writer.extend(records)
     run.write_metrics(summarize(records))

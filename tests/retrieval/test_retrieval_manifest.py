@@ -106,3 +106,21 @@ def test_unknown_retriever_and_misplaced_encoder_are_errors(built, tmp_path):
         build_index(corpus, tmp_path / "y", encoder="all-MiniLM-L6-v2")
     with pytest.raises(EvalsuiteError, match="needs an encoder"):
         build_index(corpus, tmp_path / "z", retriever="dense")
+
+
+def test_index_json_carries_the_shared_provenance_and_an_older_one_still_loads(built):
+    from evalsuite.provenance import CorpusRecord, Provenance
+
+    _, index_dir = built
+    path = index_dir / "index.json"
+    manifest = json.loads(path.read_text())
+    assert set(Provenance.model_fields) <= set(manifest)
+    assert CorpusRecord.model_validate(manifest["corpus"]).sha256 == manifest["corpus_hash"]
+    # What builds wrote before the shared model: no git_dirty, no library versions, hardware without accelerators.
+    for key in ("git_dirty", "versions"):
+        del manifest[key]
+    del manifest["hardware"]["accelerators"]
+    path.write_text(json.dumps(manifest))
+    retriever = load_retriever(index_dir)
+    assert Provenance.model_validate(retriever.info()).git_dirty is None
+    assert retriever.search(["Corliss"], 1)[0]

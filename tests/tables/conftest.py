@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
+from evalsuite.provenance import provenance_fields
 from evalsuite.runs import ExampleRecord, Manifest, RunDirectory, summarize
 from evalsuite.runs.columns import write_scores
-from evalsuite.runs.provenance import base_manifest_fields
 
 BAMBOOGLE_FILES = ("bamboogle_*_search_r1_base.json", "bamboogle_*_search_r1_base_seed1.json",
                    "bamboogle_*_search_r1_instruct.json", "bamboogle_*_search_r1_instruct_seed1.json")
@@ -45,7 +45,7 @@ def _write_run(path: Path, scores: dict[str, dict[str, dict[str, float]]], **man
     """A run directory with hand-set metrics: task → id → metric → value."""
     run = RunDirectory(path)
     tasks = list(scores)
-    run.write_manifest(Manifest(tasks=tasks, **{**base_manifest_fields(), **manifest_fields}))
+    run.write_manifest(Manifest(tasks=tasks, **{**provenance_fields(), **manifest_fields}))
     with run.writer(fresh=True) as writer:
         for task, examples in scores.items():
             for example_id, metrics in examples.items():
@@ -69,7 +69,7 @@ def _write_scored_run(path: Path, tasks: dict[str, list[dict[str, float] | None]
               columns: bool = True) -> Path:
     """A run directory: task → per-example metrics (None = a failed example), metrics.json and scores.npz."""
     run = RunDirectory(path)
-    run.write_manifest(Manifest(tasks=list(tasks), method=method, **base_manifest_fields()))
+    run.write_manifest(Manifest(tasks=list(tasks), method=method, **provenance_fields()))
     records = [
         ExampleRecord(id=f"{task}-{i:02d}", task=task, question="q?", golden_answers=["a"], prediction=None if m is None else "a",
                       status="failed" if m is None else "ok", error="HTTP 503" if m is None else None, metrics=m or {})
