@@ -79,13 +79,24 @@ def infer_stop(text: str, stops: list[str]) -> str | None:
 
 
 class Backend(ABC):
-    """A text-generation backend. Subclasses import their heavy library lazily in `__init__`."""
+    """A text-generation backend. Subclasses import their heavy library lazily in `__init__`.
+
+    Backends that batch continuously (a server, vLLM's async engine) also implement `agenerate` and set
+    `supports_async`, so the rollout loop can let each trajectory advance on its own (`--schedule async`)."""
 
     name: str = "base"
+    supports_async: bool = False
 
     @abstractmethod
     def generate(self, requests: list[GenerationRequest]) -> list[Generation]:
         """Continue every prompt; a failure on one request sets that Generation's `error`, never raises for it."""
+
+    async def agenerate(self, request: GenerationRequest) -> Generation:
+        """Continue one prompt while others are in flight (only where `supports_async`); failures as in `generate`."""
+        raise NotImplementedError(f"the {self.name} backend has no asynchronous generation")
+
+    async def aclose(self) -> None:
+        """Release what `agenerate` opened in the running event loop (connections), before the loop ends."""
 
     def info(self) -> dict[str, Any]:
         """Provenance for the manifest: backend name and version, model path, file hash or revision."""
