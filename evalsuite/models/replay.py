@@ -8,6 +8,7 @@ deterministic tests and overhead benchmarks with real model text and zero model 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -109,6 +110,7 @@ class ReplayBackend(Backend):
     """Returns turn i of the recorded example named by each request's key."""
 
     name = "replay"
+    supports_async = True
 
     def __init__(self, model: str, delay_s: float = 0.0, **options: Any):
         self.path = Path(model)
@@ -135,6 +137,11 @@ class ReplayBackend(Backend):
         if self.delay_s:
             time.sleep(self.delay_s)
         return [self._one(request) for request in requests]
+
+    async def agenerate(self, request: GenerationRequest) -> Generation:
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        return self._one(request)
 
     def _one(self, request: GenerationRequest) -> Generation:
         if request.key is None:
