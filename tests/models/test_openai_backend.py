@@ -114,3 +114,29 @@ def test_server_chat_completions_equal_in_process_chat_template(threads, wiki_bm
     prompt = ran_local[0].metadata["prompt"]
     assert prompt.startswith("<|im_start|>system\n") and prompt.endswith("<|im_start|>assistant\n")
     assert all(r.turns[0].text and r.turns[0].finish_reason in {"eos", "length"} for r in served)
+
+
+def _run_schedules(url: str, gguf: str, out: Path, index: Path, benchmarks_dir: Path, subset: str, rollout: RolloutConfig):
+    runs = {}
+    for schedule in ("sync", "async"):
+        spec = RunSpec(
+            model=url, backend="openai", tasks="bamboogle", out=out / schedule, data_dir=str(benchmarks_dir), retriever=str(index),
+            batch_size=4, prompt_style="base-fewshot", subset=subset, rollout=rollout, schedule=schedule,
+            backend_options={"concurrency": 4, "repeat_penalty": 1.0},
+        )
+        runs[schedule] = execute(spec).records
+    return runs["sync"], runs["async"]
+
+
+def test_async_schedule_equals_turn_synchronous_on_the_server(gemma_url, gemma_gguf, wiki_bm25, benchmarks_dir, tmp_path):
+    """The same greedy trajectories whether each trajectory advances on its own or the batch goes turn by turn."""
+    sync, ran_async = _run_schedules(gemma_url, gemma_gguf, tmp_path, wiki_bm25, benchmarks_dir, "first:3", _config(max_turns=1, max_tokens=40))
+    _assert_same_greedy_run(sync, ran_async)
+    assert all(r.turns[0].query and len(r.turns[0].passages) == 3 for r in ran_async)
+
+
+@pytest.mark.slow
+def test_async_schedule_equals_turn_synchronous_on_the_server_over_two_search_turns(gemma_url, gemma_gguf, wiki_bm25, benchmarks_dir, tmp_path):
+    sync, ran_async = _run_schedules(gemma_url, gemma_gguf, tmp_path, wiki_bm25, benchmarks_dir, "first:8", _config(max_turns=2, max_tokens=64))
+    _assert_same_greedy_run(sync, ran_async)
+    assert sum(1 for r in ran_async for t in r.turns if t.query) >= 8
