@@ -23,7 +23,7 @@ import selectors
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalsuite.models.base import Generation, GenerationRequest, approx_token_count
+from evalsuite.models.base import Generation, GenerationRequest, agenerate_batch, approx_token_count
 from evalsuite.models.replay import ReplayBackend
 
 
@@ -180,15 +180,9 @@ class ModelledGPUBackend(ReplayBackend):
         self._cached: dict[str, int] = {}  # per trajectory: tokens of context the engine holds from its last turn
 
     def generate(self, requests: list[GenerationRequest]) -> list[Generation]:
-        async def batch() -> list[Generation]:
-            try:
-                return await asyncio.gather(*(self.agenerate(r) for r in requests))
-            finally:
-                await self.aclose()
-
         loop = VirtualClockLoop(self.clock)
         try:
-            return loop.run_until_complete(batch())
+            return loop.run_until_complete(agenerate_batch(self, requests))
         finally:
             loop.close()
 

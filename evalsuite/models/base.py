@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -120,6 +121,15 @@ class Backend(ABC):
 
     def close(self) -> None:
         """Release the model or connections."""
+
+
+async def agenerate_batch(backend: Backend, requests: list[GenerationRequest]) -> list[Generation]:
+    """A whole batch through `backend.agenerate` at once (the turn-synchronous schedule on a backend that batches
+    continuously), then what it opened in this event loop closed."""
+    try:
+        return list(await asyncio.gather(*(backend.agenerate(r) for r in requests)))
+    finally:
+        await backend.aclose()
 
 
 class HFTokenizerMixin:

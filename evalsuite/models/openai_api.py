@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from evalsuite.errors import EvalsuiteError, require
-from evalsuite.models.base import Backend, Generation, GenerationRequest, infer_stop
+from evalsuite.models.base import Backend, Generation, GenerationRequest, agenerate_batch, infer_stop
 from evalsuite.retry import Attempt, CallFailed, RetryPolicy, acall, call, describe
 
 # api=chat renders the user message with these markers, so `generate` can recover the messages.
@@ -82,13 +82,7 @@ class OpenAIBackend(Backend):
         return "".join(_USER + m["content"] for m in messages if m["role"] == "user") + _ASSISTANT
 
     def generate(self, requests: list[GenerationRequest]) -> list[Generation]:
-        async def batch() -> list[Generation]:
-            try:
-                return await asyncio.gather(*(self.agenerate(r) for r in requests))
-            finally:
-                await self.aclose()
-
-        return asyncio.run(batch())
+        return asyncio.run(agenerate_batch(self, requests))
 
     async def agenerate(self, request: GenerationRequest) -> Generation:
         """One generation; any failure (after retries, or a 4xx, or a malformed answer) fails this request only."""

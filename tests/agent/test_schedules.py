@@ -14,20 +14,16 @@ import pytest
 
 import evalsuite.agent.runner as runner
 from evalsuite.agent.runner import RunSpec, execute
+from tests.agent.test_run_directory import NQ_RECORDING
+from tests.agent.test_run_directory import replay_spec as run_directory_spec
 from evalsuite.errors import EvalsuiteError
 from evalsuite.runs import RunDirectory
 
-NQ_RECORDING = "nq_2026_04_28_16_43_search_r1_base_seed1.json"
 TIMINGS = {"latency_s", "retrieval_latency_s"}
 
 
 def replay_spec(trajectories_dir: Path, benchmarks_dir: Path, out: Path, **kw) -> RunSpec:
-    base = dict(
-        model=str(trajectories_dir / NQ_RECORDING), backend="replay", tasks="nq", out=out, split="test_sub1000",
-        data_dir=str(benchmarks_dir), retriever="replay", batch_size=64,
-    )
-    base.update(kw)
-    return RunSpec(**base)
+    return run_directory_spec(trajectories_dir, benchmarks_dir, out, **{"batch_size": 64, **kw})
 
 
 def content(records) -> dict:
