@@ -14,7 +14,6 @@ import pytest
 
 import evalsuite.agent.runner as runner
 from evalsuite.agent.runner import RunSpec, execute
-from tests.agent.test_run_directory import NQ_RECORDING
 from tests.agent.test_run_directory import replay_spec as run_directory_spec
 from evalsuite.errors import EvalsuiteError
 from evalsuite.runs import RunDirectory
