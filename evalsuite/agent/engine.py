@@ -1,4 +1,13 @@
-"""The batched rollout loop (docs/agent.md): one backend call and one retrieval call per turn for the whole batch.
+"""The rollout loop (docs/agent.md): one trajectory's turns written once, played on one of two schedules.
+
+`_turn` is one turn of one trajectory as a generator that yields what it needs (a generation, a search) and gets the
+answer sent back. The turn-synchronous schedule (`run`, `finish`, `step`) advances every trajectory of a batch in
+lockstep, so each round is one batched backend call and one retrieval call: the reference, and the only schedule
+for in-process batch backends. The asynchronous schedule (`run_async`) lets each trajectory advance on its own
+against a backend that batches continuously (`Backend.supports_async`), with at most `max_in_flight` trajectories
+at once; the searches of concurrent trajectories are collected for a short window and sent as one retrieval call
+(`SearchBatcher`). Both send the same requests, so a backend whose greedy text depends only on the prompt gives
+byte-identical trajectories under either.
 
 Search-R1's `run_llm_loop`: up to `max_turns` turns in which a search gets an observation and a turn with no valid
 action gets the fixed invalid-action message, then one final turn with search disabled for whoever has not answered.
@@ -13,8 +22,9 @@ finished example kept.
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -32,6 +42,16 @@ class Retriever(Protocol):
 
 class RetrievalUnavailable(EvalsuiteError):
     """The retriever kept failing after its retries; the run stops with everything finished kept."""
+
+
+class ScheduleUnsupported(EvalsuiteError):
+    """`--schedule async` with a backend that generates one whole batch at a time."""
+
+    def __init__(self, backend: str):
+        super().__init__(
+            f"the {backend} backend does not support --schedule async (it generates one whole batch at a time)",
+            hint="use --schedule sync, or serve the model with vLLM or llama.cpp and use --backend openai (or --backend vllm-async)",
+        )
 
 
 # Per search: its hits per query, or the server's refusal of it.
@@ -89,20 +109,91 @@ class _Pending:
     action: Action
 
 
+@dataclass(frozen=True)
+class NeedGeneration:
+    """A turn program waits for this generation (sent back as a `Generation`)."""
+
+    request: GenerationRequest
+
+
+@dataclass(frozen=True)
+class NeedSearch:
+    """A turn program waits for these queries' hits (sent back as a `SearchOutcome`)."""
+
+    queries: list[str]
+
+
+Need = NeedGeneration | NeedSearch
+# One turn of one trajectory: yields what it needs, is sent the answer, returns when the turn is recorded.
+TurnProgram = Generator[Need, Any, None]
+
+
+def _advance(program: TurnProgram, answer: Any) -> Need | None:
+    """Send `answer` to `program`; its next need, or None when it has finished."""
+    try:
+        return program.send(answer)
+    except StopIteration:
+        return None
+
+
 def model_turns(rollout: Rollout) -> int:
     """Turns the model has taken (retrieval before the first model turn is not one): the next turn's index."""
     return sum(1 for t in rollout.turns if not t.extra.get("initial_retrieval"))
 
 
+class SearchBatcher:
+    """The asynchronous schedule's retrieval: searches that arrive within `window_s` of each other go out as one
+    retrieval call (run in a worker thread, one call at a time; searches arriving meanwhile form the next batch),
+    so the retrieval server still sees batches when every trajectory advances on its own."""
+
+    def __init__(self, search_each: Callable[[list[list[str]]], list[SearchOutcome]], window_s: float):
+        self._search_each = search_each
+        self.window_s = window_s
+        self._waiting: list[tuple[list[str], asyncio.Future[SearchOutcome]]] = []
+        self._sender: asyncio.Task[None] | None = None
+        self.batch_sizes: list[int] = []  # searches per retrieval call, for benchmarks and tests
+
+    async def search(self, queries: list[str]) -> SearchOutcome:
+        future: asyncio.Future[SearchOutcome] = asyncio.get_running_loop().create_future()
+        self._waiting.append((queries, future))
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.create_task(self._send())
+        return await future
+
+    async def _send(self) -> None:
+        while self._waiting:
+            await asyncio.sleep(self.window_s)
+            batch, self._waiting = self._waiting, []
+            self.batch_sizes.append(len(batch))
+            try:
+                outcomes = await asyncio.to_thread(self._search_each, [queries for queries, _ in batch])
+            except Exception as exc:  # RetrievalUnavailable: every search of the batch gets it
+                outcomes = [exc] * len(batch)
+            for (_, future), outcome in zip(batch, outcomes):
+                if future.done():
+                    continue  # its trajectory was cancelled
+                if isinstance(outcome, Exception) and not isinstance(outcome, RequestRejected):
+                    future.set_exception(outcome)
+                else:
+                    future.set_result(outcome)
+
+    async def close(self) -> None:
+        if self._sender is not None and not self._sender.done():
+            self._sender.cancel()
+            await asyncio.gather(self._sender, return_exceptions=True)
+
+
 class RolloutEngine:
     """Runs a method's protocol with a backend and a retriever over batches of questions."""
 
-    def __init__(self, backend: Backend, method: Method, retriever: Retriever | None, config: RolloutConfig, style: str):
+    def __init__(self, backend: Backend, method: Method, retriever: Retriever | None, config: RolloutConfig, style: str,
+                 search_window_s: float = 0.005):
         self.backend = backend
         self.method = method
         self.retriever = retriever
         self.config = config
         self.style = style
+        self.search_window_s = search_window_s  # the asynchronous schedule's collection window for searches
 
     def start(self, key: str, question: str, initial: SearchOutcome | None = None) -> Rollout:
         """A fresh rollout with its prompt built and counted (`initial`: hits of the method's initial queries).
@@ -132,6 +223,8 @@ class RolloutEngine:
                 )
             )
         return rollout
+
+    # --- the turn-synchronous schedule ---------------------------------------------------------------------------
 
     def run(self, items: Sequence[tuple[str, str]]) -> list[Rollout]:
         """Roll out every (key, question) pair to completion; returns them in input order."""
@@ -169,49 +262,139 @@ class RolloutEngine:
             turns=[t.model_copy(deep=True) for t in kept], segments=list(segments),
         )
         generation = Generation(text=text, completion_tokens=self.backend.count_tokens(text), finish_reason="stop")
-        searches: list[_Pending] = []
-        self._take_turn(fork, generation, final=kept_model_turns >= self.config.max_turns, searches=searches)
-        fork.turns[-1].extra.update(extra or {})
-        if searches:
-            self._observe(searches)
+        self._lockstep([self._after_generation(fork, generation, final=kept_model_turns >= self.config.max_turns, extra=extra or {})])
         return fork
 
     def step(self, active: list[Rollout], turn_index: int, final: bool) -> None:
         """One turn for all active rollouts: a batched generation, then one retrieval call for all searches."""
-        requests: list[GenerationRequest] = []
-        asking: list[Rollout] = []
-        for rollout in active:
-            budget = min(self.config.max_tokens, self.config.max_context_tokens - rollout.context_tokens)
-            if budget <= 0:
-                rollout.stop_reason = "context_budget"
-                continue
-            requests.append(
-                GenerationRequest(
-                    prompt=rollout.prompt + rollout.response,
-                    stop=list(self.method.stop),
-                    max_tokens=budget,
-                    temperature=self.config.temperature,
-                    seed=self.config.seed,
-                    key=(rollout.key, turn_index),
-                )
-            )
-            asking.append(rollout)
-        if not requests:
-            return
-        generations = self._generate(requests)
-        searches: list[_Pending] = []
-        for rollout, generation in zip(asking, generations):
-            self._take_turn(rollout, generation, final, searches)
-        if searches:
-            self._observe(searches)
+        self._lockstep([self._turn(rollout, turn_index, final) for rollout in active])
 
-    def _take_turn(self, rollout: Rollout, generation: Generation, final: bool, searches: list[_Pending]) -> None:
-        """Record one generated turn: an answer ends the rollout, a search is queued in `searches`, anything else
+    def _lockstep(self, programs: list[TurnProgram]) -> None:
+        """Advance `programs` together: each round answers all their generations in one backend call and all their
+        searches in one retrieval call."""
+        waiting = [(program, need) for program in programs if (need := _advance(program, None)) is not None]
+        while waiting:
+            generating = [(program, need) for program, need in waiting if isinstance(need, NeedGeneration)]
+            searching = [(program, need) for program, need in waiting if isinstance(need, NeedSearch)]
+            answered: list[tuple[TurnProgram, Any]] = []
+            if generating:
+                generations = self._generate([need.request for _, need in generating])
+                answered += [(program, generation) for (program, _), generation in zip(generating, generations)]
+            if searching:
+                outcomes = self._search_each([need.queries for _, need in searching])
+                answered += [(program, outcome) for (program, _), outcome in zip(searching, outcomes)]
+            waiting = [(program, need) for program, answer in answered if (need := _advance(program, answer)) is not None]
+
+    # --- the asynchronous schedule -------------------------------------------------------------------------------
+
+    async def run_async(self, items: Sequence[tuple[str, str]], max_in_flight: int = 64,
+                        on_finished: Callable[[int, Rollout], None] | None = None) -> list[Rollout]:
+        """Roll out every (key, question) pair, each trajectory on its own, at most `max_in_flight` at once, against a
+        backend with `supports_async`; `on_finished(index, rollout)` is called as each one finishes. Returns them in
+        input order. `RetrievalUnavailable` cancels the trajectories in flight and is raised; finished ones were
+        already handed to `on_finished`."""
+        if not self.backend.supports_async:
+            raise ScheduleUnsupported(self.backend.name)
+        if max_in_flight < 1:
+            raise EvalsuiteError(f"max_in_flight {max_in_flight} is out of range", hint="allow at least one trajectory in flight")
+        batcher = SearchBatcher(self._search_each, self.search_window_s)
+        results: list[Rollout | None] = [None] * len(items)
+        queue = iter(enumerate(items))
+
+        async def worker() -> None:
+            for index, (key, question) in queue:  # the workers share one iterator: examples start in input order
+                results[index] = rollout = await self._play(key, question, batcher)
+                if on_finished is not None:
+                    on_finished(index, rollout)
+
+        workers = [asyncio.create_task(worker()) for _ in range(min(max_in_flight, len(items)))]
+        try:
+            if workers:
+                done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
+                failed = next((task.exception() for task in done if task.exception() is not None), None)
+                if failed is not None:
+                    raise failed
+        finally:
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            await batcher.close()
+            await self.backend.aclose()
+        return [rollout for rollout in results if rollout is not None]
+
+    async def _play(self, key: str, question: str, batcher: SearchBatcher) -> Rollout:
+        """One trajectory from its question to its answer: generate, search, generate, ..., on its own."""
+        queries = self.method.initial_queries(question)
+        rollout = self.start(key, question, await batcher.search(queries) if queries else None)
+        while not rollout.done:
+            turn_index = model_turns(rollout)
+            program = self._turn(rollout, turn_index, final=turn_index >= self.config.max_turns)
+            need = _advance(program, None)
+            while need is not None:
+                answer = await (self._agenerate(need.request) if isinstance(need, NeedGeneration) else batcher.search(need.queries))
+                need = _advance(program, answer)
+        rollout.prediction = self.method.extract_answer(rollout.response)
+        return rollout
+
+    # --- one turn of one trajectory, shared by both schedules ----------------------------------------------------
+
+    def _turn(self, rollout: Rollout, turn_index: int, final: bool) -> TurnProgram:
+        """Generate the turn within the budgets, then record it (`_after_generation`)."""
+        budget = min(self.config.max_tokens, self.config.max_context_tokens - rollout.context_tokens)
+        if budget <= 0:
+            rollout.stop_reason = "context_budget"
+            return
+        request = GenerationRequest(
+            prompt=rollout.prompt + rollout.response,
+            stop=list(self.method.stop),
+            max_tokens=budget,
+            temperature=self.config.temperature,
+            seed=self.config.seed,
+            key=(rollout.key, turn_index),
+        )
+        generation = yield NeedGeneration(request)
+        yield from self._after_generation(rollout, generation, final)
+
+    def _after_generation(self, rollout: Rollout, generation: Generation, final: bool, extra: dict[str, Any] | None = None) -> TurnProgram:
+        """Record a generated turn; a search is made and its observation (condensed by the method's extra model
+        call, if it has one) appended. `extra` goes into the new turn's `extra` before the search."""
+        pending = self._take_turn(rollout, generation, final)
+        if extra and generation.error is None:
+            rollout.turns[-1].extra.update(extra)
+        if pending is None:
+            return
+        started = time.perf_counter()
+        hits = yield NeedSearch(pending.action.queries)
+        pending.turn.retrieval_latency_s = time.perf_counter() - started
+        if isinstance(hits, RequestRejected):
+            rollout.error = _rejected(pending.action.queries, hits)
+            rollout.stop_reason = "error"
+            return
+        pending.turn.passages = [hit_passage(hit) for per_query in hits for hit in per_query]
+        self.method.annotate_search(rollout.question, rollout.turns[:-1], pending.turn)
+        prompt = self.method.condense_prompt(rollout.question, rollout.response, pending.action, hits, self.style, self.backend.chat_template, self._truncate_obs)
+        if prompt is None:
+            self._append(rollout, self.method.observation(pending.action, hits, self._truncate_obs))
+            return
+        # Search-o1's extra model call that condenses the documents; its text and cost go in Turn.extra.
+        condensed = yield NeedGeneration(GenerationRequest(
+            prompt=prompt, stop=[], max_tokens=self.config.max_obs_tokens, temperature=self.config.temperature,
+            seed=self.config.seed, key=(rollout.key, -len(rollout.turns)),
+        ))
+        text = condensed.text if condensed.error is None else ""
+        pending.turn.extra["condense"] = {
+            "text": text, "prompt_tokens": condensed.prompt_tokens, "completion_tokens": condensed.completion_tokens,
+            "latency_s": condensed.latency_s, "error": condensed.error,
+        }
+        self._append(rollout, self.method.condensed_observation(pending.action, text))
+
+    def _take_turn(self, rollout: Rollout, generation: Generation, final: bool) -> _Pending | None:
+        """Record one generated turn: an answer ends the rollout, a search is returned to be made, anything else
         gets the method's invalid-action message."""
         if generation.error is not None:
             rollout.error = generation.error
             rollout.stop_reason = "error"
-            return
+            return None
         text = self.method.postprocess(generation.text)
         completion_tokens = generation.completion_tokens if text == generation.text and generation.completion_tokens is not None else self.backend.count_tokens(text)
         action = self.method.parse_action(text)
@@ -236,10 +419,11 @@ class RolloutEngine:
         elif final:
             rollout.stop_reason = "max_turns"  # the final turn runs with search disabled
         elif action.kind == "search":
-            searches.append(_Pending(rollout, turn, action))
+            return _Pending(rollout, turn, action)
         else:
             turn.invalid_action = True
             self._append(rollout, self.method.invalid_observation())
+        return None
 
     def _generate(self, requests: list[GenerationRequest]) -> list[Generation]:
         start = time.perf_counter()
@@ -248,8 +432,7 @@ class RolloutEngine:
         except EvalsuiteError:
             raise
         except Exception as exc:  # a backend failure fails this batch's examples, not the run
-            message = f"{type(exc).__name__}: {exc}"
-            return [Generation(text="", finish_reason="error", error=message) for _ in requests]
+            return [_failed_generation(exc) for _ in requests]
         if len(generations) != len(requests):
             raise EvalsuiteError(f"backend {self.backend.name} returned {len(generations)} generations for {len(requests)} prompts")
         elapsed = time.perf_counter() - start
@@ -258,57 +441,17 @@ class RolloutEngine:
                 generation.latency_s = elapsed
         return generations
 
-    def _observe(self, searches: list[_Pending]) -> None:
+    async def _agenerate(self, request: GenerationRequest) -> Generation:
         start = time.perf_counter()
-        outcomes = self._search_each([pending.action.queries for pending in searches])
-        elapsed = time.perf_counter() - start
-        answered: list[_Pending] = []
-        per_search: list[list[list[HitLike]]] = []
-        for pending, hits in zip(searches, outcomes):
-            pending.turn.retrieval_latency_s = elapsed
-            if isinstance(hits, RequestRejected):
-                pending.rollout.error = _rejected(pending.action.queries, hits)
-                pending.rollout.stop_reason = "error"
-                continue
-            pending.turn.passages = [hit_passage(hit) for per_query in hits for hit in per_query]
-            self.method.annotate_search(pending.rollout.question, pending.rollout.turns[:-1], pending.turn)
-            answered.append(pending)
-            per_search.append(hits)
-        searches = answered
-        condensing = [
-            (pending, hits, prompt)
-            for pending, hits in zip(searches, per_search)
-            if (prompt := self.method.condense_prompt(pending.rollout.question, pending.rollout.response, pending.action, hits, self.style, self.backend.chat_template, self._truncate_obs)) is not None
-        ]
-        condensed = self._condense(condensing)
-        for pending, hits in zip(searches, per_search):
-            if id(pending) in condensed:
-                observation = self.method.condensed_observation(pending.action, condensed[id(pending)])
-            else:
-                observation = self.method.observation(pending.action, hits, self._truncate_obs)
-            self._append(pending.rollout, observation)
-
-    def _condense(self, condensing: list[tuple[_Pending, list[list[HitLike]], str]]) -> dict[int, str]:
-        """One batched extra model call that condenses documents (Search-o1); its text and cost go in Turn.extra."""
-        if not condensing:
-            return {}
-        requests = [
-            GenerationRequest(
-                prompt=prompt, stop=[], max_tokens=self.config.max_obs_tokens, temperature=self.config.temperature,
-                seed=self.config.seed, key=(pending.rollout.key, -len(pending.rollout.turns)),
-            )
-            for pending, _, prompt in condensing
-        ]
-        generations = self._generate(requests)
-        out: dict[int, str] = {}
-        for (pending, _, _), generation in zip(condensing, generations):
-            text = generation.text if generation.error is None else ""
-            pending.turn.extra["condense"] = {
-                "text": text, "prompt_tokens": generation.prompt_tokens, "completion_tokens": generation.completion_tokens,
-                "latency_s": generation.latency_s, "error": generation.error,
-            }
-            out[id(pending)] = text
-        return out
+        try:
+            generation = await self.backend.agenerate(request)
+        except EvalsuiteError:
+            raise
+        except Exception as exc:  # a backend failure fails this example, not the run
+            return _failed_generation(exc)
+        if not generation.latency_s:
+            generation.latency_s = time.perf_counter() - start
+        return generation
 
     def _truncate_obs(self, text: str) -> str:
         # Search-R1 cuts the observation's token ids at max_obs_length; we cut the passages so the tags stay closed.
@@ -368,6 +511,10 @@ class RolloutEngine:
         if len(results) != len(queries):
             raise RetrievalUnavailable(f"retriever returned {len(results)} result lists for {len(queries)} queries", hint=hint)
         return results
+
+
+def _failed_generation(exc: Exception) -> Generation:
+    return Generation(text="", finish_reason="error", error=f"{type(exc).__name__}: {exc}")
 
 
 def _rejected(queries: list[str], exc: RequestRejected) -> str:

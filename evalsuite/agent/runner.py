@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalsuite.agent.engine import (
-    RetrievalUnavailable,
-    Rollout,
-    RolloutConfig,
-    RolloutEngine,
-)
+from evalsuite.agent.engine import RetrievalUnavailable, Rollout, RolloutConfig, RolloutEngine, ScheduleUnsupported
 from evalsuite.agent.method import Method, get_method
 from evalsuite.agent.methods.papers import PaperCheck
 from evalsuite.agent.settings import generation_options, settings_differences
 from evalsuite.errors import EvalsuiteError
 from evalsuite.models.base import Backend
 from evalsuite.models.identity import model_identity
-from evalsuite.models.registry import load_backend
+from evalsuite.models.registry import backend_class, load_backend
 from evalsuite.provenance import DataFile, now_iso, provenance_fields, rows_sha256
 from evalsuite.runs import ExampleRecord, Manifest, MetricsFile, RunDirectory, summarize
 from evalsuite.runs.columns import write_scores
@@ -76,6 +72,9 @@ class RunSpec:
     backend_options: dict[str, Any] = field(default_factory=dict)
     notes: str | None = None
     config: dict[str, Any] = field(default_factory=dict)  # the resolved `evalsuite run` options, for the manifest
+    # "sync" (turn-synchronous batches), "async" (each trajectory on its own; `batch_size` trajectories in flight),
+    # None: async where the backend supports it
+    schedule: str | None = None
 
 
 @dataclass
@@ -144,7 +143,21 @@ def retriever_info(retriever: Any, spec: str | None) -> dict[str, Any]:
     return info
 
 
-def build_manifest(spec: RunSpec, backend_info: dict[str, Any], style: str, template_hash: str, retriever: dict[str, Any], fields: dict[str, Any]) -> Manifest:
+SCHEDULES = ("async", "sync")
+
+
+def resolve_schedule(requested: str | None, supports_async: bool, backend: str) -> str:
+    """The schedule a run uses: the one asked for, else async where the backend batches continuously."""
+    if requested is None:
+        return "async" if supports_async else "sync"
+    if requested not in SCHEDULES:
+        raise EvalsuiteError(f"unknown schedule {requested!r}", hint="use --schedule async or --schedule sync")
+    if requested == "async" and not supports_async:
+        raise ScheduleUnsupported(backend)
+    return requested
+
+
+def build_manifest(spec: RunSpec, backend_info: dict[str, Any], style: str, template_hash: str, retriever: dict[str, Any], fields: dict[str, Any], schedule: str = "sync") -> Manifest:
     """The run's manifest; `backend_info` is the loaded backend's `info()` (on Ray, the one a worker reports)."""
     identity = model_identity(spec.model, revision=backend_info.get("revision"))
     if backend_info.get("model_hash"):
@@ -156,7 +169,7 @@ def build_manifest(spec: RunSpec, backend_info: dict[str, Any], style: str, temp
         model=identity.record(),
         method=spec.method,
         prompt_template_hash=template_hash,
-        backend={**backend_info, "prompt_style": style, "options": generation_options(spec.backend_options)},
+        backend={**backend_info, "prompt_style": style, "options": generation_options(spec.backend_options), "schedule": schedule},
         decoding=spec.rollout.decoding(),
         max_turns=spec.rollout.max_turns,
         topk=spec.rollout.topk,
@@ -252,28 +265,39 @@ def open_run(spec: RunSpec, manifest: Manifest, examples: list[Example], on_star
 def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, on_batch: ProgressHook | None = None, backend: Backend | None = None) -> RunResult:
     """Run the whole evaluation described by `spec`; `backend` overrides loading one (tests, benchmarks)."""
     examples, fields = load_examples(spec)
+    if backend is None:
+        resolve_schedule(spec.schedule, backend_class(spec.backend).supports_async, spec.backend)  # before loading a model
     backend = backend or load_backend(spec.backend, spec.model, **spec.backend_options)
+    schedule = resolve_schedule(spec.schedule, backend.supports_async, backend.name)
     method = get_method(spec.method)
     style = method.resolve_style(spec.prompt_style, backend.has_chat_template())
     retriever = load_retriever_spec(spec.retriever, backend)
-    manifest = build_manifest(spec, backend.info(), style, method.template_hash(style), retriever_info(retriever, spec.retriever), fields)
+    manifest = build_manifest(spec, backend.info(), style, method.template_hash(style), retriever_info(retriever, spec.retriever), fields, schedule)
     directory, done, todo, paper = open_run(spec, manifest, examples, on_start)
     engine = RolloutEngine(backend, method, retriever, spec.rollout, style)
-    records = list(done)
+    new: list[ExampleRecord] = []
     stopped = None
     with directory.writer() as writer:
-        for start in range(0, len(todo), spec.batch_size):
-            batch = todo[start : start + spec.batch_size]
-            try:
-                rollouts = engine.run([(e.row.id, e.row.question) for e in batch])
-            except RetrievalUnavailable as exc:
-                stopped = exc.message
-                break
-            batch_records = [to_record(e, r, method) for e, r in zip(batch, rollouts)]
-            writer.extend(batch_records)
-            records.extend(batch_records)
+
+        def keep(batch_records: list[ExampleRecord]) -> None:
+            writer.extend(batch_records)  # appended as they finish: a kill loses only trajectories in flight
+            new.extend(batch_records)
             if on_batch:
                 on_batch(batch_records)
+
+        try:
+            if schedule == "async":
+                items = [(e.row.id, e.row.question) for e in todo]
+                asyncio.run(engine.run_async(items, spec.batch_size, lambda index, rollout: keep([to_record(todo[index], rollout, method)])))
+            else:
+                for start in range(0, len(todo), spec.batch_size):
+                    batch = todo[start : start + spec.batch_size]
+                    rollouts = engine.run([(e.row.id, e.row.question) for e in batch])
+                    keep([to_record(e, r, method) for e, r in zip(batch, rollouts)])
+        except RetrievalUnavailable as exc:
+            stopped = exc.message
+    order = {(e.task, e.row.id): i for i, e in enumerate(examples)}
+    records = list(done) + sorted(new, key=lambda r: order[(r.task, r.id)])  # the async schedule finishes out of order
     metrics = finish_directory(directory, manifest, records, stopped)
     backend.close()
     return RunResult(directory=directory, records=records, metrics=metrics, stopped=stopped, paper=paper)

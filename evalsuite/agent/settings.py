@@ -26,6 +26,8 @@ OPERATIONAL_OPTIONS = frozenset({
     "n_threads", "n_threads_batch",
     # replay: an artificial delay per call
     "delay_s",
+    # the rollout schedule (turn-synchronous or asynchronous): the same requests either way
+    "schedule",
 })
 # Backend-info keys compared under "model" (the model's identity) rather than "backend", or pure bookkeeping.
 _NOT_BACKEND_SETTINGS = frozenset({"model", "base_url", "examples"})

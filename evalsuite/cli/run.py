@@ -112,7 +112,8 @@ def run_command(
     max_context_tokens: int = typer.Option(4096, "--max-context-tokens", help="Total budget: prompt plus response."),
     temperature: float = typer.Option(0.0, "--temperature", help="0 = greedy (Search-R1 evaluation)."),
     seed: int = typer.Option(0, "--seed", help="Seed of sampling (with --temperature above 0)."),
-    batch_size: int = typer.Option(16, "--batch-size", help="Examples per batch; a kill loses at most one batch."),
+    batch_size: int = typer.Option(16, "--batch-size", help="Examples per batch (async: trajectories in flight); a kill loses at most those."),
+    schedule: Optional[str] = typer.Option(None, "--schedule", help="async (each trajectory on its own; servers, vllm-async) | sync (turn by turn in batches). Default: async where the backend supports it."),
     shard: Optional[str] = typer.Option(None, "--shard", help="i/n: evaluate a deterministic share; combine with `evalsuite merge`."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in -o: finished examples are kept, failed ones retried."),
     backend_option: list[str] = typer.Option([], "--backend-option", help="KEY=VALUE passed to the backend (repeatable)."),
@@ -173,6 +174,7 @@ def run_command(
         backend_options=_options(backend_option),
         notes=note,
         config=recorded,
+        schedule=schedule,
     )
     ray_options = None
     if ray is not None:

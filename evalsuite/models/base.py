@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -79,13 +80,24 @@ def infer_stop(text: str, stops: list[str]) -> str | None:
 
 
 class Backend(ABC):
-    """A text-generation backend. Subclasses import their heavy library lazily in `__init__`."""
+    """A text-generation backend. Subclasses import their heavy library lazily in `__init__`.
+
+    Backends that batch continuously (a server, vLLM's async engine) also implement `agenerate` and set
+    `supports_async`, so the rollout loop can let each trajectory advance on its own (`--schedule async`)."""
 
     name: str = "base"
+    supports_async: bool = False
 
     @abstractmethod
     def generate(self, requests: list[GenerationRequest]) -> list[Generation]:
         """Continue every prompt; a failure on one request sets that Generation's `error`, never raises for it."""
+
+    async def agenerate(self, request: GenerationRequest) -> Generation:
+        """Continue one prompt while others are in flight (only where `supports_async`); failures as in `generate`."""
+        raise NotImplementedError(f"the {self.name} backend has no asynchronous generation")
+
+    async def aclose(self) -> None:
+        """Release what `agenerate` opened in the running event loop (connections), before the loop ends."""
 
     def info(self) -> dict[str, Any]:
         """Provenance for the manifest: backend name and version, model path, file hash or revision."""
@@ -109,6 +121,15 @@ class Backend(ABC):
 
     def close(self) -> None:
         """Release the model or connections."""
+
+
+async def agenerate_batch(backend: Backend, requests: list[GenerationRequest]) -> list[Generation]:
+    """A whole batch through `backend.agenerate` at once (the turn-synchronous schedule on a backend that batches
+    continuously), then what it opened in this event loop closed."""
+    try:
+        return list(await asyncio.gather(*(backend.agenerate(r) for r in requests)))
+    finally:
+        await backend.aclose()
 
 
 class HFTokenizerMixin:

@@ -13,6 +13,7 @@ _BACKENDS: dict[str, str] = {
     "openai": "evalsuite.models.openai_api:OpenAIBackend",
     "hf": "evalsuite.models.hf:HFBackend",
     "vllm": "evalsuite.models.vllm:VLLMBackend",
+    "vllm-async": "evalsuite.models.vllm:VLLMAsyncBackend",
     "llamacpp": "evalsuite.models.llamacpp:LlamaCppBackend",
     "lmeval": "evalsuite.models.lmeval:LMEvalBackend",
     "replay": "evalsuite.models.replay:ReplayBackend",

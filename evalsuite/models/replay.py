@@ -7,6 +7,7 @@ retriever (`evalsuite.retrieval.replay`) serves the recorded passages.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from pathlib import Path
@@ -28,6 +29,7 @@ class ReplayBackend(Backend):
     """Returns turn i of the recorded example named by each request's key."""
 
     name = "replay"
+    supports_async = True
 
     def __init__(self, model: str, delay_s: float = 0.0, **options: Any):
         self.path = Path(model)
@@ -54,6 +56,11 @@ class ReplayBackend(Backend):
         if self.delay_s:
             time.sleep(self.delay_s)
         return [self._one(request) for request in requests]
+
+    async def agenerate(self, request: GenerationRequest) -> Generation:
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        return self._one(request)
 
     def _one(self, request: GenerationRequest) -> Generation:
         if request.key is None:

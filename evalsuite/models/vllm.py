@@ -1,10 +1,16 @@
-"""vLLM's offline engine for GPUs: continuous batching of a whole turn, tensor parallelism passed through.
+"""vLLM for GPUs, in-process: the offline engine (`vllm`: one whole turn per call, the turn-synchronous schedule) and
+the async engine (`vllm-async`: each trajectory's turn is its own request, continuously batched with the others).
 
-Not runnable on the CPU machines of this project (vLLM ships GPU wheels only); `scripts/gpu_smoke.sh` runs it.
+Not runnable on the CPU machines of this project (vLLM ships GPU wheels only); `scripts/gpu_smoke.sh` runs the
+offline engine. `vllm-async` is written against vLLM's documented `AsyncLLMEngine` interface (`from_engine_args`,
+the `generate(prompt, sampling_params, request_id)` async generator, `shutdown`) and has not been run here.
 """
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+import threading
 import time
 from typing import Any
 
@@ -28,26 +34,91 @@ class VLLMBackend(HFTokenizerMixin, Backend):
         self.meta = {"model": model, "tensor_parallel_size": tensor_parallel_size, "dtype": dtype, "version": self.vllm.__version__}
 
     def generate(self, requests: list[GenerationRequest]) -> list[Generation]:
-        params = [
-            self.vllm.SamplingParams(
-                temperature=r.temperature, max_tokens=r.max_tokens, stop=r.stop, seed=r.seed,
-                include_stop_str_in_output=True,  # Search-R1 keeps `</search>` in the response
-            )
-            for r in requests
-        ]
         start = time.perf_counter()
-        outputs = self.llm.generate([r.prompt for r in requests], params, use_tqdm=False)
+        outputs = self.llm.generate([r.prompt for r in requests], [sampling_params(self.vllm, r) for r in requests], use_tqdm=False)
         latency = time.perf_counter() - start
-        generations = []
-        for request, output in zip(requests, outputs):
-            completion = output.outputs[0]
-            stop = completion.stop_reason if isinstance(completion.stop_reason, str) else None
-            finish = "stop" if stop else ("eos" if completion.finish_reason == "stop" else completion.finish_reason)
-            generations.append(Generation(
-                text=completion.text, prompt_tokens=len(output.prompt_token_ids or []), completion_tokens=len(completion.token_ids),
-                finish_reason=finish, stop_string=stop, latency_s=latency,
-            ))
-        return generations
+        return [to_generation(output, latency) for output in outputs]
 
     def info(self) -> dict[str, Any]:
         return {"backend": self.name, **self.meta}
+
+
+def sampling_params(vllm: Any, request: GenerationRequest) -> Any:
+    return vllm.SamplingParams(
+        temperature=request.temperature, max_tokens=request.max_tokens, stop=request.stop, seed=request.seed,
+        include_stop_str_in_output=True,  # Search-R1 keeps `</search>` in the response
+    )
+
+
+def to_generation(output: Any, latency: float) -> Generation:
+    """A vLLM `RequestOutput` as a Generation (the stop string that ended it is kept in the text)."""
+    completion = output.outputs[0]
+    stop = completion.stop_reason if isinstance(completion.stop_reason, str) else None
+    finish = "stop" if stop else ("eos" if completion.finish_reason == "stop" else completion.finish_reason)
+    return Generation(
+        text=completion.text, prompt_tokens=len(output.prompt_token_ids or []), completion_tokens=len(completion.token_ids),
+        finish_reason=finish, stop_string=stop, latency_s=latency,
+    )
+
+
+class VLLMAsyncBackend(HFTokenizerMixin, Backend):
+    """vLLM's `AsyncLLMEngine` in-process (untested here: no GPU). Options as for `vllm`.
+
+    The engine lives on its own event loop in a background thread, so both schedules (and every `asyncio.run` of
+    the caller) share one engine: `agenerate` hands each request to that loop."""
+
+    name = "vllm-async"
+    supports_async = True
+
+    def __init__(self, model: str, tensor_parallel_size: int = 1, dtype: str = "auto", gpu_memory_utilization: float = 0.9,
+                 max_model_len: int | None = None, seed: int = 0, **options: Any):
+        self.vllm = require("vllm", "vllm", "the vllm-async backend")
+        transformers = require("transformers", "vllm", "the vllm-async backend's tokenizer")
+        args = self.vllm.AsyncEngineArgs(
+            model=model, tensor_parallel_size=tensor_parallel_size, dtype=dtype, seed=seed,
+            gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, **options,
+        )
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="vllm-async", daemon=True)
+        self._thread.start()
+        self.engine = self._on_engine_loop(self._start(args))
+        self.tokenizer = transformers.AutoTokenizer.from_pretrained(model)
+        self._ids = itertools.count()
+        self.meta = {"model": model, "tensor_parallel_size": tensor_parallel_size, "dtype": dtype, "version": self.vllm.__version__}
+
+    async def _start(self, args: Any) -> Any:
+        return self.vllm.AsyncLLMEngine.from_engine_args(args)
+
+    def _on_engine_loop(self, coroutine: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    async def _one(self, request: GenerationRequest) -> Generation:
+        start = time.perf_counter()
+        final = None
+        try:
+            async for output in self.engine.generate(request.prompt, sampling_params(self.vllm, request), f"evalsuite-{next(self._ids)}"):
+                final = output
+        except Exception as exc:  # an engine error fails this request, the run goes on
+            return Generation(text="", finish_reason="error", error=f"{type(exc).__name__}: {exc}")
+        if final is None:
+            return Generation(text="", finish_reason="error", error="vLLM returned no output")
+        return to_generation(final, time.perf_counter() - start)
+
+    async def agenerate(self, request: GenerationRequest) -> Generation:
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._one(request), self._loop))
+
+    def generate(self, requests: list[GenerationRequest]) -> list[Generation]:
+        async def batch() -> list[Generation]:
+            return await asyncio.gather(*(self._one(r) for r in requests))
+
+        return self._on_engine_loop(batch())
+
+    def info(self) -> dict[str, Any]:
+        return {"backend": self.name, **self.meta}
+
+    def close(self) -> None:
+        shutdown = getattr(self.engine, "shutdown", None)
+        if shutdown is not None:
+            shutdown()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=30)

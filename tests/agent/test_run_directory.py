@@ -78,9 +78,10 @@ class FlakyReplay(ReplayBackend):
         super().__init__(model)
         self.bad = bad
 
-    def generate(self, requests):
-        out = super().generate(requests)
-        return [Generation(text="", finish_reason="error", error="HTTP 503 after 3 retries") if r.key[0] in self.bad else g for r, g in zip(requests, out)]
+    def _one(self, request):  # both schedules' generations come through here
+        if request.key[0] in self.bad:
+            return Generation(text="", finish_reason="error", error="HTTP 503 after 3 retries")
+        return super()._one(request)
 
 
 def test_failed_examples_are_counted_and_retried_by_resume(tmp_path, trajectories_dir, benchmarks_dir):
@@ -120,7 +121,7 @@ def test_retrieval_going_away_stops_cleanly_and_resume_finishes(tmp_path, trajec
     clean = execute(replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "clean", subset="first:40"))
     real = runner.load_retriever_spec
     monkeypatch.setattr(runner, "load_retriever_spec", lambda spec, backend: DyingRetriever(real(spec, backend), alive=2))
-    spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "run", subset="first:40")
+    spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "run", subset="first:40", schedule="sync")
     stopped = execute(spec)
     assert stopped.stopped and "connection refused" in stopped.stopped
     assert len(stopped.records) == 16  # two batches of 8 finished before the server went away
@@ -147,14 +148,15 @@ def test_shards_merge_to_exactly_the_unsharded_run(tmp_path, trajectories_dir, b
 
 
 @pytest.mark.slow
-def test_kill_minus_9_at_random_points_then_resume_equals_an_uninterrupted_run(tmp_path, trajectories_dir, benchmarks_dir):
+@pytest.mark.parametrize("schedule", ["sync", "async"])
+def test_kill_minus_9_at_random_points_then_resume_equals_an_uninterrupted_run(tmp_path, trajectories_dir, benchmarks_dir, schedule):
     n = 80
     clean = execute(replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "clean", subset=f"first:{n}"))
     out = tmp_path / "killed"
     command = [
         sys.executable, "-m", "evalsuite", "run", "--backend", "replay", "--model", str(trajectories_dir / NQ_RECORDING),
         "--retriever", "replay", "--tasks", "nq", "--split", "test_sub1000", "--data-dir", str(benchmarks_dir),
-        "--subset", f"first:{n}", "--batch-size", "4", "--backend-option", "delay_s=0.05", "-o", str(out),
+        "--subset", f"first:{n}", "--batch-size", "4", "--backend-option", "delay_s=0.05", "--schedule", schedule, "-o", str(out),
     ]
     rng = random.Random(7)
 

@@ -38,9 +38,10 @@ class FailingReplay(ReplayBackend):
         super().__init__(model)
         self.failing = failing
 
-    def generate(self, requests):
-        out = super().generate(requests)
-        return [Generation(text="", finish_reason="error", error="HTTP 503") if r.key[0] in self.failing else g for r, g in zip(requests, out)]
+    def _one(self, request):  # both schedules' generations come through here
+        if request.key[0] in self.failing:
+            return Generation(text="", finish_reason="error", error="HTTP 503")
+        return super()._one(request)
 
 
 def spec(trajectories_dir: Path, benchmarks_dir: Path, out: Path) -> RunSpec:

@@ -11,7 +11,8 @@ import yaml
 
 from evalsuite.agent.engine import RolloutConfig, RolloutEngine
 from evalsuite.agent.method import get_method
-from evalsuite.models.replay import ReplayBackend, load_recording
+from evalsuite.models.replay import ReplayBackend
+from evalsuite.protocol.recording import load_recording
 from evalsuite.retrieval import ServerThread, create_app, load_retriever
 from evalsuite.retrieval.http import HttpRetriever
 from evalsuite.training.config import load_config
