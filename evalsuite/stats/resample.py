@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 import threading
 import zlib
 from collections.abc import Iterator
@@ -52,9 +53,14 @@ def one_blas_thread() -> Iterator[None]:
                 _blas_limit = None
 
 
-@functools.cache
 def _threadpools() -> ThreadpoolController:
-    # Finding the loaded BLAS libraries takes milliseconds: once per process, not once per call.
+    # Finding the loaded BLAS libraries takes milliseconds, so it is done again only when Python has imported
+    # something since (a library such as torch or faiss may have brought its own BLAS, which must be limited too).
+    return _threadpools_for(len(sys.modules))
+
+
+@functools.lru_cache(maxsize=1)
+def _threadpools_for(n_modules: int) -> ThreadpoolController:
     return ThreadpoolController()
 
 
