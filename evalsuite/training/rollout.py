@@ -78,6 +78,13 @@ def check_mask(completion_ids: Sequence[int], env_mask: Sequence[int]) -> None:
         raise EvalsuiteError("env_mask entries must be 0 or 1")
 
 
+def load_retriever(spec: str) -> Any:
+    """`adqa` → the BM25 index of the shipped AD-QA corpus; else an index directory or a /retrieve URL."""
+    from evalsuite.agent.runner import load_retriever_spec
+
+    return load_retriever_spec(spec, backend=None)
+
+
 def prompt_question(prompt: Any) -> str:
     """The question a dataset prompt carries: the prompt string, or the last user message's content."""
     if isinstance(prompt, str):
