@@ -83,11 +83,16 @@ def question_overlap(completions, model_text, question, **columns):
     return out
 
 
+def rollout_statistics(config: TrainConfig, recipe: Recipe) -> list[str]:
+    """The rollout columns logged every step as zero-weight rewards: turns, searches and the recipe's own."""
+    return ["n_turns", "n_searches", *recipe.logged_columns(config)]
+
+
 def reward_functions(config: TrainConfig, reward: MethodReward, recipe: Recipe) -> tuple[list[Any], list[float]]:
     """TRL's reward functions and weights: the reward's total and components, the rollout statistics (weight 0; the
     recipe may log more), and the smoke runs' overlap reward."""
     funcs, weights = reward.trl_reward_funcs()
-    for column in ["n_turns", "n_searches", *recipe.logged_columns(config)]:
+    for column in rollout_statistics(config, recipe):
         funcs.append(statistic(column))
         weights.append(0.0)
     if config.smoke_overlap_weight:
@@ -211,7 +216,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False, recipe: Recipe |
     records = read_log(out / LOG_FILE)
     step_seconds = [r["seconds"] for r in records if r.get("stage") == "grpo" and "loss" in r]
     stages["grpo"] = {"steps": trainer.state.global_step, "seconds_per_step": step_seconds, "resumed_from": grpo_checkpoint if resume else None}
-    plot = plot_log(records, out / PLOT_FILE)
+    plot = plot_log(records, out / PLOT_FILE, rollout_statistics(config, recipe))
     write_manifest(out / MANIFEST, config, reward, model_path, stages, started, recipe.protocol)
     return TrainResult(out, checkpoint, out / LOG_FILE, plot, out / MANIFEST, step_seconds)
 
