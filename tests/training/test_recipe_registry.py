@@ -28,7 +28,7 @@ SHIPPED = {"search-r1": "search-r1", "progress": "search-r1", "subsearch": "subs
            "smartsearch": "smartsearch"}
 # the shared trainer: no module here may name a recipe
 SHARED = ["evalsuite/training/trainer.py", "evalsuite/training/config.py", "evalsuite/training/data.py", "evalsuite/training/stages.py",
-          "evalsuite/training/curriculum.py", "evalsuite/training/recipe.py", "evalsuite/cli/train.py"]
+          "evalsuite/training/curriculum.py", "evalsuite/training/recipe.py", "evalsuite/training/log.py", "evalsuite/cli/train.py"]
 
 
 # --- the scratch recipe: everything a new method needs, in this file -------------------------------------------------
