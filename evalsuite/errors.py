@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+from collections.abc import Iterable
 
 
 class EvalsuiteError(Exception):
@@ -12,6 +13,15 @@ class EvalsuiteError(Exception):
         self.message = message
         self.hint = hint
         super().__init__(message if hint is None else f"{message}\n  hint: {hint}")
+
+
+def unknown_name(kind: str, name: str, known: Iterable[str]) -> EvalsuiteError:
+    """`unknown <kind> 'name'`, hinting the closest known names (else all of them): registries' lookup error."""
+    import difflib
+
+    known = list(known)
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    return EvalsuiteError(f"unknown {kind} {name!r}", hint=f"did you mean {', '.join(close)}?" if close else f"known {kind}s: {', '.join(known)}")
 
 
 class DataError(EvalsuiteError):

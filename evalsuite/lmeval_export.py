@@ -3,7 +3,8 @@
 For each task and setting it writes `data/<name>.jsonl` (one row per question with the finished prompt, the gold
 answers and, for naive-rag, the precomputed passages), `<name>.yaml` (`dataset_path: json` over that local file,
 `generate_until`, greedy) and one shared `utils.py` whose `process_results` scores the generation with evalsuite's
-answer rule and metrics (em, cover_em, f1), so lm-eval reports exactly the numbers `evalsuite score` would.
+answer rule and the task's metrics that average over benchmarks (em, cover_em, f1 for the standard tasks; from the
+metric registry, under the task's answer normalization), so lm-eval reports exactly the numbers `evalsuite score` would.
 A group `evalsuite_<task>` runs both settings. Prompts are the baselines' `base` style (raw text, FlashRAG's system
 and user texts joined by a blank line); with `--apply_chat_template` lm-eval sends that whole text as one user message,
 which chat models (SmolLM2-Instruct) need to answer at all.
@@ -21,7 +22,6 @@ from evalsuite.errors import EvalsuiteError
 
 SETTINGS = {"direct": "direct", "naive-rag": "naive-rag"}
 DEFAULT_TASKS = ("nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle", "adqa")
-METRICS = ("em", "cover_em", "f1")
 NO_CHAT = staticmethod(lambda messages: None)
 
 UTILS = '''"""lm-eval hooks written by `evalsuite lmeval export`: score a generation with evalsuite's answer rule and metrics."""
@@ -45,17 +45,29 @@ def task_name(task: str, setting: str) -> str:
     return f"evalsuite_{task}_{setting}".replace("-", "_")
 
 
+def exported_metrics(task: str) -> list[str]:
+    """The metrics an exported task reports: its metrics that average over benchmarks (a single generation has
+    no turns or passages to score)."""
+    from evalsuite.metrics.registry import get_metric
+    from evalsuite.scoring import task_metrics
+
+    return [name for name in task_metrics(task) if get_metric(name).average == "macro"]
+
+
 def process_results(doc: dict[str, Any], results: Sequence[str]) -> dict[str, float]:
-    """lm-eval `process_results`: the method's answer rule on the generation, then evalsuite's answer metrics."""
+    """lm-eval `process_results`: the method's answer rule on the generation, then the doc's metrics (default: the
+    standard ones that average over benchmarks) under its answer normalization (default: SQuAD's)."""
     from evalsuite.agent.method import get_method
-    from evalsuite.metrics.answer import answer_metrics
+    from evalsuite.metrics.registry import MetricInput, averaged_metrics, get_metric, get_normalizer
 
     prediction = get_method(doc["method"]).extract_answer(results[0])
-    scores = answer_metrics(prediction, doc["golden_answers"])
-    return {name: float(scores[name]) for name in METRICS}
+    example = MetricInput(prediction, doc["golden_answers"], normalize=get_normalizer(doc.get("normalization", "squad")))
+    return {name: float(get_metric(name).compute(example)) for name in doc.get("metrics") or averaged_metrics()}
 
 
-def _yaml(name: str, data: Path, max_gen_toks: int, stop: Sequence[str]) -> str:
+def _yaml(name: str, data: Path, max_gen_toks: int, stop: Sequence[str], metrics: Sequence[str]) -> str:
+    from evalsuite.metrics.registry import get_metric
+
     import yaml
 
     spec = {
@@ -67,7 +79,7 @@ def _yaml(name: str, data: Path, max_gen_toks: int, stop: Sequence[str]) -> str:
         "doc_to_text": "{{prompt}}",
         "doc_to_target": "{{golden_answers[0]}}",
         "generation_kwargs": {"until": list(stop), "max_gen_toks": max_gen_toks, "do_sample": False},
-        "metric_list": [{"metric": m, "aggregation": "mean", "higher_is_better": True} for m in METRICS],
+        "metric_list": [{"metric": m, "aggregation": "mean", "higher_is_better": get_metric(m).higher_is_better} for m in metrics],
         "metadata": {"version": 1.0, "exported_by": "evalsuite lmeval export"},
     }
     # `!function` is lm-eval's YAML tag for a Python hook next to the YAML file.
@@ -103,6 +115,7 @@ def export_tasks(
         loaded = load_split(task, split, data_dir)
         rows = apply_subset(loaded.rows, subset)
         names = []
+        metrics = exported_metrics(task.name)
         for setting in settings:
             method = get_method(SETTINGS[setting])
             name = task_name(task.name, setting)
@@ -115,10 +128,11 @@ def export_tasks(
                     else:
                         prompt = method.prompt_with_passages(row.question, "base", NO_CHAT, [row_hits], lambda text: text)
                         passages = [{"id": str(h.doc_id), "contents": h.contents, "score": float(h.score)} for h in row_hits]
-                    record = {"id": row.id, "question": row.question, "golden_answers": row.golden_answers, "method": method.name, "prompt": prompt, "passages": passages}
+                    record = {"id": row.id, "question": row.question, "golden_answers": row.golden_answers, "method": method.name,
+                              "prompt": prompt, "passages": passages, "metrics": metrics, "normalization": task.normalization}
                     handle.write(json.dumps(record, ensure_ascii=False) + "\n")
             yaml_path = out / f"{name}.yaml"
-            yaml_path.write_text(_yaml(name, data, max_gen_toks, stop=["\n\n"]), encoding="utf-8")
+            yaml_path.write_text(_yaml(name, data, max_gen_toks, stop=["\n\n"], metrics=metrics), encoding="utf-8")
             written.append(ExportedTask(name, yaml_path, data, len(rows)))
             names.append(name)
         group = f"evalsuite_{task.name}"

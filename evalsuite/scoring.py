@@ -1,9 +1,18 @@
-"""Per-example scoring shared by `evalsuite run` and `evalsuite score`: answer, retrieval and behaviour metrics."""
+"""Per-example scoring shared by `evalsuite run`, `evalsuite score` and leaderboard verification.
+
+Which metrics an example gets and how its answers are normalized is its task's choice (`Task.metrics`,
+`Task.normalization`, else every default metric under SQuAD normalization); each metric is computed by its
+registered function (evalsuite.metrics.registry), so a new metric or a task with its own never edits this file.
+"""
 
 from __future__ import annotations
 
-from evalsuite.metrics.answer import answer_metrics, retrieval_hit
+from collections.abc import Sequence
+
+from evalsuite.errors import EvalsuiteError
+from evalsuite.metrics.registry import MetricInput, default_metrics, get_metric, get_normalizer
 from evalsuite.runs.schema import ExampleRecord, Turn
+from evalsuite.tasks.registry import Task, get_task
 
 
 def passage_text(title: str | None, text: str) -> str:
@@ -11,21 +20,40 @@ def passage_text(title: str | None, text: str) -> str:
     return f"{title} {text}" if title else text
 
 
-def behaviour_metrics(turns: list[Turn], prediction: str | None) -> dict[str, float]:
-    """Searches (sub-queries count one each), turns, invalid actions and whether an answer tag was given."""
-    searches = sum(len(t.sub_queries) if t.sub_queries else int(t.query is not None) for t in turns)
-    return {
-        "n_searches": float(searches),
-        "n_turns": float(len(turns)),
-        "n_invalid": float(sum(t.invalid_action for t in turns)),
-        "has_answer": float(prediction is not None),
-    }
+def _task(name: str) -> Task | None:
+    try:
+        return get_task(name)
+    except EvalsuiteError:
+        return None  # a record of a task this registry does not know is scored with the standard metrics
 
 
-def score_record(record: ExampleRecord) -> dict[str, float]:
-    """All rule-based metrics of one example, from its prediction, gold answers and turns."""
+def task_metrics(task_name: str) -> tuple[str, ...]:
+    """The metrics a task's examples are scored with: the task's own choice, else every default metric."""
+    return _metrics_of(_task(task_name))
+
+
+def _metrics_of(task: Task | None) -> tuple[str, ...]:
+    return task.metrics if task is not None and task.metrics is not None else default_metrics()
+
+
+def metric_input(record: ExampleRecord, task: Task | None = None) -> MetricInput:
+    """What the metrics see of a record, under its task's answer normalization."""
+    task = task or _task(record.task)
     passages = [passage_text(p.title, p.text) for turn in record.turns for p in turn.passages]
-    metrics = answer_metrics(record.prediction, record.golden_answers)
-    metrics["retrieval_hit"] = retrieval_hit(passages, record.golden_answers)
-    metrics.update(behaviour_metrics(record.turns, record.prediction))
-    return metrics
+    return MetricInput(record.prediction, record.golden_answers, passages, record.turns,
+                       get_normalizer(task.normalization if task is not None else "squad"), record)
+
+
+def behaviour_metrics(turns: Sequence[Turn], prediction: str | None) -> dict[str, float]:
+    """Searches (sub-queries count one each), turns, invalid actions and whether an answer tag was given, from turns
+    alone (as the rollout loop has them before a record exists)."""
+    example = MetricInput(prediction, (), (), turns)
+    return {name: float(get_metric(name).compute(example)) for name in ("n_searches", "n_turns", "n_invalid", "has_answer")}
+
+
+def score_record(record: ExampleRecord, metrics: Sequence[str] | None = None) -> dict[str, float]:
+    """The rule-based metrics of one example, from its prediction, gold answers and turns: `metrics` when given,
+    else its task's."""
+    task = _task(record.task)
+    example = metric_input(record, task)
+    return {name: float(get_metric(name).compute(example)) for name in (metrics or _metrics_of(task))}

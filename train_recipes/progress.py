@@ -32,7 +32,7 @@ class ProgressRecipe(Recipe):
 
     def prepare_data(self, config: TrainConfig, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         require_column(config, rows, "teacher_queries", "teacher queries",
-                       "evalsuite teacher-queries --task TASK --split train --judge PANEL.yaml -o FILE, then teacher_queries: FILE")
+                       "evalsuite teacher-queries --task TASK --split train --panel PANEL.yaml -o FILE, then teacher_queries: FILE")
         return rows
 
 

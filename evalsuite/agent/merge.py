@@ -50,6 +50,8 @@ def merge_runs(shard_dirs: list[Path], out: Path) -> tuple[Manifest, list[Exampl
     records.sort(key=lambda r: (order.get(r.task, len(order)), getattr(r, "position", 0)))
     merged = manifests[0].model_copy(deep=True)
     merged.shard = None
+    if merged.run_config:  # repeating the merged run from its manifest runs it whole
+        merged.run_config = {**merged.run_config, "shard": None}
     merged.merged_from = [str(d) for d in shard_dirs]
     merged.created_at = min(m.created_at for m in manifests)
     merged.finished_at = now_iso()

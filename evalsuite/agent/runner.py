@@ -70,6 +70,7 @@ class RunSpec:
     resume: bool = False
     backend_options: dict[str, Any] = field(default_factory=dict)
     notes: str | None = None
+    config: dict[str, Any] = field(default_factory=dict)  # the resolved `evalsuite run` options, for the manifest
 
 
 @dataclass
@@ -156,6 +157,7 @@ def build_manifest(spec: RunSpec, backend: Backend, style: str, template_hash: s
         shard=str(spec.shard) if spec.shard else None,
         batch_size=spec.batch_size,
         notes=spec.notes,
+        run_config=spec.config or None,
     )
 
 

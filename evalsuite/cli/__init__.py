@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from evalsuite.cli._options import normalize_option_name
 from evalsuite.errors import user_error
 
 app = typer.Typer(
@@ -18,6 +19,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"token_normalize_func": normalize_option_name},  # retired option names (cli/_options.py)
 )
 err_console = Console(stderr=True, soft_wrap=True)  # soft_wrap: a message stays one line in a log, never wrapped
 

@@ -12,7 +12,7 @@ adqa_app = typer.Typer(help="The open, generated AD-QA-style enterprise multi-ho
 
 @adqa_app.command("generate")
 def generate_command(
-    out: Path = typer.Option(..., "-o", "--out", help="Directory to write test/train/corpus .jsonl.gz and MANIFEST.json."),
+    out: Path = typer.Option(..., "-o", "--output", help="Directory to write test/train/corpus .jsonl.gz and MANIFEST.json."),
     seed: int = typer.Option(2024, "--seed", help="Generator seed (the shipped v1 uses 2024)."),
     n_test: int = typer.Option(1000, "--n-test", help="Test questions."),
     n_train: int = typer.Option(3000, "--n-train", help="Training questions."),
@@ -46,7 +46,7 @@ def _searcher_for(directory: Path | None):
 def check_command(
     directory: Optional[Path] = typer.Argument(None, help="Release directory (default: the copy shipped in the package)."),
     split: str = typer.Option("test", "--split", help="Which question file to check."),
-    k: int = typer.Option(3, "--k", help="BM25 top-k."),
+    k: int = typer.Option(3, "--topk", "-k", help="BM25 passages per question."),
     show_errors: int = typer.Option(10, "--show-errors", help="How many structural problems to print."),
 ) -> None:
     """Print BM25 top-k recall of all supporting passages (raw question vs gold sub-questions) and single-passage answerability."""

@@ -22,7 +22,7 @@ def _hub_tasks(spec: Optional[str]):
 def download_command(
     tasks: Optional[str] = typer.Option(None, "--tasks", "-t", help="Comma-separated tasks (default: the seven hub benchmarks)."),
     splits: Optional[str] = typer.Option(None, "--splits", help="Comma-separated splits for every task (default: each task's eval split)."),
-    dest: Optional[Path] = typer.Option(None, "--dest", help="Folder to write <task>.<split>.jsonl into (default: $EVALSUITE_DATA_DIR, else the download cache)."),
+    dest: Optional[Path] = typer.Option(None, "--data-dir", help="Folder to write <task>.<split>.jsonl into (default: $EVALSUITE_DATA_DIR, else the download cache)."),
     source: Optional[str] = typer.Option(None, "--from", help="Another hub dataset id, or a local folder laid out like RUC-NLPIR/FlashRAG_datasets (a mirror)."),
 ) -> None:
     """Fetch the benchmarks from RUC-NLPIR/FlashRAG_datasets (through `datasets`), check every row, and save them."""

@@ -47,7 +47,7 @@ def judge_command(
     metrics: str = typer.Option("completeness,granularity", "--metrics", help="Comma-separated: completeness, granularity, coverage, usefulness."),
     cache: Optional[Path] = typer.Option(None, "--cache", help="SQLite judge cache (default: the panel's, else ~/.cache/evalsuite/judges.sqlite)."),
     teacher_queries: Optional[Path] = typer.Option(None, "--teacher-queries", help="Teacher-query JSONL for coverage (default: gold decompositions from the task data)."),
-    data_dir: Optional[str] = typer.Option(None, "--data-dir", help="Task data directory, for gold decompositions."),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Task data directory, for gold decompositions."),
     teacher_split: Optional[str] = typer.Option(None, "--teacher-split", help="Split whose rows carry the decompositions (e.g. dev_ctx for MuSiQue)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Judge only the first N examples."),
     max_overlap: int = typer.Option(1, "--novelty-max-overlap", help="SmartSearch K: a round is novel if at most K of its documents were seen before."),

@@ -100,11 +100,15 @@ def _print_report(report, console: Console) -> None:
                       f" · setting {report.info.setting.key()}", highlight=False, markup=False)
     if report.paper_setting is not None:
         console.print(f"  {report.paper_setting.method}: {report.paper_setting.summary()}", highlight=False, markup=False)
+    from evalsuite.leaderboard.standings import leaderboard_metrics
+
     for name, task in report.tasks.items():
         m = task.summary.metrics
-        em = m["em"]
-        console.print(f"  {name}/{task.split}: n={task.summary.n} EM {em.mean:.4f} [{em.ci_low:.4f}, {em.ci_high:.4f}]"
-                      f" cover-EM {m['cover_em'].mean:.4f} F1 {m['f1'].mean:.4f} (recomputed against {Path(task.data_source).name})",
+        shown = [(key, label) for key, label in leaderboard_metrics().items() if key in m]
+        # The first (headline) metric with its interval, the others as means.
+        scores = " ".join(f"{label} {m[key].mean:.4f}" + (f" [{m[key].ci_low:.4f}, {m[key].ci_high:.4f}]" if i == 0 else "")
+                          for i, (key, label) in enumerate(shown))
+        console.print(f"  {name}/{task.split}: n={task.summary.n} {scores} (recomputed against {Path(task.data_source).name})",
                       highlight=False, markup=False)
     lines = report.problem_lines()
     if lines:
@@ -135,7 +139,7 @@ def add_command(
     leaderboard: Path = typer.Option(Path("leaderboard"), "--leaderboard", help="The leaderboard folder to file it in (entries/<entry-id>/)."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Task data directory (default: $EVALSUITE_DATA_DIR)."),
     entry: Optional[str] = typer.Option(None, "--id", help="Entry id (default: a slug of the entry's name)."),
-    replace: bool = typer.Option(False, "--replace", help="Replace an existing entry with the same id."),
+    replace: bool = typer.Option(False, "--overwrite", help="Replace an existing entry with the same id."),
 ) -> None:
     """Verify a submission and file it under leaderboard/entries/<entry-id>/."""
     from evalsuite.leaderboard.results import add_submission

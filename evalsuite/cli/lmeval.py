@@ -13,17 +13,19 @@ lmeval_app = typer.Typer(help="Interoperate with lm-evaluation-harness.", no_arg
 
 @lmeval_app.command("export")
 def export_command(
-    out: Path = typer.Option(..., "--out", "-o", help="Directory for the task YAMLs (pass it to lm_eval --include_path)."),
+    out: Path = typer.Option(..., "--output", "-o", help="Directory for the task YAMLs (pass it to lm_eval --include_path)."),
     tasks: str = typer.Option("nq,triviaqa,popqa,hotpotqa,2wikimultihopqa,musique,bamboogle,adqa", "--tasks", "-t", help="Comma-separated tasks."),
     settings: str = typer.Option("direct,naive-rag", "--settings", help="direct and/or naive-rag (precomputed passages)."),
     retriever: Optional[str] = typer.Option(None, "--retriever", "-r", help="Index directory or URL for naive-rag's passages."),
     topk: int = typer.Option(3, "--topk", help="Passages per question for naive-rag."),
-    data_dir: Optional[str] = typer.Option(None, "--data-dir", help="Directory of <task>.<split>.jsonl files."),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Directory of <task>.<split>.jsonl files."),
     split: Optional[str] = typer.Option(None, "--split", help="Split (default: each task's eval split)."),
-    subset: str = typer.Option("full", "--subset", help="full | first:N | sample:N:SEED."),
-    max_gen_toks: int = typer.Option(32, "--max-gen-toks", help="Generated tokens per answer."),
+    subset: Optional[str] = typer.Option(None, "--subset", help="full (default) | first:N | sample:N:SEED."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N rows of each task: short for --subset first:N."),
+    max_gen_toks: int = typer.Option(32, "--max-tokens", help="Generated tokens per answer (lm-eval's max_gen_toks)."),
 ) -> None:
     """Write lm-eval tasks `evalsuite_<task>_<setting>` (and groups `evalsuite_<task>`) with local data files."""
+    from evalsuite.cli._options import subset_with_limit
     from evalsuite.lmeval_export import export_tasks
 
     loaded = None
@@ -33,7 +35,7 @@ def export_command(
         loaded = load_retriever(retriever)
     written = export_tasks(
         out, [t.strip() for t in tasks.split(",") if t.strip()], [s.strip() for s in settings.split(",") if s.strip()],
-        data_dir=data_dir, split=split, subset=subset, retriever=loaded, topk=topk, max_gen_toks=max_gen_toks,
+        data_dir=data_dir, split=split, subset=subset_with_limit(subset, limit) or "full", retriever=loaded, topk=topk, max_gen_toks=max_gen_toks,
     )
     console = out_console()
     for task in written:

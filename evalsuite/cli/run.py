@@ -10,6 +10,8 @@ from typing import Optional
 import typer
 from rich.table import Table
 
+from evalsuite.cli._config import command_line_first, fill_from_config, resolved_config
+from evalsuite.cli._options import subset_with_limit
 from evalsuite.console import echo_json, err_console, escape, out_console, print_table, progress
 from evalsuite.errors import EvalsuiteError
 
@@ -60,32 +62,48 @@ def check_run_options(out: Path | None, batch_size: int, topk: int, max_turns: i
         raise EvalsuiteError(f"-o {out} is an existing file, not a run directory", hint="give -o a new directory (or a run directory with --resume)")
 
 
+def metric_headers() -> list[str]:
+    """The summary metrics' labels (evalsuite.metrics.registry), the first followed by its 95% interval."""
+    from evalsuite.metrics.registry import summary_metrics
+
+    labels = [m.label for m in summary_metrics()]
+    return labels[:1] + ["95% CI"] + labels[1:]
+
+
+def metric_cells(summaries: dict) -> list[str]:
+    """One task's summary metrics as printed: percent metrics ×100, counts as they are; '-' where not scored."""
+    from evalsuite.metrics.registry import summary_metrics
+
+    specs = summary_metrics()
+    cells = [f"{summaries[m.name].mean * (100 if m.percent else 1):.1f}" if m.name in summaries else "-" for m in specs]
+    first = summaries.get(specs[0].name) if specs else None
+    ci = f"[{first.ci_low * 100:.1f}, {first.ci_high * 100:.1f}]" if first is not None and specs[0].percent else "-"
+    return cells[:1] + [ci] + cells[1:]
+
+
 def results_table(metrics, title: str) -> Table:
     """The per-task results table printed at the end of a run; a caption says how many examples failed."""
     note = failures_note(metrics)
     table = Table(title=title, caption=note, caption_justify="left")
-    for column in ("task", "n", "failed", "EM", "95% CI", "cover-EM", "F1", "retrieval hit", "searches", "answered"):
+    for column in ("task", "n", "failed", *metric_headers()):
         table.add_column(column, justify="right" if column != "task" else "left")
     for task, summary in metrics.tasks.items():
-        m = summary.metrics
-
-        def mean(name: str, scale: float = 100.0) -> str:
-            return f"{m[name].mean * scale:.1f}" if name in m else "-"
-
-        ci = f"[{m['em'].ci_low * 100:.1f}, {m['em'].ci_high * 100:.1f}]" if "em" in m else "-"
-        table.add_row(task, str(summary.n), str(summary.n_failed), mean("em"), ci, mean("cover_em"), mean("f1"), mean("retrieval_hit"), mean("n_searches", 1.0), mean("has_answer"))
+        table.add_row(task, str(summary.n), str(summary.n_failed), *metric_cells(summary.metrics))
     return table
 
 
 def run_command(
+    ctx: typer.Context,
+    config: Optional[Path] = typer.Option(None, "--config", "-c", callback=fill_from_config, is_eager=True, help="YAML/JSON file of options (keys: the long names, e.g. max_turns), or a run's manifest.json to repeat that run; flags override it."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Checkpoint: local path, hub name, GGUF file, endpoint model name, or recording (replay). Omit for the embedded CPU demo."),
     backend: Optional[str] = typer.Option(None, "--backend", "-b", help="openai | hf | vllm | llamacpp | lmeval | replay (default: guessed from --model)."),
-    method: str = typer.Option("search-r1", "--method", help="Agent method (prompt, action parser, observation format)."),
+    method: Optional[str] = typer.Option(None, "--method", help="Agent method (prompt, action parser, observation format); default: the tasks' own, else search-r1."),
     prompt_style: str = typer.Option("auto", "--prompt-style", help="auto (chat template if the model has one) | base | instruct | base-1shot | base-fewshot."),
     tasks: Optional[str] = typer.Option(None, "--tasks", "-t", help="Comma-separated tasks, e.g. nq,hotpotqa."),
     split: Optional[str] = typer.Option(None, "--split", help="Split to evaluate (default: the task's eval split)."),
-    data_dir: Optional[str] = typer.Option(None, "--data-dir", help="Directory of <task>.<split>.jsonl files."),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Directory of <task>.<split>.jsonl files."),
     subset: Optional[str] = typer.Option(None, "--subset", help="full | first:N | sample:N:SEED."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N examples of each task: short for --subset first:N."),
     retriever: Optional[str] = typer.Option(None, "--retriever", "-r", help="Index directory, http://host:port/retrieve, adqa (BM25 over the shipped AD-QA corpus), or replay."),
     topk: int = typer.Option(3, "--topk", help="Passages per search."),
     max_turns: Optional[int] = typer.Option(None, "--max-turns", help="Turns with search enabled; one final turn without search follows (default 4)."),
@@ -93,12 +111,12 @@ def run_command(
     max_obs_tokens: int = typer.Option(500, "--max-obs-tokens", help="Tokens of retrieved text per observation."),
     max_context_tokens: int = typer.Option(4096, "--max-context-tokens", help="Total budget: prompt plus response."),
     temperature: float = typer.Option(0.0, "--temperature", help="0 = greedy (Search-R1 evaluation)."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", help="Seed of sampling (with --temperature above 0)."),
     batch_size: int = typer.Option(16, "--batch-size", help="Examples per batch; a kill loses at most one batch."),
     shard: Optional[str] = typer.Option(None, "--shard", help="i/n: evaluate a deterministic share; combine with `evalsuite merge`."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in -o: finished examples are kept, failed ones retried."),
     backend_option: list[str] = typer.Option([], "--backend-option", help="KEY=VALUE passed to the backend (repeatable)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (default: runs/<timestamp>)."),
+    out: Optional[Path] = typer.Option(None, "--output", "-o", help="Run directory (default: runs/<timestamp>)."),
     allow_failures: bool = typer.Option(False, "--allow-failures", help=f"Exit 0 even when some examples failed (default: exit {EXIT_FAILED_EXAMPLES})."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (run directory, metrics, notes) instead of the table."),
 ) -> None:
@@ -107,6 +125,9 @@ def run_command(
     from evalsuite.agent.runner import RunSpec, parse_shard
     from evalsuite.models.registry import guess_backend
 
+    subset, limit = command_line_first(ctx, "subset", "limit")
+    recorded = resolved_config(ctx)
+    subset = subset_with_limit(subset, limit)
     check_run_options(out, batch_size, topk, max_turns, max_tokens, max_obs_tokens, max_context_tokens)
     note = None
     style = prompt_style
@@ -122,6 +143,10 @@ def run_command(
         note = DEMO_NOTE
     if tasks is None:
         raise EvalsuiteError("no task given", hint="pass --tasks nq,hotpotqa (see `evalsuite tasks`)")
+    if method is None:
+        from evalsuite.tasks.registry import default_method, parse_task_list
+
+        method = default_method(parse_task_list(tasks), "search-r1")
     out = out or Path("runs") / _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     spec = RunSpec(
         model=model,
@@ -143,6 +168,7 @@ def run_command(
         resume=resume,
         backend_options=_options(backend_option),
         notes=note,
+        config=recorded,
     )
     result = _run_with_progress(spec)
     if as_json:
@@ -170,6 +196,9 @@ def _run_with_progress(spec):
 
     from evalsuite.agent.runner import execute
 
+    from evalsuite.metrics.registry import summary_metrics
+
+    headline = summary_metrics()[0]  # shown per task as the run goes
     totals: dict[str, list[float]] = {}
     state = {"started": time.perf_counter(), "new": 0}
     with progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -182,11 +211,11 @@ def _run_with_progress(spec):
         def on_batch(records) -> None:
             for record in records:
                 sums = totals.setdefault(record.task, [0.0, 0])
-                sums[0] += record.metrics.get("em", 0.0)
+                sums[0] += record.metrics.get(headline.name, 0.0)
                 sums[1] += 1
             state["new"] += len(records)
             rate = state["new"] / max(time.perf_counter() - state["started"], 1e-9)
-            em = "  ".join(f"{task} EM {s / n * 100:.1f}" for task, (s, n) in totals.items())
+            em = "  ".join(f"{task} {headline.label} {headline.scaled(s / n):.1f}" for task, (s, n) in totals.items())
             bars.update(bar, advance=len(records), rate=f"{rate:.2f} ex/s", em=em)
 
         return execute(spec, on_start=on_start, on_batch=on_batch)
@@ -194,7 +223,7 @@ def _run_with_progress(spec):
 
 def merge_command(
     shards: list[Path] = typer.Argument(..., help="Shard run directories written with --shard i/n."),
-    out: Path = typer.Option(..., "--out", "-o", help="Merged run directory."),
+    out: Path = typer.Option(..., "--output", "-o", help="Merged run directory."),
 ) -> None:
     """Combine the shard run directories of one run into a single run directory."""
     from evalsuite.agent.merge import merge_runs

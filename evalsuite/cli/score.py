@@ -40,25 +40,37 @@ def _unique_name(path: Path, taken: set[str]) -> str:
     return candidate
 
 
-def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str, data_dir: Path | None) -> tuple[list[Difference], bool]:
+def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str | None, data_dir: Path | None,
+                       metrics: list[str] | None = None) -> tuple[list[Difference], bool]:
     """Score a result file or FlashRAG run folder into a run directory; return its differences from what it recorded
     and whether it had averages (metric_score.txt) to check."""
     from evalsuite.files import file_sha256
     from evalsuite.metrics.process import add_process_metrics
     from evalsuite.runs import Manifest, RunDirectory, summarize
-    from evalsuite.runs.flashrag import check_against_task_data, compare_averages, compare_with_recorded, read_result_source, records_from_source
+    from evalsuite.runs.flashrag import (
+        check_against_task_data,
+        compare_averages,
+        compare_with_recorded,
+        infer_task,
+        read_result_source,
+        records_from_source,
+    )
     from evalsuite.runs.provenance import base_manifest_fields
     from evalsuite.scoring import score_record
     from evalsuite.tasks.loader import resolve_data_dir
+    from evalsuite.tasks.registry import default_method, get_task
     from evalsuite.tasks.subset import ids_hash
 
     source = read_result_source(path)
-    task_name, records, recorded = records_from_source(source, task, method)
+    # The task's own default method applies when --method is not given.
+    task_name = get_task(task).name if task else infer_task(source.path, source.config)
+    method = method or default_method([get_task(task_name)], "search-r1")
+    task_name, records, recorded = records_from_source(source, task_name, method)
     directory = resolve_data_dir(data_dir)
     if directory is not None:
         check_against_task_data(source, records, task_name, directory)
     for record in records:
-        record.metrics = score_record(record)
+        record.metrics = score_record(record, metrics)
     process = add_process_metrics(records)
     run = RunDirectory(out_dir)
     data_file = source.data_file
@@ -81,7 +93,7 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str,
     return compare_with_recorded(records, recorded) + compare_averages(source, records, recorded), source.metric_file is not None
 
 
-def _rescore_run(path: Path, out_dir: Path) -> None:
+def _rescore_run(path: Path, out_dir: Path, metrics: list[str] | None = None) -> None:
     from evalsuite.metrics.process import add_process_metrics
     from evalsuite.runs import RunDirectory, summarize
     from evalsuite.runs.provenance import now_iso
@@ -92,7 +104,7 @@ def _rescore_run(path: Path, out_dir: Path) -> None:
     records = source.read_predictions()
     for record in records:
         if record.status == "ok":
-            record.metrics = score_record(record)
+            record.metrics = score_record(record, metrics)
     process = add_process_metrics(records)
     target = RunDirectory(out_dir)
     if target.path.resolve() != source.path.resolve():
@@ -120,23 +132,15 @@ def _write_scores(run_dir: Path, records) -> None:
 def _summary_table(scored: list[ScoredInput]) -> Table:
     from evalsuite.runs import RunDirectory
 
+    from evalsuite.cli.run import metric_cells, metric_headers
+
     table = Table(title="evalsuite score")
-    for column in ("input", "task", "n", "EM", "cover-EM", "F1", "retrieval hit", "searches/q", "answer-tag rate"):
+    for column in ("input", "task", "n", *metric_headers()):
         table.add_column(column, justify="left" if column in ("input", "task") else "right")
     for item in scored:
         metrics = RunDirectory(item.out_dir).read_metrics()
         for task, summary in metrics.tasks.items():
-            m = summary.metrics
-
-            def cell(name: str, digits: int = 3) -> str:
-                if name not in m:
-                    return "-"
-                s = m[name]
-                return f"{s.mean:.{digits}f}"
-
-            em = m.get("em")
-            em_cell = f"{em.mean:.3f} [{em.ci_low:.3f}, {em.ci_high:.3f}]" if em else "-"
-            table.add_row(item.name, task, str(summary.n), em_cell, cell("cover_em"), cell("f1"), cell("retrieval_hit"), cell("n_searches", 2), cell("has_answer"))
+            table.add_row(item.name, task, str(summary.n), *metric_cells(summary.metrics))
     return table
 
 
@@ -171,7 +175,7 @@ def score_command(
     ),
     output: Path = typer.Option(..., "-o", "--output", help="Directory that receives one run directory per input."),
     task: Optional[str] = typer.Option(None, "--task", help="Task of the result files (default: config.yaml's dataset_name, else the file name)."),
-    method: str = typer.Option("search-r1", "--method", help="Protocol the result files' responses follow (see `evalsuite methods`)."),
+    method: Optional[str] = typer.Option(None, "--method", help="Protocol the result files' responses follow (see `evalsuite methods`); default: the task's own, else search-r1."),
     data_dir: Optional[Path] = typer.Option(
         None, "--data-dir", help="Benchmark files to check that every question belongs to the task (default: $EVALSUITE_DATA_DIR; unset: not checked)."
     ),
@@ -179,12 +183,20 @@ def score_command(
         False, "--check-recorded", help="Fail if any recorded prediction, per-item score or metric_score.txt average differs; each difference names the convention that explains it."
     ),
     show: int = typer.Option(10, "--show-differences", help="How many differences to list per input."),
+    metrics: Optional[str] = typer.Option(None, "--metrics", help="Comma-separated registered metrics to score (default: each task's own, see docs/metrics.md)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object: each input's run directory, metrics and differences."),
 ) -> None:
     """Rescore run directories and FlashRAG / Search-R1 result files; write a run directory per input."""
     from evalsuite.runs.flashrag import is_flashrag_run
     from evalsuite.runs.schema import MANIFEST_FILE
 
+    chosen = None
+    if metrics is not None:
+        from evalsuite.metrics.registry import get_metric
+
+        chosen = [get_metric(name.strip()).name for name in metrics.split(",") if name.strip()]
+        if not chosen:
+            raise EvalsuiteError("--metrics names no metric", hint="pass e.g. --metrics em,f1 (docs/metrics.md lists them)")
     taken: set[str] = set()
     scored: list[ScoredInput] = []
     with progress() as bars:
@@ -193,10 +205,10 @@ def score_command(
             name = _unique_name(path, taken)
             out_dir = output / name
             if path.is_dir() and (path / MANIFEST_FILE).is_file():
-                _rescore_run(path, out_dir)
+                _rescore_run(path, out_dir, chosen)
                 scored.append(ScoredInput(name, out_dir, None))
             elif is_flashrag_run(path) or (path.is_file() and path.suffix in (".json", ".jsonl")):
-                differences, averages = _score_result_file(path, out_dir, task, method, data_dir)
+                differences, averages = _score_result_file(path, out_dir, task, method, data_dir, chosen)
                 scored.append(ScoredInput(name, out_dir, differences, averages))
             else:
                 raise EvalsuiteError(

@@ -15,13 +15,13 @@ from evalsuite.errors import EvalsuiteError
 def teacher_queries_command(
     task: str = typer.Option(..., "--task", help="Task name, e.g. musique."),
     split: Optional[str] = typer.Option(None, "--split", help="Split (default: the task's eval split)."),
-    data_dir: Optional[str] = typer.Option(None, "--data-dir", help="Directory of <task>.<split>.jsonl files."),
-    judge: Optional[Path] = typer.Option(None, "--judge", help="Panel YAML whose judge acts as the teacher (omit with --from-data)."),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Directory of <task>.<split>.jsonl files."),
+    judge: Optional[Path] = typer.Option(None, "--panel", help="Panel YAML whose judge acts as the teacher (omit with --from-data)."),
     judge_name: Optional[str] = typer.Option(None, "--judge-name", help="Which judge of the panel (default: the first)."),
     from_data: bool = typer.Option(False, "--from-data", help="Use the rows' gold decompositions (MuSiQue, AD-QA) instead of a model."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N rows."),
     cache: Optional[Path] = typer.Option(None, "--cache", help="SQLite cache (default: the panel's, else ~/.cache/evalsuite/judges.sqlite)."),
-    out: Optional[Path] = typer.Option(None, "-o", "--out", help="Output JSONL (default: beside the task data, <task>.<split>.teacher.<source>.jsonl)."),
+    out: Optional[Path] = typer.Option(None, "-o", "--output", help="Output JSONL (default: beside the task data, <task>.<split>.teacher.<source>.jsonl)."),
 ) -> None:
     """Write teacher queries for a task split as JSONL {id, question, teacher_queries, source}; model replies are cached."""
     from evalsuite.judges import prompts
@@ -35,7 +35,7 @@ def teacher_queries_command(
     from evalsuite.tasks.loader import resolve_data_dir
 
     if from_data == (judge is not None):
-        raise EvalsuiteError("give exactly one of --from-data and --judge PANEL.yaml")
+        raise EvalsuiteError("give exactly one of --from-data and --panel PANEL.yaml")
     loaded = load_split(task, split, data_dir)
     rows = loaded.rows[:limit] if limit is not None else loaded.rows
     output: list[dict] = []
@@ -61,7 +61,7 @@ def teacher_queries_command(
     if out is None:
         directory = resolve_data_dir(data_dir)
         if directory is None:
-            raise EvalsuiteError("no --out given and no data directory to write beside", hint="pass -o FILE")
+            raise EvalsuiteError("no --output given and no data directory to write beside", hint="pass -o FILE")
         out = directory / f"{task}.{loaded.split}.teacher.{source}.jsonl"
     write_teacher_file(out, output)
     failed = sum(1 for row in output if row["error"])

@@ -15,11 +15,11 @@ def train_command(
     method: Optional[str] = typer.Argument(None, help="The recipe: a registered name (`evalsuite train --list` shows them)."),
     action: str = typer.Argument("run", help="run (default), or a recipe's own action (search-p1: plans, its reference plans built offline)."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="Recipe YAML, e.g. train_recipes/configs/search-r1/cpu_smoke.yaml (required but with --list)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (checkpoint/, training_log.jsonl, training_curves.png, train_manifest.json); plans: the JSONL file."),
+    out: Optional[Path] = typer.Option(None, "--output", "-o", help="Output directory (checkpoint/, training_log.jsonl, training_curves.png, train_manifest.json); plans: the JSONL file."),
     samples: int = typer.Option(4, "--samples", help="plans: sampled trajectories per question."),
     planner_backend: str = typer.Option("hf", "--planner-backend", help="plans: the planner's backend (hf, vllm, llamacpp, openai)."),
     planner_model: Optional[str] = typer.Option(None, "--planner-model", help="plans: the planner model (default: the config's model)."),
-    resume: bool = typer.Option(False, "--resume", help="Continue the stopped run in --out from its last GRPO checkpoint (needs grpo.save_strategy: steps)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the stopped run in --output from its last GRPO checkpoint (needs grpo.save_strategy: steps)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Load and validate the config, build the reward and TRL's configs, print the setting table (paper / inherited / assumed, with source lines) and the deviations; train nothing."),
     list_recipes: bool = typer.Option(False, "--list", help="List the registered recipes (name, protocol, stages, actions, shipped configs) and exit."),
 ) -> None:

@@ -93,14 +93,14 @@ def scan_entries(leaderboard_dir: Path) -> EntryScan:
         if _complete(target):
             scan.entries[identifier] = target
             for leftover in (p for p in (staged, replaced) if p.exists()):
-                scan.notes.append(f"{leftover}: left by an interrupted `add --replace`; {target} is complete, delete it")
+                scan.notes.append(f"{leftover}: left by an interrupted `add --overwrite`; {target} is complete, delete it")
         elif _complete(staged):
             scan.entries[identifier] = staged
-            scan.notes.append(f"{target}: an `add --replace` was killed mid-swap; read the new entry from {staged.name} "
+            scan.notes.append(f"{target}: an `add --overwrite` was killed mid-swap; read the new entry from {staged.name} "
                               f"(rerun the add, or rename it to {identifier})")
         elif _complete(replaced):
             scan.entries[identifier] = replaced
-            scan.notes.append(f"{target}: an `add --replace` was killed mid-swap; read the old entry from {replaced.name} "
+            scan.notes.append(f"{target}: an `add --overwrite` was killed mid-swap; read the old entry from {replaced.name} "
                               f"(rename it to {identifier})")
         elif target.exists():
             missing = [f for f in (SUBMISSION_FILE, VERIFICATION_FILE) if not (target / f).is_file()]
@@ -169,7 +169,7 @@ def add_submission(submission: Path, leaderboard_dir: Path, data_dir: str | Path
     base.mkdir(parents=True, exist_ok=True)
     settle(base, identifier)
     if target.exists() and not replace:
-        raise EvalsuiteError(f"{target} already exists", hint="pass --replace to file this submission over it, or --id ID")
+        raise EvalsuiteError(f"{target} already exists", hint="pass --overwrite to file this submission over it, or --id ID")
     record = report.to_dict()
     record.update({"verified_at": now_iso(), "evalsuite_version": evalsuite.__version__, "git_commit": git_commit()})
     with opened_submission(Path(submission)) as root:

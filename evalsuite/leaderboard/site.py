@@ -19,8 +19,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalsuite.errors import DataError, EvalsuiteError, require
 from evalsuite.leaderboard.results import resolve_leaderboard_dir, scan_entries
-from evalsuite.leaderboard.standings import METRICS, TASK_COLUMNS, Entry, reported_tables, task_label, verified_table
+from evalsuite.leaderboard.standings import (
+    Entry,
+    leaderboard_metrics,
+    reported_tables,
+    task_columns,
+    task_label,
+    verified_table,
+)
 from evalsuite.leaderboard.verify import verify_submission
+from evalsuite.metrics.registry import summary_metrics
 from evalsuite.resources import site_dir
 from evalsuite.runs import ExampleRecord
 
@@ -73,7 +81,7 @@ def load_entries(leaderboard_dir: Path, data_dir: str | Path | None) -> tuple[li
 
     scan = scan_entries(leaderboard_dir)
     if scan.broken:
-        raise EvalsuiteError("; ".join(scan.broken), hint="restore the entry from git or file it again with `evalsuite leaderboard add --replace`")
+        raise EvalsuiteError("; ".join(scan.broken), hint="restore the entry from git or file it again with `evalsuite leaderboard add --overwrite`")
     entries = []
     with progress() as bars:
         bar = bars.add_task("verify entries", total=len(scan.entries))
@@ -120,17 +128,17 @@ def _write(env, template: str, path: Path, **context) -> None:
     path.write_text(env.get_template(template).render(**context), encoding="utf-8")
 
 
-def _plot(entry: Entry, path: Path) -> Path | None:
-    """The entry's per-benchmark EM with 95% intervals, drawn by evalsuite.tables.plots."""
+def _plot(entry: Entry, metric: str, path: Path) -> Path | None:
+    """The entry's per-benchmark headline metric with 95% intervals, drawn by evalsuite.tables.plots."""
     from evalsuite.stats import SystemScores, compare
     from evalsuite.tables.plots import plot_bars
 
-    tasks = [t for t in TASK_COLUMNS if t in entry.report.tasks]
+    tasks = [t for t in task_columns([entry]) if entry.has(t, metric)]
     if not tasks:
         return None
     # The entry id (a slug) labels the plot: submitted names could hold characters matplotlib treats as markup.
-    system = SystemScores(entry.id, {t: entry.scores(t, "em") for t in tasks})
-    return plot_bars(compare([system], baseline=entry.id, metric="em", n_resamples=2000), [entry.id], path)
+    system = SystemScores(entry.id, {t: entry.scores(t, metric) for t in tasks})
+    return plot_bars(compare([system], baseline=entry.id, metric=metric, n_resamples=2000), [entry.id], path)
 
 
 def _turn_views(record: ExampleRecord) -> list[dict]:
@@ -149,7 +157,7 @@ def _example_pages(env, entry: Entry, out: Path, page_size: int, nav: dict) -> i
             examples = [{"record": r, "turns": _turn_views(r), "index": (page - 1) * page_size + i + 1} for i, r in enumerate(chunk)]
             _write(env, "examples.html.j2", out / task / f"page-{page}.html", root="../../../", entry=entry,
                    info=entry.report.info, task=task, task_name=task_label(task), split=verified.split, page=page,
-                   total=total, examples=examples, n=len(records), metric_names=METRICS, nav=nav)
+                   total=total, examples=examples, n=len(records), metric_names=leaderboard_metrics(), nav=nav)
             pages += 1
     return pages
 
@@ -163,12 +171,11 @@ def _entry_context(entry: Entry) -> dict:
     tasks = [
         {"task": t, "name": task_label(t), "split": v.split, "run": v.run, "n": v.summary.n,
          "data_source": Path(v.data_source).name, "data_sha256": v.data_sha256,
-         "metrics": {m: v.summary.metrics[m] for m in ("em", "cover_em", "f1", "retrieval_hit", "n_searches", "has_answer")
-                     if m in v.summary.metrics}}
-        for t in TASK_COLUMNS + tuple(sorted(set(entry.report.tasks) - set(TASK_COLUMNS)))
+         "metrics": {m.name: v.summary.metrics.get(m.name) for m in summary_metrics()}}
+        for t in task_columns([entry])
         if (v := entry.report.tasks.get(t)) is not None
     ]
-    return {"manifests": manifests, "tasks": tasks}
+    return {"manifests": manifests, "tasks": tasks, "columns": summary_metrics()}
 
 
 def _methods(entries: list[Entry], reported: dict) -> list[dict]:
@@ -180,7 +187,7 @@ def _methods(entries: list[Entry], reported: dict) -> list[dict]:
         item["entries"].append(entry)
         if info.paper:
             item["links"].add(info.paper)
-    for row in reported["em"].rows + reported["f1"].rows:
+    for row in (row for table in reported.values() for row in table.rows):
         methods[row.method]["papers"].add(row.citation)
     return [{"name": name, "entries": v["entries"], "papers": sorted(v["papers"]), "links": sorted(v["links"])}
             for name, v in sorted(methods.items(), key=lambda kv: kv[0].lower())]
@@ -201,19 +208,22 @@ def build_site(leaderboard_dir: str | Path | None, out_dir: str | Path, data_dir
     for entry in entries:
         assert entry.report.info is not None
         by_setting[entry.report.info.setting.key()].append(entry)
-    settings = [{"key": key, "slug": f"setting-{i + 1}", "tables": [verified_table(members, m) for m in METRICS],
+    metrics = leaderboard_metrics()
+    settings = [{"key": key, "slug": f"setting-{i + 1}", "tables": [verified_table(members, m) for m in metrics],
                  "n": len(members)} for i, (key, members) in enumerate(sorted(by_setting.items()))]
     _prepare_output(out_dir)
     nav = {"index": "index.html", "methods": "methods.html"}
-    _write(env, "index.html.j2", out_dir / "index.html", root="", settings=settings, reported=[reported[m] for m in METRICS],
-           metric_names=METRICS, n_entries=len(entries), nav=nav)
+    _write(env, "index.html.j2", out_dir / "index.html", root="", settings=settings, reported=[reported[m] for m in metrics],
+           metric_names=metrics, n_entries=len(entries), nav=nav)
     _write(env, "methods.html.j2", out_dir / "methods.html", root="", methods=_methods(entries, reported), nav=nav)
     pages = 2
     for entry in entries:
         out = out_dir / "entries" / entry.id
         out.mkdir(parents=True, exist_ok=True)
-        plot = _plot(entry, out / "plot-em.svg")
+        headline = next(iter(metrics))
+        plot = _plot(entry, headline, out / f"plot-{headline}.svg")
         _write(env, "entry.html.j2", out / "index.html", root="../../", entry=entry, info=entry.report.info,
-               plot=plot.name if plot else None, page_size=page_size, nav=nav, **_entry_context(entry))
+               plot=plot.name if plot else None, plot_label=metrics[headline], page_size=page_size, nav=nav,
+               **_entry_context(entry))
         pages += 1 + _example_pages(env, entry, out, page_size, nav)
     return SiteSummary(len(entries), len(settings), pages, leaderboard_dir, notes)

@@ -17,14 +17,16 @@ import numpy as np
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.leaderboard.verify import VerificationReport
+from evalsuite.metrics.registry import list_metrics
 from evalsuite.reported import ReportedTable, default_root, list_reported, load_reported
 from evalsuite.stats import SystemScores, compare, holm
-from evalsuite.stats.intervals import method_name, metric_kind
+from evalsuite.stats.intervals import interval_method as declared_interval
+from evalsuite.stats.intervals import method_name
 from evalsuite.tasks.registry import get_task
 
-# The seven public benchmarks of the Search-R1 protocol and the advertising-domain task.
+# The seven public benchmarks of the Search-R1 protocol and the advertising-domain task; other registered tasks
+# that entries cover follow them (`task_columns`).
 TASK_COLUMNS = ("nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle", "adqa")
-METRICS = {"em": "EM", "cover_em": "Cover-EM", "f1": "F1"}
 SIGNIFICANCE_RESAMPLES = 2000
 ALPHA = 0.05
 
@@ -45,6 +47,24 @@ class Entry:
     def scores(self, task: str, metric: str) -> dict[str, float]:
         """Recomputed per-example scores of one task, by example id."""
         return {r.id: r.metrics[metric] for r in self.report.tasks[task].records}
+
+    def has(self, task: str, metric: str) -> bool:
+        """Whether the entry covers `task` and its task is scored with `metric`."""
+        verified = self.report.tasks.get(task)
+        return verified is not None and metric in verified.summary.metrics
+
+
+def leaderboard_metrics() -> dict[str, str]:
+    """name → label of the metrics with a leaderboard table: registered ones in [0, 1] that macro-average over
+    benchmarks (the table's Avg column), in registration order. A metric registered later gets its table at
+    the next build, computed from every entry's verified predictions."""
+    return {m.name: m.label for m in list_metrics() if m.average == "macro" and m.percent}
+
+
+def task_columns(entries: Sequence[Entry] = ()) -> tuple[str, ...]:
+    """TASK_COLUMNS, then any other task the entries cover, sorted."""
+    extra = sorted({t for e in entries for t in e.report.tasks} - set(TASK_COLUMNS))
+    return TASK_COLUMNS + tuple(extra)
 
 
 @dataclass
@@ -95,10 +115,10 @@ def task_label(task: str) -> str:
         return task
 
 
-def columns() -> list[Column]:
+def columns(tasks: Sequence[str] = TASK_COLUMNS) -> list[Column]:
     """The benchmark columns, with the in-domain/out-of-domain note for the NQ+HotpotQA training mix."""
     cols = []
-    for task in TASK_COLUMNS:
+    for task in tasks:
         try:
             spec = get_task(task)
             title = f"{spec.display_name}: {spec.category}, eval split {spec.eval_split}"
@@ -112,14 +132,14 @@ def _pct(value: float) -> float:
     return round(100.0 * value, 6)
 
 
-def interval_method(metric: str, scores: dict[str, float]) -> str:
-    """How metrics.json computed this entry's interval (one method per metric kind: evalsuite.stats.intervals)."""
-    return method_name(metric_kind(metric, np.fromiter(scores.values(), dtype=float)))
+def interval_method(metric: str) -> str:
+    """How metrics.json computed an entry's interval: the method the metric declares (evalsuite.stats.intervals)."""
+    return method_name(declared_interval(metric))
 
 
 def _significance(entries: Sequence[Entry], task: str, metric: str) -> tuple[str | None, dict[str, float]]:
     """The top entry on a task and each other entry's raw p-value against it (same split only)."""
-    present = [e for e in entries if task in e.report.tasks]
+    present = [e for e in entries if e.has(task, metric)]
     if not present:
         return None, {}
     top = max(present, key=lambda e: (e.report.tasks[task].summary.metrics[metric].mean, e.id))
@@ -135,29 +155,31 @@ def _significance(entries: Sequence[Entry], task: str, metric: str) -> tuple[str
 
 def verified_table(entries: Sequence[Entry], metric: str, entry_href: str = "entries/{id}/index.html") -> MetricTable:
     """One setting's verified rows for one metric: per-task means with 95% CIs and significance groups."""
-    table = MetricTable(metric, METRICS[metric], columns())
+    label = leaderboard_metrics()[metric]
+    tasks = task_columns(entries)
+    table = MetricTable(metric, label, columns(tasks))
     tops: dict[str, str | None] = {}
     raw: dict[str, dict[str, float]] = {}
-    for task in TASK_COLUMNS:
+    for task in tasks:
         tops[task], raw[task] = _significance(entries, task, metric)
     # Holm across the benchmarks on which each entry was tested against a top entry.
     adjusted: dict[tuple[str, str], float] = {}
     for entry in entries:
-        keys = [t for t in TASK_COLUMNS if entry.id in raw[t]]
+        keys = [t for t in tasks if entry.id in raw[t]]
         for task, p in zip(keys, holm([raw[t][entry.id] for t in keys])):
             adjusted[(entry.id, task)] = float(p)
     for entry in entries:
         info = entry.report.info
         assert info is not None
         cells = []
-        for task in TASK_COLUMNS:
+        for task in tasks:
             verified = entry.report.tasks.get(task)
-            if verified is None:
+            if verified is None or metric not in verified.summary.metrics:
                 cells.append(Cell())
                 continue
             s = verified.summary.metrics[metric]
             cell = Cell(value=_pct(s.mean), text=f"{100 * s.mean:.1f}", ci=f"[{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]")
-            title = f"{task_label(task)} {verified.split}, n={verified.summary.n}: {METRICS[metric]} {100 * s.mean:.2f}, 95% CI {cell.ci} ({interval_method(metric, entry.scores(task, metric))})"
+            title = f"{task_label(task)} {verified.split}, n={verified.summary.n}: {label} {100 * s.mean:.2f}, 95% CI {cell.ci} ({interval_method(metric)})"
             if tops[task] == entry.id:
                 cell.group, cell.css = "a", "top"
                 title += "; top entry of this column"
@@ -171,21 +193,21 @@ def verified_table(entries: Sequence[Entry], metric: str, entry_href: str = "ent
             cell.title = title
             cells.append(cell)
         paper = entry.report.paper_setting
-        table.rows.append(Row(name=info.name, badge="verified", cells=cells, average=_average(entry, metric),
+        table.rows.append(Row(name=info.name, badge="verified", cells=cells, average=_average(entry, metric, tasks),
                               href=entry_href.format(id=entry.id), method=info.method, model=info.model.name,
                               note=paper.summary() if paper else ""))
     table.rows.sort(key=lambda r: -(r.average.value if r.average.value is not None else -1))
     return table
 
 
-def _average(entry: Entry, metric: str) -> Cell:
-    tasks = [t for t in TASK_COLUMNS if t in entry.report.tasks]
+def _average(entry: Entry, metric: str, columns: Sequence[str]) -> Cell:
+    tasks = [t for t in columns if entry.has(t, metric)]
     if not tasks:
         return Cell()
     mean = float(np.mean([entry.report.tasks[t].summary.metrics[metric].mean for t in tasks]))
     names = ", ".join(task_label(t) for t in tasks)
     text = f"{100 * mean:.1f}"
-    return Cell(value=_pct(mean), text=text, ci=f"{len(tasks)} of {len(TASK_COLUMNS)} tasks",
+    return Cell(value=_pct(mean), text=text, ci=f"{len(tasks)} of {len(columns)} tasks",
                 title=f"unweighted mean over the {len(tasks)} benchmarks this entry covers ({names}); "
                       "entries covering different benchmarks are not directly comparable")
 
@@ -205,14 +227,15 @@ def _reported_cell(table: ReportedTable, row: str, key: str | None) -> Cell:
 
 
 def reported_tables(root: Path | None = None) -> dict[str, MetricTable]:
-    """Rows of every transcribed paper table that reports em/cover_em/f1 per benchmark, one table per metric."""
+    """Rows of every transcribed paper table that reports a leaderboard metric per benchmark, one table per metric."""
     root = root or default_root()
-    tables = {m: MetricTable(m, METRICS[m], columns()) for m in METRICS}
+    metrics = leaderboard_metrics()
+    tables = {m: MetricTable(m, label, columns()) for m, label in metrics.items()}
     for key in list_reported(root):
         table = load_reported(key, root)
         if table.scale == "raw":
             continue
-        for metric in METRICS:
+        for metric in metrics:
             by_task = {c.dataset: k for k, c in table.columns.items() if c.metric == metric and c.dataset in TASK_COLUMNS and not c.average_of}
             if not by_task:
                 continue

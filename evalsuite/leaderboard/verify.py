@@ -1,9 +1,10 @@
 """`evalsuite leaderboard verify`: accept a submission only if every score recomputes from its trajectories.
 
 Every prediction must be what the method's own parser reads from the recorded trajectory; scores are recomputed
-against the task registry's gold answers (never the submission's own); every declared task split must be a
-registered split name, covered id for id; the declared setting (method, corpus, retriever, top-k, turns) must be
-what every run manifest records; and the submission may hold only the files its format defines, each matching its
+against the task registry's gold answers (never the submission's own), exactly the metrics each run records it was
+scored with, at the definition versions it records (metrics registered later are computed for the site, never held
+against an entry); every declared task split must be a registered split name, covered id for id; the declared
+setting (method, corpus, retriever, top-k, turns) must be what every run manifest records; and the submission may hold only the files its format defines, each matching its
 checksum, UTF-8 and within the size limits. docs/guarantees.md says what this proves and what it cannot.
 """
 
@@ -14,7 +15,7 @@ import json
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,9 +42,10 @@ from evalsuite.leaderboard.submission import (
     submission_files,
 )
 from evalsuite.metrics import extract_answer
+from evalsuite.metrics.registry import get_metric, is_registered
 from evalsuite.runs import SCHEMA_VERSION, ExampleRecord, Manifest, MetricsFile, TaskSummary, summarize
-from evalsuite.runs.schema import MANIFEST_FILE, METRICS_FILE, PREDICTIONS_FILE
-from evalsuite.scoring import score_record
+from evalsuite.runs.schema import LEGACY_METRICS, MANIFEST_FILE, METRIC_CONVENTION, METRICS_FILE, PREDICTIONS_FILE
+from evalsuite.scoring import score_record, task_metrics
 from evalsuite.tasks.loader import load_split
 from evalsuite.tasks.registry import get_task
 from evalsuite.tasks.rows import TaskRow, normalize_question
@@ -51,8 +53,9 @@ from evalsuite.tasks.rows import TaskRow, normalize_question
 TOLERANCE = 1e-9
 # Per check and file, how many individual problems are spelled out before the rest are only counted.
 SHOWN_PER_CHECK = 10
-# Bumped when verification.json gains or changes fields (2: settings checks, predictions re-derived; 3: paper_setting).
-VERIFICATION_FORMAT = 3
+# Bumped when verification.json gains or changes fields (2: settings checks, predictions re-derived; 3: paper_setting;
+# 4: each task's scoring version and metric versions).
+VERIFICATION_FORMAT = 4
 SETTINGS = ("method", "corpus", "retriever", "topk", "max_turns")
 
 
@@ -90,6 +93,9 @@ class VerifiedTask:
     summary: TaskSummary
     data_source: str
     data_sha256: str | None
+    # The metrics verified (claimed and recomputed), by definition version; the summary may hold more: metrics
+    # registered after the entry was scored, computed from its verified predictions.
+    verified_metrics: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -142,7 +148,8 @@ class VerificationReport:
             "paper_setting": self.paper_setting.to_dict() if self.paper_setting else None,
             "tasks": {
                 name: {"split": t.split, "run": t.run, "n": t.summary.n, "data_source": Path(t.data_source).name,
-                       "data_sha256": t.data_sha256,
+                       "data_sha256": t.data_sha256, "metric_convention": METRIC_CONVENTION,
+                       "metric_versions": t.verified_metrics,
                        "metrics": {m: s.model_dump() for m, s in t.summary.metrics.items()}}
                 for name, t in self.tasks.items()
             },
@@ -374,8 +381,38 @@ def _clip(text: str | None, n: int = 80) -> str:
     return repr(text if text is None or len(text) <= n else text[:n] + "…")
 
 
-def rescore(lineno: int, record: ExampleRecord, row: TaskRow, where: str, report: VerificationReport) -> ExampleRecord:
-    """Check one record against its registry row and return it rescored with the registry's gold answers."""
+def scored_with(claimed: MetricsFile | None, where: str, report: VerificationReport) -> tuple[dict[str, int], set[str] | None]:
+    """The metrics a run records it was scored with that can be recomputed here, by definition version, and all the
+    names it records (runs scored before metrics.json recorded them: LEGACY_METRICS, version 1). Each must be
+    registered here at that version and under this scoring convention, and every registered metric the claimed
+    summary gives must be recorded, else the run is refused for it."""
+    if claimed is None:
+        return {}, None
+    if claimed.metric_convention != METRIC_CONVENTION:
+        report.add("scoring", where, f"scored under the metric convention {claimed.metric_convention!r}, this evalsuite "
+                                     f"scores under {METRIC_CONVENTION!r}; rescore the runs with `evalsuite score` and resubmit")
+        return {}, None
+    versions = claimed.metric_versions if claimed.metric_versions is not None else dict.fromkeys(LEGACY_METRICS, 1)
+    usable = {}
+    for name, version in versions.items():
+        if not is_registered(name):
+            report.add("scoring", where, f"scored with metric {name!r}, which this evalsuite does not register")
+        elif get_metric(name).version != version:
+            report.add("scoring", where, f"scored with {name} version {version}, this evalsuite computes version "
+                                         f"{get_metric(name).version}; rescore the runs with `evalsuite score` and resubmit")
+        else:
+            usable[name] = version
+    given = {m for summary in claimed.tasks.values() for m in summary.metrics if is_registered(m)}
+    for name in sorted(given - set(versions)):
+        report.add("scoring", where, f"claims {name} but its metric_versions do not record scoring with it")
+    return usable, set(versions)
+
+
+def rescore(lineno: int, record: ExampleRecord, row: TaskRow, where: str, report: VerificationReport,
+            checked: Collection[str], declared: Collection[str] | None = None) -> ExampleRecord:
+    """Check one record against its registry row and return it rescored with the registry's gold answers: the
+    `checked` metrics (what the run was scored with) must be given and equal, and a registered metric it gives must
+    be one its run `declared`; every metric of its task today is computed too, for the site."""
     at = f"{where}:{lineno}"
     if record.golden_answers != row.golden_answers:
         report.add("gold-edited", at, f"id {record.id!r}: golden_answers {record.golden_answers!r} differ from the registry's "
@@ -384,12 +421,15 @@ def rescore(lineno: int, record: ExampleRecord, row: TaskRow, where: str, report
         report.add("question-changed", at, f"id {record.id!r}: question {record.question[:80]!r} is not the registry's "
                                            f"{row.question[:80]!r}")
     rescored = record.model_copy(update={"golden_answers": list(row.golden_answers), "question": row.question})
-    rescored.metrics = score_record(rescored)
+    rescored.metrics = score_record(rescored, list(dict.fromkeys((*task_metrics(record.task), *checked))))
     claimed = record.metrics
-    for name in sorted(set(rescored.metrics) | set(claimed)):
+    for name in sorted(set(claimed) - set(declared)) if declared is not None else ():
+        if is_registered(name):
+            report.add("scoring", at, f"id {record.id!r}: gives {name}, which its run's metrics.json does not record scoring with")
+    for name in sorted(checked):
         if name not in claimed:
             report.add("score", at, f"id {record.id!r}: metric {name!r} is not given")
-        elif name in rescored.metrics and not _close(claimed[name], rescored.metrics[name]):
+        elif not _close(claimed[name], rescored.metrics[name]):
             report.add("score", at, f"id {record.id!r}: claimed {name} {_format(claimed[name])} but recomputed "
                                     f"{_format(rescored.metrics[name])} against the registry's gold answers")
     return rescored
@@ -399,8 +439,10 @@ def _close(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= TOLERANCE
 
 
-def check_summary(claimed: MetricsFile, recomputed: MetricsFile, where: str, report: VerificationReport) -> None:
-    """The claimed metrics.json must equal the summary of the recomputed records: n, means and averages."""
+def check_summary(claimed: MetricsFile, recomputed: MetricsFile, where: str, report: VerificationReport,
+                  checked: Collection[str]) -> None:
+    """The claimed metrics.json must equal the summary of the recomputed records: n, and the means and averages
+    of the `checked` metrics (what the run was scored with)."""
     for task, summary in recomputed.tasks.items():
         theirs = claimed.tasks.get(task)
         if theirs is None:
@@ -409,6 +451,8 @@ def check_summary(claimed: MetricsFile, recomputed: MetricsFile, where: str, rep
         if theirs.n != summary.n:
             report.add("score", where, f"{task}: claimed n {theirs.n} but the predictions hold {summary.n}")
         for name, ours in summary.metrics.items():
+            if name not in checked:
+                continue
             if name not in theirs.metrics:
                 report.add("score", where, f"{task}: metric {name!r} is not given")
             elif not _close(theirs.metrics[name].mean, ours.mean):
@@ -418,6 +462,8 @@ def check_summary(claimed: MetricsFile, recomputed: MetricsFile, where: str, rep
         report.add("score", where, f"claims scores for task {task!r}, which the predictions do not hold")
     for group, values in recomputed.averages.items():
         for name, value in values.items():
+            if name not in checked:
+                continue
             theirs_value = claimed.averages.get(group, {}).get(name)
             if theirs_value is None or not _close(theirs_value, value):
                 report.add("score", where, f"average {group}/{name}: claimed {theirs_value} but recomputed {_format(value)}")
@@ -484,6 +530,7 @@ def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Pa
     for task in sorted(set(by_task) - set(ref.tasks)):
         report.add("undeclared-task", pred_where, f"{len(by_task[task])} records of task {task!r}, which submission.json does not declare for this run")
     rescored_all: list[ExampleRecord] = []
+    versions, declared = scored_with(claimed, f"{where}/{METRICS_FILE}", report)
     for task, split in ref.tasks.items():
         declared_at = f"{SUBMISSION_FILE}: runs[{name}].tasks.{task}"
         loaded = _gold(task, split, data_dir, root, declared_at, report)
@@ -492,17 +539,20 @@ def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Pa
         _manifest_split(manifest, task, split, f"{where}/{MANIFEST_FILE}", report)
         gold = {row.id: row for row in loaded.rows}
         kept = check_ids(by_task.get(task, []), gold, pred_where, f"{task}/{split}", report)
+        claimed_task = claimed.tasks.get(task) if claimed is not None else None
+        # The metrics this task was scored with: those of the run's record that its claimed summary holds.
+        checked = {m: v for m, v in versions.items() if claimed_task is None or m in claimed_task.metrics}
         # Recomputed records follow the registry's order, so the site and the tests see a stable order.
         rescored = {r.id: rescore(lineno, check_record(lineno, r, split, ref, parse, pred_where, report), gold[r.id],
-                                  pred_where, report)
+                                  pred_where, report, checked, declared)
                     for lineno, r in kept}
         records = [rescored[row.id] for row in loaded.rows if row.id in rescored]
         rescored_all.extend(records)
         if len(records) == len(gold):
             report.tasks[task] = VerifiedTask(task, split, name, records, summarize(records).tasks[task],
-                                              loaded.source, loaded.source_hash)
+                                              loaded.source, loaded.source_hash, checked)
     if claimed is not None and rescored_all and not any(p.check in ("missing-id", "gold") for p in report.problems):
-        check_summary(claimed, summarize(rescored_all), f"{where}/{METRICS_FILE}", report)
+        check_summary(claimed, summarize(rescored_all), f"{where}/{METRICS_FILE}", report, versions)
 
 
 def _names(*values: Any) -> set[str]:

@@ -11,8 +11,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 1
-# Bump when a metric definition changes (normalization, F1 rule, extraction): old scores are then not comparable.
+# The scoring version: bump when a rule every metric shares changes (answer extraction, the default normalization):
+# old scores are then not comparable. A change to one metric bumps that metric's own `MetricSpec.version` instead.
 METRIC_CONVENTION = "flashrag-squad-v1"
+# What every run was scored with before metrics.json recorded its metric versions (all at version 1).
+LEGACY_METRICS = ("em", "cover_em", "f1", "precision", "recall", "retrieval_hit", "n_searches", "n_turns", "n_invalid",
+                  "has_answer")
 
 MANIFEST_FILE = "manifest.json"
 PREDICTIONS_FILE = "predictions.jsonl"
@@ -103,6 +107,8 @@ class Manifest(BaseModel):
     seeds: dict[str, int] = Field(default_factory=dict)
     source: dict[str, Any] = Field(default_factory=dict)
     notes: str | None = None
+    # Every `evalsuite run` option as resolved (flags, --config file, defaults): `run --config manifest.json` repeats it
+    run_config: dict[str, Any] | None = None
 
 
 class MetricSummary(BaseModel):
@@ -118,10 +124,16 @@ class TaskSummary(BaseModel):
 
 
 class MetricsFile(BaseModel):
-    """`metrics.json`: per task n and means with 95% CIs, plus macro-averages over task groups."""
+    """`metrics.json`: per task n and means with 95% CIs, plus macro-averages over task groups.
+
+    `metric_convention` (the scoring version) and `metric_versions` (each registered metric the run was scored
+    with, by its definition version) say what the scores mean; leaderboard verification recomputes exactly those.
+    Files written before metric_versions existed hold None: they were scored with `LEGACY_METRICS`, version 1.
+    """
 
     schema_version: int = SCHEMA_VERSION
     metric_convention: str = METRIC_CONVENTION
+    metric_versions: dict[str, int] | None = None
     tasks: dict[str, TaskSummary]
     averages: dict[str, dict[str, float]] = Field(default_factory=dict)
     extra: dict[str, Any] = Field(default_factory=dict)

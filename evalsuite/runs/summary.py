@@ -7,20 +7,18 @@ from collections import defaultdict
 import numpy as np
 
 from evalsuite.errors import EvalsuiteError
+from evalsuite.metrics.registry import averaged_metrics, get_metric, is_registered
 from evalsuite.runs.schema import ExampleRecord, MetricsFile, MetricSummary, TaskSummary
 from evalsuite.stats import intervals
 from evalsuite.stats.resample import bootstrap_means, percentile_interval, stream
 from evalsuite.tasks.registry import get_task
-
-# Metrics averaged in the group rows (general / multi-hop / all) of metrics.json.
-GROUP_METRICS = ("em", "cover_em", "f1")
 
 
 def mean_ci(values: np.ndarray, confidence: float = 0.95, resamples: int = intervals.INTERVAL_RESAMPLES,
             seed: int = intervals.INTERVAL_SEED, key: str = "") -> MetricSummary:
     """Mean with a seeded percentile-bootstrap interval of any scores (judge verdicts, ...); n < 2 gives a point.
 
-    Run metrics go through `summarize`, which picks the interval by metric kind (evalsuite.stats.intervals).
+    Run metrics go through `summarize`, which picks the interval each metric declares (evalsuite.stats.intervals).
     """
     values = np.asarray(values, dtype=float)
     if values.size < 2:
@@ -47,8 +45,15 @@ def task_metric_summaries(task: str, rows: list[ExampleRecord]) -> dict[str, Met
     return summaries
 
 
+def metric_versions(names: set[str]) -> dict[str, int]:
+    """Each registered metric among `names` with its definition version (unregistered ones, such as novelty counts
+    added outside the scorer, are summarized but not versioned)."""
+    return {name: get_metric(name).version for name in sorted(names) if is_registered(name)}
+
+
 def summarize(records: list[ExampleRecord]) -> MetricsFile:
-    """Per-task summaries over all examples (failed ones score 0 and are counted), and macro-averages of task means."""
+    """Per-task summaries over all examples (failed ones score 0 and are counted), macro-averages of task means
+    for the metrics that declare them, and the version of every registered metric the records hold."""
     by_task: dict[str, list[ExampleRecord]] = defaultdict(list)
     for record in records:
         by_task[record.task].append(record)
@@ -67,10 +72,11 @@ def summarize(records: list[ExampleRecord]) -> MetricsFile:
             continue
         averages[group] = {
             name: float(np.mean([tasks[t].metrics[name].mean for t in members]))
-            for name in GROUP_METRICS
+            for name in averaged_metrics()
             if all(name in tasks[t].metrics for t in members)
         }
-    ci = {"binary": intervals.method_name("binary"), "continuous": intervals.method_name("continuous"),
+    ci = {"binary": intervals.method_name("wilson"), "continuous": intervals.method_name("bootstrap"),
           "resamples": intervals.INTERVAL_RESAMPLES, "seed": intervals.INTERVAL_SEED, "confidence": intervals.CONFIDENCE,
           "failed_examples": "score 0 and count in n"}
-    return MetricsFile(tasks=tasks, averages=averages, extra={"ci": ci})
+    versions = metric_versions({name for summary in tasks.values() for name in summary.metrics})
+    return MetricsFile(tasks=tasks, averages=averages, metric_versions=versions, extra={"ci": ci})

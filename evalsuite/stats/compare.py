@@ -11,14 +11,15 @@ from typing import Literal
 import numpy as np
 
 from evalsuite.errors import EvalsuiteError
+from evalsuite.metrics.registry import SignificanceTest, get_metric, is_registered
 from evalsuite.stats import resample
 from evalsuite.stats.correction import holm
 from evalsuite.stats.intervals import (
     CONFIDENCE,
     Interval,
+    interval_method,
     mean_intervals,
     method_name,
-    metric_kind,
 )
 from evalsuite.stats.pairing import aligned_matrix
 from evalsuite.stats.resample import DEFAULT_SEED, is_binary
@@ -138,8 +139,8 @@ def compare(
 ) -> Comparison:
     """Means with CIs for every system and benchmark, and paired tests of each system against the baseline.
 
-    `test='auto'` uses exact McNemar when both systems' scores are 0/1 and approximate randomization otherwise;
-    every difference also gets a paired-bootstrap interval and p-value. Holm's correction runs over the benchmarks
+    `test='auto'` uses the test the metric declares (evalsuite.metrics.registry: exact McNemar for binary metrics,
+    approximate randomization for continuous and count ones and for unregistered metrics); every difference also gets a paired-bootstrap interval and p-value. Holm's correction runs over the benchmarks
     of each system. `groups` (name → benchmarks) adds macro-averages by dataset-stratified bootstrap.
     """
     names = [s.name for s in systems]
@@ -176,10 +177,16 @@ def compare(
     return result
 
 
+def declared_test(metric: str) -> SignificanceTest:
+    """The paired test a metric declares; approximate randomization for a metric the registry does not know."""
+    declared = get_metric(metric).test if is_registered(metric) else None
+    return declared or "randomization"
+
+
 def _estimates(result: Comparison, task: str, names: list[str], matrix: np.ndarray, by_name: Mapping[str, SystemScores]) -> None:
     """Each system's mean and interval: the run's stored interval when it matches these scores, else the same method."""
     n = matrix.shape[1]
-    method = method_name(metric_kind(result.metric, matrix))
+    method = method_name(interval_method(result.metric))
     if method not in result.interval_methods:
         result.interval_methods.append(method)
     computed: list[Interval] | None = None
@@ -206,17 +213,18 @@ def _paired_task(result: Comparison, task: str, present: list[str], by_name: Map
     obs_diff = observed[1:] - observed[0]
     ci_low, ci_high = resample.percentile_interval(diffs, result.confidence)
     p_boot = resample.bootstrap_pvalue(diffs, obs_diff)
-    binary = test == "mcnemar" or (test == "auto" and is_binary(matrix))
+    chosen = declared_test(result.metric) if test == "auto" else test
+    binary = chosen == "mcnemar"
     if binary and not is_binary(matrix):
         raise EvalsuiteError(f"{task}: McNemar's test needs 0/1 scores but {result.metric} is not binary",
-                             hint="use --test auto or randomization")
+                             hint="use --test randomization (McNemar pairs 0/1 outcomes only)")
     only_sys = only_base = None
     if binary:
         base_row = matrix[0]
         only_sys = np.sum((matrix[1:] == 1.0) & (base_row == 0.0), axis=1)
         only_base = np.sum((matrix[1:] == 0.0) & (base_row == 1.0), axis=1)
         p_test, test_name = mcnemar_pvalues(only_sys, only_base), "mcnemar-exact"
-    elif test == "bootstrap":
+    elif chosen == "bootstrap":
         p_test, test_name = p_boot, "paired-bootstrap"
     else:
         permuted = resample.sign_flip_means(matrix[1:] - matrix[0], result.n_permutations, result.seed, task)

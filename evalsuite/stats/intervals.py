@@ -1,12 +1,14 @@
 """The confidence interval of one run's mean score: one method per metric kind, used by every output.
 
 metrics.json (evalsuite.runs.summary), `evalsuite table` (evalsuite.stats.compare) and the leaderboard all call
-`mean_intervals`, with the same seed and resample count, so a run never shows two different intervals.
+`mean_intervals`, with the same seed and resample count, so a run never shows two different intervals. The method
+is the one the metric's declaration names (evalsuite.metrics.registry: by default from its kind), never a guess
+from the values a run happens to hold; a metric the registry does not know (a judge score) gets the bootstrap.
 
 - binary metrics (0/1 per example: EM, cover-EM, retrieval hit): the Wilson score interval. A percentile
   bootstrap of a rare rate collapses to [0, 0] when no example succeeds and covers a 1% rate on 125 questions
   only about 72% of the time; Wilson's exact coverage stays within 93–97.5% (tests/stats/test_interval_coverage.py).
-- continuous metrics (F1, precision, recall, counts): the percentile bootstrap of the run's own scores on the
+- continuous and count metrics (F1, precision, recall, searches): the percentile bootstrap of the run's own scores on the
   benchmark, drawn from the benchmark's stream (`resample.stream(INTERVAL_SEED, task)`) over the sorted scores, so
   the interval depends only on the run's scores, never on the order of its examples or on other runs.
 """
@@ -14,21 +16,17 @@ metrics.json (evalsuite.runs.summary), `evalsuite table` (evalsuite.stats.compar
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from scipy import stats as scipy_stats
 
+from evalsuite.errors import EvalsuiteError
+from evalsuite.metrics.registry import IntervalMethod, get_metric, is_registered
 from evalsuite.stats import resample
-
-MetricKind = Literal["binary", "continuous"]
 
 INTERVAL_SEED = resample.DEFAULT_SEED
 INTERVAL_RESAMPLES = 2_000
 CONFIDENCE = 0.95
-
-# Metrics that are continuous by definition, even on a run where every value happens to be 0 or 1.
-CONTINUOUS_METRICS = frozenset({"f1", "precision", "recall", "n_searches", "n_turns", "n_tokens"})
 
 
 @dataclass(frozen=True)
@@ -40,16 +38,15 @@ class Interval:
     high: float
 
 
-def metric_kind(metric: str, values: np.ndarray) -> MetricKind:
-    """binary when every value is 0 or 1 (and the metric is not continuous by definition), else continuous."""
-    if metric in CONTINUOUS_METRICS or not resample.is_binary(values):
-        return "continuous"
-    return "binary"
+def interval_method(metric: str) -> IntervalMethod:
+    """The interval a metric declares (Wilson for binary metrics, bootstrap otherwise); bootstrap if unregistered."""
+    declared = get_metric(metric).interval if is_registered(metric) else None
+    return declared or "bootstrap"
 
 
-def method_name(kind: MetricKind) -> str:
-    """How intervals of this kind are computed, for footnotes and metrics.json."""
-    if kind == "binary":
+def method_name(method: IntervalMethod) -> str:
+    """How intervals of this method are computed, for footnotes and metrics.json."""
+    if method == "wilson":
         return "Wilson score interval"
     return f"percentile bootstrap ({INTERVAL_RESAMPLES} resamples, seed {INTERVAL_SEED}, one stream per benchmark)"
 
@@ -76,7 +73,10 @@ def mean_intervals(metric: str, scores: np.ndarray, key: str, confidence: float 
     if n == 0:
         return [Interval(np.nan, np.nan, np.nan) for _ in range(rows)]
     means = scores.mean(axis=1)
-    if metric_kind(metric, scores) == "binary":
+    if interval_method(metric) == "wilson":
+        if not resample.is_binary(scores):
+            raise EvalsuiteError(f"{metric} is declared binary but {key} holds scores other than 0 and 1",
+                                 hint="rescore the run with `evalsuite score`, or declare the metric continuous")
         low, high = wilson(scores.sum(axis=1), n, confidence)
     elif n < 2:
         low = high = means

@@ -10,14 +10,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from evalsuite.errors import EvalsuiteError
+from evalsuite.metrics.registry import get_metric, is_registered
 from evalsuite.stats import Comparison, Difference, Estimate, compare
 from evalsuite.stats.compare import TestChoice
 from evalsuite.tables.model import Cell, Column, ColumnGroup, Row, RowGroup, Table, mark_best
 from evalsuite.tables.sources import RunData, settings_notes
 from evalsuite.tasks.registry import get_task, list_tasks
 
-# Metrics in [0, 1] that papers print as percentages.
-PERCENT_METRICS = frozenset({"em", "cover_em", "f1", "precision", "recall", "retrieval_hit", "has_answer"})
 BETTER, WORSE = "▲", "▼"
 GENERAL = ("nq", "triviaqa", "popqa")
 MULTI_HOP = ("hotpotqa", "2wikimultihopqa", "musique")
@@ -102,13 +101,22 @@ def get_layout(name: str) -> Layout:
         raise EvalsuiteError(f"unknown layout {name!r}", hint=f"choose one of {', '.join(LAYOUTS)}") from None
 
 
+def is_percent(metric: str) -> bool:
+    """Whether a metric is printed ×100, as its declaration says (evalsuite.metrics.registry); unregistered: no."""
+    return is_registered(metric) and bool(get_metric(metric).percent)
+
+
+def higher_is_better(metric: str) -> bool:
+    return get_metric(metric).higher_is_better if is_registered(metric) else True
+
+
 def format_value(value: float, metric: str) -> str:
     """Percent metrics ×100 with two decimals (the papers' style); counts as they are."""
-    return f"{value * 100:.2f}" if metric in PERCENT_METRICS else f"{value:.2f}"
+    return f"{value * 100:.2f}" if is_percent(metric) else f"{value:.2f}"
 
 
 def _scaled(value: float, metric: str) -> float:
-    return value * 100 if metric in PERCENT_METRICS else value
+    return value * 100 if is_percent(metric) else value
 
 
 def _value_cell(estimate: Estimate | None, diff: Difference | None, metric: str, with_ci: bool) -> Cell:
@@ -163,8 +171,9 @@ def build_run_table(
                     task = c.tasks[0]
                     cells[c.key] = _value_cell(comp.means.get((run.name, task)), comp.differences.get((run.name, task)), comp.metric, with_ci)
         rows.append(Row([run.name], cells, marks.get(run.name, "")))
-    # Best/second only where higher is better: scores, not counts such as n_searches.
-    column_groups = [ColumnGroup(title, [Column(c.key, c.label, highlight=(c.metric or metric) in PERCENT_METRICS) for c in cols])
+    # Best/second only for scores, not for counts such as n_searches; in the direction the metric declares.
+    column_groups = [ColumnGroup(title, [Column(c.key, c.label, highlight=is_percent(c.metric or metric),
+                                                higher_is_better=higher_is_better(c.metric or metric)) for c in cols])
                      for title, cols in plan]
     table = Table(title=f"{layout.name} ({', '.join(metrics)})", lead_headers=["Method"], column_groups=column_groups,
                   row_groups=[RowGroup("", rows)])
@@ -177,7 +186,7 @@ def _footnotes(comparisons: dict[str, Comparison], layout: Layout, baseline: str
                run_tasks: list[str]) -> list[str]:
     comp = next(iter(comparisons.values()))
     tests = sorted({d.test for c in comparisons.values() for d in c.differences.values()})
-    percent = [m for m in comparisons if m in PERCENT_METRICS]
+    percent = [m for m in comparisons if is_percent(m)]
     scale = f"Scores ×100 for {', '.join(percent)}; bold: best, underline: second best per column. " if percent else ""
     permutations = f", {comp.n_permutations} permutations" if "approximate-randomization" in tests else ""
     notes = [

@@ -9,7 +9,7 @@ import numpy as np
 
 from evalsuite.errors import EvalsuiteError, require
 from evalsuite.stats import Comparison
-from evalsuite.tables.layouts import PERCENT_METRICS, task_label
+from evalsuite.tables.layouts import is_percent, task_label
 
 PLOT_FORMATS = (".png", ".svg")
 
@@ -41,7 +41,7 @@ def _save(fig, path: Path) -> Path:
 
 
 def _scale(metric: str) -> float:
-    return 100.0 if metric in PERCENT_METRICS else 1.0
+    return 100.0 if is_percent(metric) else 1.0
 
 
 def plot_bars(comparison: Comparison, order: Sequence[str], path: str | Path) -> Path:

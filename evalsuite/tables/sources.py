@@ -115,7 +115,7 @@ def _current_metrics(directory: RunDirectory) -> MetricsFile | None:
     except (EvalsuiteError, ValueError):
         return None
     ci = metrics.extra.get("ci") or {}
-    current = ci.get("binary") == method_name("binary") and ci.get("continuous") == method_name("continuous")
+    current = ci.get("binary") == method_name("wilson") and ci.get("continuous") == method_name("bootstrap")
     return metrics if current else None
 
 

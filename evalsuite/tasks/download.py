@@ -79,7 +79,7 @@ def read_manifest(directory: Path) -> dict[str, dict]:
 def check_downloaded(path: Path, task: str) -> None:
     """Refuse a recorded download that is no longer exactly what was downloaded for this task."""
     entry = read_manifest(path.parent)[path.name]
-    again = f"run `evalsuite data download --tasks {task} --dest {path.parent}` again"
+    again = f"run `evalsuite data download --tasks {task} --data-dir {path.parent}` again"
     if entry.get("task") != task:
         raise DataError(f"{path}: holds rows of task {entry.get('task')!r}, not {task!r}", hint=again)
     if file_sha256(path) != entry.get("sha256"):

@@ -1,12 +1,16 @@
-"""The task registry: benchmarks by stable name, with their hub location, eval split and category."""
+"""The task registry: benchmarks by stable name, with their hub location, eval split and category, and the
+choices a task makes for itself (as lm-evaluation-harness task configs do): its default method, the metrics its
+examples are scored with and its answer normalization. A task with its own metric registers the metric
+(evalsuite.metrics.registry) and names it here; the scorer is never edited."""
 
 from __future__ import annotations
 
-import difflib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
-from evalsuite.errors import EvalsuiteError
+from evalsuite.errors import EvalsuiteError, unknown_name
 
 Category = Literal["general", "multi-hop"]
 
@@ -31,6 +35,10 @@ class Task:
     # Where the rows come from when the task ships inside the package (e.g. `adqa`); None for hub tasks.
     packaged_data: str | None = None
     extra_splits: tuple[str, ...] = field(default_factory=tuple)
+    # The task's own choices; `evalsuite run` and `score` use them unless --method (or `score --metrics`) overrides.
+    method: str | None = None  # None: the command's default method (search-r1)
+    metrics: tuple[str, ...] | None = None  # registered metric names; None: every default metric
+    normalization: str = "squad"  # a registered answer normalization (evalsuite.metrics.registry)
 
     @property
     def in_domain(self) -> bool:
@@ -53,14 +61,33 @@ def get_task(name: str) -> Task:
     try:
         return _REGISTRY[name]
     except KeyError:
-        close = difflib.get_close_matches(name, list(_REGISTRY), n=3, cutoff=0.5)
-        hint = f"did you mean {', '.join(close)}?" if close else f"known tasks: {', '.join(sorted(_REGISTRY))}"
-        raise EvalsuiteError(f"unknown task {name!r}", hint=hint) from None
+        raise unknown_name("task", name, sorted(_REGISTRY)) from None
 
 
 def list_tasks() -> list[Task]:
     """All registered tasks, in registration order."""
     return list(_REGISTRY.values())
+
+
+def default_method(tasks: Sequence[Task], fallback: str) -> str:
+    """The method the tasks declare (they must agree), else `fallback`."""
+    declared = {t.method for t in tasks if t.method is not None}
+    if len(declared) > 1:
+        listed = ", ".join(f"{t.name}: {t.method}" for t in tasks if t.method is not None)
+        raise EvalsuiteError(f"the tasks declare different default methods ({listed})",
+                             hint="pass --method, or run the tasks separately")
+    return declared.pop() if declared else fallback
+
+
+@contextmanager
+def scratch_registry() -> Iterator[None]:
+    """Tasks registered inside the block are forgotten after it (tests trying a task out)."""
+    saved = dict(_REGISTRY)
+    try:
+        yield
+    finally:
+        _REGISTRY.clear()
+        _REGISTRY.update(saved)
 
 
 def parse_task_list(spec: str) -> list[Task]:

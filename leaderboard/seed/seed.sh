@@ -23,5 +23,5 @@ evalsuite submit "$S/bamboogle_2026_04_24_17_37_search_r1_instruct" --info "$SEE
 
 # 3. Verify against the registry's gold answers and file them under leaderboard/entries/<entry-id>/.
 for sub in base-seed1 instruct-seed1 base-top5 instruct-top5; do
-  evalsuite leaderboard add "$WORK/$sub" --leaderboard leaderboard --replace
+  evalsuite leaderboard add "$WORK/$sub" --leaderboard leaderboard --overwrite
 done

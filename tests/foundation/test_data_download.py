@@ -93,7 +93,7 @@ def test_a_bad_row_on_the_hub_is_refused_like_a_bad_local_row_and_nothing_is_wri
 def test_the_cache_refuses_an_edited_or_a_wrong_task_download(hub, cache):
     assert cli("data", "download", "--tasks", "bamboogle,nq", "--from", hub).exit_code == 0
     target = cache / "bamboogle.test.jsonl"
-    again = f"run `evalsuite data download --tasks bamboogle --dest {cache}` again"
+    again = f"run `evalsuite data download --tasks bamboogle --data-dir {cache}` again"
     original = target.read_text()
     target.write_text(original.replace("?", "!", 1))
     with pytest.raises(DataError, match="content differs from the download") as err:

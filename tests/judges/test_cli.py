@@ -27,7 +27,7 @@ def test_teacher_queries_from_musique_gold_decompositions(benchmarks_dir: Path, 
 
 def test_teacher_queries_needs_exactly_one_source(benchmarks_dir: Path, tmp_path: Path) -> None:
     result = _run("teacher-queries", "--task", "musique", "--split", "dev_ctx", "--data-dir", str(benchmarks_dir), "-o", str(tmp_path / "x.jsonl"))
-    assert result.returncode == 2 and "exactly one of --from-data and --judge" in result.stderr
+    assert result.returncode == 2 and "exactly one of --from-data and --panel" in result.stderr
 
 
 def test_coverage_without_teacher_queries_is_one_clear_error(trajectories_dir: Path, benchmarks_dir: Path, tmp_path: Path) -> None:

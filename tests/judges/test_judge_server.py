@@ -169,7 +169,7 @@ def test_coverage_against_musique_gold_decompositions(benchmarks_dir: Path, tmp_
 def test_teacher_queries_from_a_teacher_model_are_cached(benchmarks_dir: Path, tmp_path: Path, counting_proxy: FaultProxy) -> None:
     panel = _panel(tmp_path / "p.yaml", counting_proxy.url)
     command = [sys.executable, "-m", "evalsuite", "teacher-queries", "--task", "musique", "--split", "dev_ctx", "--data-dir", str(benchmarks_dir),
-               "--judge", str(panel), "--judge-name", "smol-greedy", "--limit", "2", "--cache", str(tmp_path / "c.sqlite"), "-o", str(tmp_path / "t.jsonl")]
+               "--panel", str(panel), "--judge-name", "smol-greedy", "--limit", "2", "--cache", str(tmp_path / "c.sqlite"), "-o", str(tmp_path / "t.jsonl")]
     result = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]

@@ -1,4 +1,4 @@
-"""`leaderboard add --replace` killed with SIGKILL at its renames and mid-delete (issue 15, item 4).
+"""`leaderboard add --overwrite` killed with SIGKILL at its renames and mid-delete (issue 15, item 4).
 
 The kills are real: strace's fault injection delivers SIGKILL to the `evalsuite` process on entry to the chosen
 system call, before the call runs. Whatever the point, `leaderboard build` must then find one complete entry (the
@@ -53,9 +53,9 @@ def results(tmp_path: Path, versions, benchmarks_dir: Path) -> Path:
 
 
 def add_killed(results: Path, submission: Path, data_dir: Path, *inject: str) -> subprocess.CompletedProcess:
-    """`evalsuite leaderboard add --replace` under strace with the given filter and fault injection."""
+    """`evalsuite leaderboard add --overwrite` under strace with the given filter and fault injection."""
     command = ["strace", "-qq", "-o", os.devnull, *inject, sys.executable, "-m", "evalsuite", "leaderboard", "add",
-               str(submission), "--leaderboard", str(results), "--data-dir", str(data_dir), "--id", ENTRY, "--replace"]
+               str(submission), "--leaderboard", str(results), "--data-dir", str(data_dir), "--id", ENTRY, "--overwrite"]
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(REPO)}
     return subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
 
@@ -72,7 +72,7 @@ def built_description(results: Path, out: Path, data_dir: Path) -> tuple[str, st
 
 
 def kills(results: Path, versions, data_dir: Path, syscalls: str, site: Path) -> list[str]:
-    """Kill `add --replace` at the 1st, 2nd, … call of `syscalls` until one run gets through; after each kill the
+    """Kill `add --overwrite` at the 1st, 2nd, … call of `syscalls` until one run gets through; after each kill the
     build must find one complete entry. Returns the version the site showed after each kill."""
     template = results.with_name("template")
     shutil.copytree(results, template)
@@ -95,7 +95,7 @@ def kills(results: Path, versions, data_dir: Path, syscalls: str, site: Path) ->
         assert scan.entries == {ENTRY: results / "entries" / ENTRY} and scan.notes == [] and scan.broken == []
         assert sorted(p.name for p in (results / "entries").iterdir()) == [ENTRY]
     else:
-        pytest.fail(f"add --replace was still killed at its 29th {syscalls} call")
+        pytest.fail(f"add --overwrite was still killed at its 29th {syscalls} call")
     assert built_description(results, site, data_dir)[1] == "new version"
     return shown
 

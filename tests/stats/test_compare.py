@@ -77,7 +77,7 @@ def test_group_average_is_the_stratified_bootstrap():
     data = {"nq": (rng.random(200), rng.random(200)), "musique": (rng.random(80), rng.random(80))}
     systems = [SystemScores("base", {t: _scores(b) for t, (_, b) in data.items()}),
                SystemScores("new", {t: _scores(a) for t, (a, _) in data.items()})]
-    result = compare(systems, "base", groups={"all": ["nq", "musique"]}, n_resamples=1000, seed=2)
+    result = compare(systems, "base", metric="f1", groups={"all": ["nq", "musique"]}, n_resamples=1000, seed=2)
     avg = result.average_differences[("new", "all")]
     direct = stratified_bootstrap(data, n_resamples=1000, seed=2)
     assert (avg.difference, avg.ci_low, avg.ci_high, avg.p_value) == pytest.approx(

@@ -1,0 +1,185 @@
+"""The metric registry: one declaration per metric, read by the scorer, metrics.json, tables, the leaderboard,
+the lm-eval export and the run tables (docs/metrics.md).
+
+A metric is a `MetricSpec`: its name, printed label, kind, direction, how it averages over benchmarks, the
+interval and paired test its kind calls for, and the function that scores one example. Adding a metric is one
+`register_metric(MetricSpec(...))` and that function; nothing else names metrics.
+
+The kind decides the statistics, never the values a run happens to hold: a binary metric (0/1 per example) gets
+the Wilson interval and the exact McNemar test, a continuous or count metric the percentile bootstrap and
+approximate randomization, even on a run where every F1 happens to be 0 or 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal, Protocol
+
+from evalsuite.errors import unknown_name
+
+MetricKind = Literal["binary", "continuous", "count"]
+# How a metric's benchmark means combine into a group average: the unweighted mean of benchmark means (the papers'
+# "Avg." columns), or not averaged at all.
+Averaging = Literal["macro", "none"]
+IntervalMethod = Literal["wilson", "bootstrap"]
+SignificanceTest = Literal["mcnemar", "randomization", "bootstrap"]
+
+_INTERVAL_BY_KIND: dict[str, IntervalMethod] = {"binary": "wilson", "continuous": "bootstrap", "count": "bootstrap"}
+_TEST_BY_KIND: dict[str, SignificanceTest] = {"binary": "mcnemar", "continuous": "randomization", "count": "randomization"}
+
+
+class TurnLike(Protocol):
+    """What a metric may read of one recorded turn (evalsuite.runs.schema.Turn has all of it)."""
+
+    query: str | None
+    sub_queries: list[str]
+    invalid_action: bool
+
+
+@dataclass(frozen=True)
+class MetricInput:
+    """One example as a metric sees it: the prediction (None: no answer given), the gold answers, the retrieved
+    passages' texts, the turns and the task's answer normalization. Shared work is cached per example."""
+
+    prediction: str | None
+    golds: Sequence[str]
+    passages: Sequence[str] = ()
+    turns: Sequence[TurnLike] = ()
+    normalize: Callable[[str], str] = field(default=lambda text: text, repr=False)
+    # The record itself, for a metric that needs more (its metadata, say); None when scoring bare answers.
+    record: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def answer(self) -> str:
+        """The prediction as scored: a missing prediction scores as the empty string."""
+        return self.prediction or ""
+
+    @cached_property
+    def token_scores(self) -> dict[str, float]:
+        """Token F1, precision and recall (FlashRAG), computed once for the three metrics that read them."""
+        from evalsuite.metrics.answer import token_scores
+
+        return token_scores(self.answer, self.golds, normalize=self.normalize)
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One metric's declaration. `interval` and `test` default to what its kind calls for; `percent` (printed
+    ×100) defaults to every kind but counts; `version` is bumped whenever the definition changes, so a score
+    recorded under an older definition is never compared with today's."""
+
+    name: str
+    label: str
+    kind: MetricKind
+    compute: Callable[[MetricInput], float] = field(repr=False, compare=False)
+    higher_is_better: bool = True
+    average: Averaging = "macro"
+    interval: IntervalMethod | None = None
+    test: SignificanceTest | None = None
+    percent: bool | None = None
+    # Shown in the run and score summary tables and on the leaderboard's entry pages.
+    summary: bool = True
+    # Scored for every task that does not name its own metrics; False: only for the tasks that name it.
+    default: bool = True
+    version: int = 1
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in _INTERVAL_BY_KIND:
+            raise ValueError(f"metric {self.name!r}: kind {self.kind!r} is not one of {', '.join(_INTERVAL_BY_KIND)}")
+        if self.interval is None:
+            object.__setattr__(self, "interval", _INTERVAL_BY_KIND[self.kind])
+        if self.test is None:
+            object.__setattr__(self, "test", _TEST_BY_KIND[self.kind])
+        if self.percent is None:
+            object.__setattr__(self, "percent", self.kind != "count")
+        if self.test == "mcnemar" and self.kind != "binary":
+            raise ValueError(f"metric {self.name!r}: McNemar's test needs a binary metric, not a {self.kind} one")
+
+    def format(self, value: float) -> str:
+        """Percent metrics ×100 with two decimals (the papers' style); others as they are."""
+        return f"{value * 100:.2f}" if self.percent else f"{value:.2f}"
+
+    def scaled(self, value: float) -> float:
+        return value * 100 if self.percent else value
+
+
+_REGISTRY: dict[str, MetricSpec] = {}
+
+
+def register_metric(spec: MetricSpec) -> MetricSpec:
+    """Add a metric; names are unique, stable strings (a second, different declaration of a name is an error)."""
+    known = _REGISTRY.get(spec.name)
+    if known is not None and known != spec:
+        raise ValueError(f"metric {spec.name!r} is already registered with different settings")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def is_registered(name: str) -> bool:
+    return name in _REGISTRY
+
+
+def get_metric(name: str) -> MetricSpec:
+    """A metric by name; an unknown name gets an error suggesting the closest registered ones."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise unknown_name("metric", name, _REGISTRY) from None
+
+
+def list_metrics() -> list[MetricSpec]:
+    """Every registered metric, in registration order."""
+    return list(_REGISTRY.values())
+
+
+def default_metrics() -> tuple[str, ...]:
+    """What a task is scored with unless it names its own metrics (`Task.metrics`): every default metric,
+    so a metric registered later reaches every such task, including entries filed before it existed."""
+    return tuple(m.name for m in _REGISTRY.values() if m.default)
+
+
+def averaged_metrics() -> list[str]:
+    """The metrics that macro-average over benchmarks (metrics.json group rows, leaderboard tables)."""
+    return [m.name for m in _REGISTRY.values() if m.average == "macro"]
+
+
+def summary_metrics() -> list[MetricSpec]:
+    """The metrics the run and score tables show, in registration order."""
+    return [m for m in _REGISTRY.values() if m.summary]
+
+
+# ---------------------------------------------------------------- answer normalization
+
+_NORMALIZERS: dict[str, Callable[[str], str]] = {}
+
+
+def register_normalizer(name: str, function: Callable[[str], str]) -> None:
+    """Name an answer normalization that tasks can choose (`Task.normalization`)."""
+    _NORMALIZERS[name] = function
+
+
+def get_normalizer(name: str) -> Callable[[str], str]:
+    try:
+        return _NORMALIZERS[name]
+    except KeyError:
+        raise unknown_name("answer normalization", name, _NORMALIZERS) from None
+
+
+@contextmanager
+def scratch_registry() -> Iterator[None]:
+    """Metrics and normalizations registered inside the block are forgotten after it (tests trying one out)."""
+    saved = dict(_REGISTRY), dict(_NORMALIZERS)
+    try:
+        yield
+    finally:
+        for registry, before in zip((_REGISTRY, _NORMALIZERS), saved):
+            registry.clear()
+            registry.update(before)  # type: ignore[arg-type]
+
+
+# The standard metrics register themselves on import; importing them here means any reader of the registry sees them.
+from evalsuite.metrics import standard as _standard  # noqa: E402,F401
