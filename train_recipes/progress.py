@@ -1,13 +1,44 @@
 """The progress recipe (EM + format + 0.2 x coverage F1 of policy vs teacher queries).
 
-`python train_recipes/progress.py [--config FILE] [-o CKPT]` is `evalsuite train progress --config FILE -o CKPT`: the rollout
-loop, retriever and reward (`evalsuite.rewards.progress`) live in evalsuite; the settings in configs/progress/.
+`python train_recipes/progress.py [--config FILE] [-o CKPT]` is `evalsuite train progress --config FILE -o CKPT`: `RECIPE` below
+is the recipe the shared trainer (`evalsuite.training.trainer`) runs through its hooks; the rollout loop, retriever and
+reward (`evalsuite.rewards.progress`) live in evalsuite; the settings in configs/progress/.
 Paper setting, ours and every deviation: docs/recipes/progress.md.
 """
 
-from evalsuite.training.trainer import recipe_main
+from __future__ import annotations
+
+from typing import Any
+
+from evalsuite.rewards import MethodReward, get_reward
+from evalsuite.training.config import TrainConfig
+from evalsuite.training.data import require_column
+from evalsuite.training.recipe import Recipe
 
 METHOD = "progress"
 
+
+class ProgressRecipe(Recipe):
+    """GRPO on Search-R1's protocol; the reward compares the policy's queries with a teacher's (lexical or judge)."""
+
+    name = METHOD
+    protocol = "search-r1"
+    summary = "EM + format + 0.2 x coverage F1 of policy vs teacher queries"
+
+    def build_reward(self, config: TrainConfig) -> MethodReward:
+        from evalsuite.training.trainer import query_matcher
+
+        return get_reward(self.name, config.reward.settings, matcher=query_matcher(config))
+
+    def prepare_data(self, config: TrainConfig, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        require_column(config, rows, "teacher_queries", "teacher queries",
+                       "evalsuite teacher-queries --task TASK --split train --panel PANEL.yaml -o FILE, then teacher_queries: FILE")
+        return rows
+
+
+RECIPE = ProgressRecipe()
+
 if __name__ == "__main__":
+    from evalsuite.training.trainer import recipe_main
+
     recipe_main(METHOD)

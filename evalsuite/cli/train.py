@@ -1,5 +1,6 @@
 """`evalsuite train METHOD --config FILE -o CKPT_DIR`: run a training recipe (`--dry-run`: check it and print its setting
-beside the paper's, training nothing); `evalsuite train search-p1 plans`: reference plans."""
+beside the paper's, training nothing); `evalsuite train METHOD ACTION`: a recipe's own command (search-p1 plans:
+reference plans); `evalsuite train --list`: the registered recipes."""
 
 from __future__ import annotations
 
@@ -11,32 +12,39 @@ from evalsuite.console import out_console, print_table
 
 
 def train_command(
-    method: str = typer.Argument(..., help="search-r1, progress, subsearch, search-p1, oases or smartsearch."),
-    action: str = typer.Argument("run", help="run (default), or plans: build Search-P1 reference plans offline."),
-    config: Path = typer.Option(..., "--config", "-c", help="Recipe YAML, e.g. train_recipes/configs/search-r1/cpu_smoke.yaml."),
+    method: Optional[str] = typer.Argument(None, help="The recipe: a registered name (`evalsuite train --list` shows them)."),
+    action: str = typer.Argument("run", help="run (default), or a recipe's own action (search-p1: plans, its reference plans built offline)."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="Recipe YAML, e.g. train_recipes/configs/search-r1/cpu_smoke.yaml (required but with --list)."),
     out: Optional[Path] = typer.Option(None, "--output", "-o", help="Output directory (checkpoint/, training_log.jsonl, training_curves.png, train_manifest.json); plans: the JSONL file."),
     samples: int = typer.Option(4, "--samples", help="plans: sampled trajectories per question."),
     planner_backend: str = typer.Option("hf", "--planner-backend", help="plans: the planner's backend (hf, vllm, llamacpp, openai)."),
     planner_model: Optional[str] = typer.Option(None, "--planner-model", help="plans: the planner model (default: the config's model)."),
     resume: bool = typer.Option(False, "--resume", help="Continue the stopped run in --output from its last GRPO checkpoint (needs grpo.save_strategy: steps)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Load and validate the config, build the reward and TRL's configs, print the setting table (paper / inherited / assumed, with source lines) and the deviations; train nothing."),
+    list_recipes: bool = typer.Option(False, "--list", help="List the registered recipes (name, protocol, stages, actions, shipped configs) and exit."),
 ) -> None:
-    """Train METHOD with the recipe in --config, or (search-p1 plans) build its cached reference plans."""
+    """Train METHOD with the recipe in --config, or run one of its actions (search-p1 plans: its reference plans)."""
     from evalsuite.training.config import load_config
+    from evalsuite.training.recipe import default_registry
 
     console = out_console()
-    settings = load_config(config, method)
-    if action == "plans":
-        if method != "search-p1":
-            raise typer.BadParameter("only search-p1 has reference plans", param_hint="ACTION")
-        from evalsuite.training.plans import build_plans
-
-        target = out or Path("reference_plans.jsonl")
-        summary = build_plans(settings, target, samples, planner_backend, planner_model)
-        console.print(f"wrote {summary['rows']} reference plans to {target} ({summary['from_trajectories']} distilled from correct trajectories, {summary['from_decomposition']} from the gold decomposition, {summary['empty']} empty)")
+    if list_recipes:
+        print_recipes(default_registry())
         return
+    if method is None:
+        raise typer.BadParameter("name a recipe (evalsuite train --list shows them)", param_hint="METHOD")
+    if config is None:
+        raise typer.BadParameter("a recipe YAML is required, e.g. --config cpu_smoke", param_hint="--config")
+    recipe = default_registry().get(method)
+    settings = load_config(config, method)
     if action != "run":
-        raise typer.BadParameter(f"unknown action {action!r} (run or plans)", param_hint="ACTION")
+        if action not in recipe.actions:
+            owners = [r.name for r in default_registry() if action in r.actions]
+            known = ", ".join(("run", *recipe.actions))
+            raise typer.BadParameter(f"{method} has no action {action!r} (its actions: {known})" + (f"; only {', '.join(owners)} has it" if owners else ""), param_hint="ACTION")
+        options = {"samples": samples, "planner_backend": planner_backend, "planner_model": planner_model}
+        console.print(recipe.run_action(action, settings, out, options), markup=False)
+        return
     if dry_run:
         print_dry_run(settings, config, out or Path("checkpoints") / method, console)
         return
@@ -45,6 +53,22 @@ def train_command(
     result = train(settings, out or Path("checkpoints") / method, resume=resume)
     per_step = ", ".join(f"{s:.1f}" for s in result.seconds_per_step)
     console.print(f"checkpoint: {result.checkpoint}\nlog: {result.log}\nplot: {result.plot}\nmanifest: {result.manifest}\nseconds per step: {per_step}")
+
+
+def print_recipes(registry) -> None:
+    """The registry as a table: what `evalsuite train` can run."""
+    from rich.table import Table
+
+    from evalsuite.resources import recipe_configs_dir
+
+    table = Table(title="training recipes (evalsuite train METHOD --config CONFIG)")
+    for column in ("recipe", "protocol", "stages", "actions", "shipped configs", "reward"):
+        table.add_column(column, overflow="fold")
+    for recipe in registry:
+        folder = recipe_configs_dir() / recipe.name
+        configs = ", ".join(sorted(p.stem for p in folder.glob("*.yaml"))) if folder.is_dir() else ""
+        table.add_row(recipe.name, recipe.protocol, " -> ".join(recipe.stages), ", ".join(("run", *recipe.actions)), configs, recipe.summary)
+    print_table(table)
 
 
 def print_dry_run(settings, path: Path, out: Path, console) -> None:

@@ -6,15 +6,13 @@ so every TRL option is available and TRL's documented defaults apply to whatever
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
 from evalsuite.agent.engine import RolloutConfig
 from evalsuite.errors import DataError, require
-
-RECIPES = ("search-r1", "progress", "subsearch", "search-p1", "oases", "smartsearch")
-
+from evalsuite.training.recipe import Recipe, RecipeRegistry, default_registry
 
 @dataclass
 class RewardSpec:
@@ -27,30 +25,10 @@ class RewardSpec:
 
 
 @dataclass
-class StateEvalSpec:
-    """OASES: the state-evaluation answers' budget, their temperature (None: the trainer's) and the weight of their
-    co-training loss (0 turns co-training off; the answers still give the state scores)."""
-
-    weight: float = 1.0
-    max_tokens: int = 32
-    temperature: float | None = None
-
-
-@dataclass
-class RefineSpec:
-    """SmartSearch stage 3: `slots` of each group's `num_generations` rollouts come from refining a weak query of the
-    others and regenerating from there; at most `max_shared_prefix` trajectories of a group share one source's prefix.
-    `refiner`: `policy` (the live model rewrites its own query) or a backend mapping `{backend, model, ...options}`."""
-
-    slots: int = 0
-    max_shared_prefix: int = 2
-    refiner: Any = "policy"
-    max_tokens: int = 32
-
-
-@dataclass
 class TrainConfig:
-    """One recipe run. `deviations` are recorded in the manifest next to the paper's setting."""
+    """One recipe run: the settings every recipe shares. A recipe with sections of its own (SmartSearch's `refine`,
+    `sft`, `dpo`) loads into its `Recipe.config_class`, a subclass. `deviations` are recorded in the manifest next to
+    the paper's setting."""
 
     method: str
     model: str = "smollm2-135m"
@@ -63,11 +41,9 @@ class TrainConfig:
     rollout: dict[str, Any] = field(default_factory=dict)
     reward: RewardSpec = field(default_factory=RewardSpec)
     grpo: dict[str, Any] = field(default_factory=dict)
+    # TRL's SFTConfig / DPOConfig arguments of the stages before GRPO, for a recipe whose `stages` include them
     sft: dict[str, Any] | None = None
     dpo: dict[str, Any] | None = None
-    curriculum_samples: int = 2
-    state_eval: StateEvalSpec = field(default_factory=StateEvalSpec)
-    refine: RefineSpec = field(default_factory=RefineSpec)
     # Smoke runs only: weight of a dense `question_overlap` reward, because a 135M model's task rewards are all equal
     # (no tags, no answers), which gives zero advantages and zero gradients. 0 in every GPU config.
     smoke_overlap_weight: float = 0.0
@@ -93,12 +69,14 @@ class TrainConfig:
         return RolloutConfig(**self.rollout)
 
 
-def load_config(path: str | Path, method: str | None = None) -> TrainConfig:
-    """Read a recipe YAML; the file names its method, which must agree with `method` when given."""
+def load_config(path: str | Path, method: str | None = None, registry: RecipeRegistry | None = None) -> TrainConfig:
+    """Read a recipe YAML into its recipe's config class; the file names its method, which must agree with `method`
+    when given. `registry`: where the method is looked up (default: the shipped recipes)."""
     import yaml
 
     from evalsuite.resources import packaged_recipe_config
 
+    recipes = registry or default_registry()
     path = Path(path)
     if not path.is_file():
         path = packaged_recipe_config(method or "", str(path)) or path
@@ -111,21 +89,27 @@ def load_config(path: str | Path, method: str | None = None) -> TrainConfig:
     if not isinstance(raw, dict):
         raise DataError(f"{path}: the top level must be a mapping")
     raw.setdefault("method", method)
-    if raw["method"] not in RECIPES:
-        raise DataError(f"{path}: method {raw['method']!r} is not a recipe", hint=f"one of: {', '.join(RECIPES)}")
+    if raw["method"] not in recipes:
+        raise DataError(f"{path}: method {raw['method']!r} is not a recipe", hint=f"one of: {', '.join(recipes.names())}")
     if method is not None and raw["method"] != method:
         raise DataError(f"{path}: the file is for {raw['method']!r}, not {method!r}")
-    known = {f.name for f in fields(TrainConfig)}
-    unknown = sorted(set(raw) - known)
+    recipe = recipes.get(raw["method"])
+    config_class = recipe.config_class or TrainConfig
+    known = {f.name: f for f in fields(config_class)}
+    unknown = sorted(set(raw) - set(known))
+    for key in unknown:
+        owners = recipes.owners(key)
+        if owners:
+            raise DataError(f"{path}: {key} is a setting of the {', '.join(owners)} recipe; {recipe.name} does not take it")
     if unknown:
         raise DataError(f"{path}: unknown keys {unknown}", hint=f"known: {', '.join(sorted(known))}")
     if isinstance(raw.get("paper"), str):
         raw["paper"] = _paper_block(path.parent / raw["paper"], path)
-    reward = _section(raw, "reward", RewardSpec, path)
-    state_eval = _section(raw, "state_eval", StateEvalSpec, path)
-    refine = _section(raw, "refine", RefineSpec, path)
-    config = TrainConfig(**raw, reward=reward, state_eval=state_eval, refine=refine)
-    check_config(config, path)
+    for name, spec in known.items():  # nested sections (reward, and a recipe's own) as their dataclasses
+        if spec.default_factory is not MISSING and is_dataclass(spec.default_factory):
+            raw[name] = _section(raw, name, spec.default_factory, path)
+    config = config_class(**raw)
+    check_config(config, path, recipe)
     from evalsuite.training.provenance import setting_table
 
     setting_table(config, path)  # refuses a malformed paper block now, not when the manifest is written
@@ -136,6 +120,8 @@ def load_config(path: str | Path, method: str | None = None) -> TrainConfig:
     return config
 
 
+# the TrainConfig fields that hold the TRL arguments of a stage before GRPO (a recipe's `stages` says which it runs)
+CURRICULUM_SECTIONS = ("sft", "dpo")
 # report_to destinations evalsuite knows and the extra that installs each one's client
 REPORT_EXTRAS = {"tensorboard": ("tensorboard", "tensorboard"), "wandb": ("wandb", "wandb")}
 
@@ -156,29 +142,22 @@ def stage_arguments(config: TrainConfig, settings: dict[str, Any], output_dir: P
     return {**defaults, **settings, "output_dir": str(output_dir)}
 
 
-def check_config(config: TrainConfig, path: Path) -> None:
-    """Refuse settings that would only fail (or silently do nothing) minutes into a run."""
+def check_config(config: TrainConfig, path: Path, recipe: Recipe) -> None:
+    """Refuse settings that would only fail (or silently do nothing) minutes into a run; then the recipe's own checks."""
     for destination in report_destinations(config):
         if destination not in REPORT_EXTRAS:
             raise DataError(f"{path}: report_to {destination!r} is not one of none, {', '.join(REPORT_EXTRAS)}")
         module, extra = REPORT_EXTRAS[destination]
         require(module, extra, f"report_to: {destination}")
-    refine, generations = config.refine, config.grpo.get("num_generations", 8)  # TRL's default group size
-    if refine.slots < 0 or refine.max_shared_prefix < 1:
-        raise DataError(f"{path}: refine.slots must be >= 0 and refine.max_shared_prefix >= 1")
-    if refine.slots and config.method != "smartsearch":
-        raise DataError(f"{path}: refine is SmartSearch's; {config.method} does not refine queries")
-    if refine.slots >= generations:
-        raise DataError(f"{path}: refine.slots {refine.slots} leaves no fresh rollout in a group of {generations}", hint="use fewer slots than grpo.num_generations")
-    if refine.refiner != "policy" and not (isinstance(refine.refiner, dict) and {"backend", "model"} <= set(refine.refiner)):
-        raise DataError(f"{path}: refine.refiner must be 'policy' or a mapping with backend and model, got {refine.refiner!r}")
-    if config.state_eval.weight < 0 or config.state_eval.max_tokens < 1:
-        raise DataError(f"{path}: state_eval.weight must be >= 0 and state_eval.max_tokens >= 1")
-    for section in ("grpo", "sft", "dpo"):
+    for section in CURRICULUM_SECTIONS:
+        if section not in recipe.stages and getattr(config, section) is not None:
+            raise DataError(f"{path}: {config.method} has no {section} stage (its stages: {', '.join(recipe.stages)})", hint=f"remove the {section} section")
+    for section in recipe.stages:
         for key, value in (getattr(config, section) or {}).items():
             if isinstance(value, str) and _is_number(value):
                 # YAML 1.1 reads 1e-6 (no dot) as text; TRL passes it on and the optimizer fails at the first step
                 raise DataError(f"{path}: {section}.{key} is the text {value!r}, not a number", hint=f"write it with a dot, e.g. {float(value):.1e}")
+    recipe.check_config(config, path)
 
 
 def _paper_block(other: Path, path: Path) -> dict[str, Any]:

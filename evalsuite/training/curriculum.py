@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from evalsuite.errors import require
-from evalsuite.training.config import TrainConfig, stage_arguments
-from evalsuite.training.log import make_callback, LOG_FILE
+from evalsuite.training.config import TrainConfig
+from evalsuite.training.stages import finished_stage, run_stage
 
 
 Segments = list[tuple[str, bool]]  # (text, written by the model): retrieved text is False
@@ -79,13 +79,13 @@ def refinement_pairs(engine: Any, refiner: Any, reward: Any, rollouts: list, gol
     return pairs
 
 
-def build_curriculum_data(config: TrainConfig, model_path: str, rows: list[dict[str, Any]], make_method: Callable[[dict[str, list[str]]], Any]) -> tuple[list[dict], list[dict], dict[str, Any]]:
+def build_curriculum_data(config: TrainConfig, model_path: str, rows: list[dict[str, Any]], make_method: Callable[[dict[str, list[str]]], Any],
+                          reward: Any) -> tuple[list[dict], list[dict], dict[str, Any]]:
     """SFT rows (pre-tokenized, loss on the model's own tokens) and DPO rows (prompt, chosen, rejected), and counts.
-    `make_method(golds)`: the evaluator method the rollouts play."""
+    `make_method(golds)`: the evaluator method the rollouts play; `reward`: SmartSearch's, which screens and ranks."""
     transformers = require("transformers", "train", "the SmartSearch curriculum")
     from evalsuite.agent.engine import RolloutEngine
     from evalsuite.protocol.search_r1 import parse_trajectory
-    from evalsuite.rewards import get_reward
     from evalsuite.training.backend import TrainerBackend
     from evalsuite.training.refinement import load_refiner
     from evalsuite.training.rollout import load_retriever
@@ -99,7 +99,6 @@ def build_curriculum_data(config: TrainConfig, model_path: str, rows: list[dict[
     rollout_config = config.rollout_config()
     style = method.resolve_style(config.prompt_style, backend.has_chat_template())
     engine = RolloutEngine(backend, method, retriever, type(rollout_config)(**{**rollout_config.__dict__, "temperature": 1.0}), style)
-    reward = get_reward("smartsearch", config.reward.settings)
     items = [(f"{r['id']}#{k}", r["question"]) for r in rows for k in range(config.curriculum_samples)]
     rollouts = engine.run(items)
     sft, dpo = [], []
@@ -140,39 +139,25 @@ def build_curriculum_data(config: TrainConfig, model_path: str, rows: list[dict[
 
 def finished_curriculum(config: TrainConfig, out: Path) -> str | None:
     """The model a finished SmartSearch curriculum left in `out` (its last configured stage's), else None."""
-    if config.method != "smartsearch":
-        return None
     last = "dpo" if config.dpo is not None else "sft" if config.sft is not None else None
-    model = out / last / "model" if last else None
-    return str(model) if model is not None and (model / "config.json").is_file() else None
+    return finished_stage(out, last) if last else None
 
 
-def _train_and_save(trainer: Any, path: Path) -> str:
-    """Train one stage and save model and tokenizer where the next stage starts from."""
-    trainer.train()
-    trainer.save_model(str(path))
-    trainer.processing_class.save_pretrained(str(path))
-    return str(path)
-
-
-def run_curriculum(config: TrainConfig, model_path: str, out: Path, rows: list[dict[str, Any]], make_method: Callable[[dict[str, list[str]]], Any]) -> tuple[str, dict[str, Any]]:
+def run_curriculum(config: TrainConfig, model_path: str, out: Path, rows: list[dict[str, Any]], make_method: Callable[[dict[str, list[str]]], Any],
+                   reward: Any) -> tuple[str, dict[str, Any]]:
     """Stages 1-2; returns the model directory GRPO starts from and what each stage did."""
-    trl = require("trl", "train", "the SmartSearch curriculum")
-    datasets = require("datasets", "train", "the SmartSearch curriculum")
-    sft_rows, dpo_rows, counts = build_curriculum_data(config, model_path, rows, make_method)
+    sft_rows, dpo_rows, counts = build_curriculum_data(config, model_path, rows, make_method, reward)
     stages: dict[str, Any] = {"curriculum_data": counts}
     current = model_path
     # SFT rows come pre-tokenized with labels -100 on prompt and retrieved tokens: TRL uses the labels as they are
     plan = [
-        ("sft", config.sft, sft_rows, trl.SFTConfig, trl.SFTTrainer, "rows", "no screened trajectory"),
-        ("dpo", config.dpo, dpo_rows, trl.DPOConfig, trl.DPOTrainer, "pairs", "no preference pair"),
+        ("sft", config.sft, sft_rows, "rows", "no screened trajectory"),
+        ("dpo", config.dpo, dpo_rows, "pairs", "no preference pair"),
     ]
-    for stage, settings, stage_rows, config_class, trainer_class, unit, empty in plan:
+    for stage, settings, stage_rows, unit, empty in plan:
         if settings is None or not stage_rows:
             stages[stage] = {"skipped": "no config" if settings is None else empty}
             continue
-        args = config_class(**stage_arguments(config, settings, out / stage))
-        trainer = trainer_class(model=current, args=args, train_dataset=datasets.Dataset.from_list(stage_rows), callbacks=[make_callback(out / LOG_FILE, stage)])
-        current = _train_and_save(trainer, out / stage / "model")
-        stages[stage] = {"steps": trainer.state.global_step, unit: len(stage_rows)}
+        current, steps = run_stage(config, stage, settings, stage_rows, current, out)
+        stages[stage] = {"steps": steps, unit: len(stage_rows)}
     return current, stages

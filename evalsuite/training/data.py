@@ -90,14 +90,8 @@ def training_rows(config: TrainConfig) -> list[dict[str, Any]]:
     return rows
 
 
-def require_offline_data(config: TrainConfig, rows: list[dict[str, Any]]) -> None:
-    """Progress without teacher queries or Search-P1 without reference plans would train another method: refuse."""
-    needs = {
-        "progress": ("teacher_queries", "teacher queries", "evalsuite teacher-queries --task TASK --split train --panel PANEL.yaml -o FILE, then teacher_queries: FILE"),
-        "search-p1": ("reference_plan", "reference plans", "evalsuite train search-p1 plans --config CONFIG -o FILE, then reference_plans: FILE"),
-    }
-    if config.method not in needs:
-        return
-    column, what, hint = needs[config.method]
+def require_column(config: TrainConfig, rows: list[dict[str, Any]], column: str, what: str, hint: str) -> None:
+    """Refuse rows none of which has `column` (Progress without teacher queries, Search-P1 without reference plans
+    would train another method)."""
     if not any(row[column] for row in rows):
         raise DataError(f"{config.method} needs {what} and none of the {len(rows)} training rows has any (no file given, no gold decomposition)", hint=hint)

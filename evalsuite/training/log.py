@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from evalsuite.errors import require
@@ -36,8 +37,9 @@ def read_log(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
 
 
-def plot_log(records: list[dict[str, Any]], out: Path) -> Path:
-    """Curves of every reward component, KL, completion length and turns against the step, one panel each group."""
+def plot_log(records: list[dict[str, Any]], out: Path, statistics: Sequence[str] = ("n_turns", "n_searches")) -> Path:
+    """Curves of every reward component, the losses (a co-training term too), KL, completion length and the rollout
+    `statistics` (columns logged as zero-weight rewards) against the step, one panel each group."""
     require("matplotlib", "train", "the training plot")
     import matplotlib
 
@@ -45,13 +47,14 @@ def plot_log(records: list[dict[str, Any]], out: Path) -> Path:
     import matplotlib.pyplot as plt
 
     steps = [r for r in records if r.get("stage") == "grpo" and "reward" in r]
-    statistics = ("rewards/n_turns/", "rewards/n_searches/", "rewards/refined/")  # logged as zero-weight rewards
+    logged = sorted({k for r in steps for k in r})
+    statistic_keys = [f"rewards/{name}/mean" for name in statistics]
     groups = {
-        "rewards": [k for k in sorted({k for r in steps for k in r}) if k.startswith("rewards/") and k.endswith("/mean") and not k.startswith(statistics)],
-        "loss": ["loss", "oases/eval_loss"],
+        "rewards": [k for k in logged if k.startswith("rewards/") and k.endswith("/mean") and k not in statistic_keys],
+        "loss": ["loss", *(k for k in logged if k.endswith("_loss"))],  # e.g. a recipe's co-training loss
         "kl": ["kl"],
         "length": ["completions/mean_length"],
-        "turns": ["rewards/n_turns/mean", "rewards/n_searches/mean", "rewards/refined/mean"],
+        "turns": statistic_keys,
     }
     fig, axes = plt.subplots(1, len(groups), figsize=(5 * len(groups), 3.6))
     for ax, (title, keys) in zip(axes, groups.items()):
@@ -59,8 +62,8 @@ def plot_log(records: list[dict[str, Any]], out: Path) -> Path:
             xs = [r["step"] for r in steps if key in r]
             if xs:
                 ax.plot(xs, [r[key] for r in steps if key in r], marker="o", label=key.removeprefix("rewards/").removesuffix("/mean"))
-        if title == "loss":  # the SmartSearch curriculum's stages, before GRPO's steps
-            for stage in ("sft", "dpo"):
+        if title == "loss":  # the stages before GRPO's steps (a recipe's curriculum)
+            for stage in dict.fromkeys(r.get("stage") for r in records if r.get("stage") not in ("grpo", None)):
                 points = [(r["step"], r["loss"]) for r in records if r.get("stage") == stage and "loss" in r]
                 if points:
                     ax.plot(*zip(*points), marker="s", linestyle="--", label=f"{stage} loss")

@@ -29,11 +29,11 @@ def essential_steps(trajectories: list[list[str]], threshold: float = 0.5) -> li
     return steps
 
 
-def build_plans(config: TrainConfig, out: Path, samples: int, planner_backend: str = "hf", planner_model: str | None = None) -> dict[str, Any]:
+def build_plans(config: TrainConfig, method: Any, out: Path, samples: int, planner_backend: str = "hf", planner_model: str | None = None) -> dict[str, Any]:
     """Write the plans of every training row of `config` to `out`; returns counts per source. The planner is any
-    evalsuite backend (the paper uses a large instruct model, HY 2.0-Instruct); by default the recipe's own model."""
+    evalsuite backend (the paper uses a large instruct model, HY 2.0-Instruct; by default the recipe's own model)
+    playing `method` (Search-P1's protocol)."""
     from evalsuite.agent.engine import RolloutEngine
-    from evalsuite.agent.method import get_method
     from evalsuite.metrics.answer import exact_match
     from evalsuite.models.registry import load_backend
     from evalsuite.rewards.base import samples as as_samples
@@ -43,7 +43,6 @@ def build_plans(config: TrainConfig, out: Path, samples: int, planner_backend: s
 
     rows = training_rows(config)
     backend = load_backend(planner_backend, planner_model or resolve_model(config.model))
-    method = get_method("search-p1")
     style = method.resolve_style(config.prompt_style, backend.has_chat_template())
     rollout_config = config.rollout_config()
     engine = RolloutEngine(backend, method, load_retriever(config.retriever), type(rollout_config)(**{**rollout_config.__dict__, "temperature": 1.0}), style)

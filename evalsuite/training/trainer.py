@@ -1,4 +1,5 @@
-"""Shared trainer glue: build the reward, the rollout and TRL's GRPOTrainer from a TrainConfig; write checkpoint, log, plot, manifest."""
+"""Shared trainer glue: build the reward, the rollout and TRL's GRPOTrainer from a TrainConfig and its recipe's hooks
+(`training.recipe`); write checkpoint, log, plot, manifest. Nothing here depends on which method is trained."""
 
 from __future__ import annotations
 
@@ -12,10 +13,9 @@ from typing import Any
 from evalsuite.errors import EvalsuiteError, require
 from evalsuite.models.identity import model_identity
 from evalsuite.provenance import provenance_fields
-from evalsuite.rewards import MethodReward, get_reward
-from evalsuite.rewards.matching import JudgeMatcher, LexicalMatcher
+from evalsuite.rewards import MethodReward
 from evalsuite.training.config import TrainConfig, stage_arguments
-from evalsuite.training.data import require_offline_data, training_rows
+from evalsuite.training.data import training_rows
 from evalsuite.training.log import (
     LOG_FILE,
     PLOT_FILE,
@@ -25,14 +25,14 @@ from evalsuite.training.log import (
 )
 from evalsuite.training.model import resolve_model
 from evalsuite.training.provenance import deviations, manifest_paper
+from evalsuite.training.recipe import Recipe, get_recipe
 from evalsuite.training.rollout import SearchRollout, load_retriever
+from evalsuite.training.stages import TRL_STAGES
 
 MANIFEST = "train_manifest.json"
 # Whose versions a training manifest records (they decide what a recipe computes).
 TRAINING_LIBRARIES = ("evalsuite", "trl", "transformers", "torch", "datasets", "accelerate")
 CHECKPOINT = "checkpoint"
-# Which evaluator protocol each recipe plays (evalsuite.agent methods).
-PROTOCOL = {"search-r1": "search-r1", "progress": "search-r1", "subsearch": "subsearch", "search-p1": "search-p1", "oases": "oases", "smartsearch": "smartsearch"}
 
 
 @dataclass
@@ -47,31 +47,22 @@ class TrainResult:
     seconds_per_step: list[float]
 
 
-def build_reward(config: TrainConfig) -> MethodReward:
-    """The recipe's reward, with a lexical or judge matcher where the method matches queries."""
-    objects: dict[str, Any] = {}
-    if config.method in ("progress", "search-p1"):
-        if config.reward.matcher == "judge":
-            if not config.reward.panel:
-                raise EvalsuiteError("reward.matcher: judge needs reward.panel (a judge panel YAML)")
-            objects["matcher"] = JudgeMatcher(config.reward.panel)
-        elif config.reward.matcher == "lexical":
-            objects["matcher"] = LexicalMatcher(config.reward.matcher_threshold)
-        else:
-            raise EvalsuiteError(f"unknown reward.matcher {config.reward.matcher!r}", hint="lexical or judge")
-    return get_reward(config.method, config.reward.settings, **objects)
+def build_reward(config: TrainConfig, recipe: Recipe | None = None) -> MethodReward:
+    """The recipe's reward (`recipe`: default, the registered recipe of `config.method`)."""
+    return (recipe or get_recipe(config.method)).build_reward(config)
 
 
-def rollout_method(config: TrainConfig, golds: dict[str, list[str]]) -> Any:
-    """The evaluator's method the recipe plays; SmartSearch with `reward.panel` gets its usefulness judge."""
-    from evalsuite.agent.method import get_method
+def query_matcher(config: TrainConfig) -> Any:
+    """How a reward that compares queries (Progress, Search-P1) matches them: `reward.matcher` lexical or judge."""
+    from evalsuite.rewards.matching import JudgeMatcher, LexicalMatcher
 
-    if config.method == "smartsearch" and config.reward.panel:
-        from evalsuite.agent.methods.smartsearch import SmartSearch
-        from evalsuite.judges.usefulness import PanelUsefulnessJudge
-
-        return SmartSearch(judge=PanelUsefulnessJudge(config.reward.panel, golds))
-    return get_method(PROTOCOL[config.method])
+    if config.reward.matcher == "judge":
+        if not config.reward.panel:
+            raise EvalsuiteError("reward.matcher: judge needs reward.panel (a judge panel YAML)")
+        return JudgeMatcher(config.reward.panel)
+    if config.reward.matcher == "lexical":
+        return LexicalMatcher(config.reward.matcher_threshold)
+    raise EvalsuiteError(f"unknown reward.matcher {config.reward.matcher!r}", hint="lexical or judge")
 
 
 def statistic(name: str):
@@ -96,14 +87,17 @@ def question_overlap(completions, model_text, question, **columns):
     return out
 
 
-def reward_functions(config: TrainConfig, reward: MethodReward) -> tuple[list[Any], list[float]]:
-    """TRL's reward functions and weights: the reward's total and components, the rollout statistics (weight 0),
-    and the smoke runs' overlap reward."""
+def rollout_statistics(config: TrainConfig, recipe: Recipe) -> list[str]:
+    """The rollout columns logged every step as zero-weight rewards: turns, searches and the recipe's own."""
+    return ["n_turns", "n_searches", *recipe.logged_columns(config)]
+
+
+def reward_functions(config: TrainConfig, reward: MethodReward, recipe: Recipe) -> tuple[list[Any], list[float]]:
+    """TRL's reward functions and weights: the reward's total and components, the rollout statistics (weight 0; the
+    recipe may log more), and the smoke runs' overlap reward."""
     funcs, weights = reward.trl_reward_funcs()
-    funcs += [statistic("n_turns"), statistic("n_searches")]
-    weights += [0.0, 0.0]
-    if config.method == "smartsearch" and config.refine.slots > 0:
-        funcs.append(statistic("refined"))
+    for column in rollout_statistics(config, recipe):
+        funcs.append(statistic(column))
         weights.append(0.0)
     if config.smoke_overlap_weight:
         funcs.append(question_overlap)
@@ -116,55 +110,55 @@ def grpo_options(config: TrainConfig, out: Path, weights: list[float], overrides
     return {**stage_arguments(config, {**config.grpo, **(overrides or {})}, out / "trl"), "reward_weights": weights}
 
 
-def build_trl_configs(config: TrainConfig, out: Path, reward: MethodReward, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """TRL's config objects of every stage the recipe runs (grpo; sft and dpo where given), built and so validated by
-    the installed TRL, without loading a model (`evalsuite train --dry-run`)."""
+def build_trl_configs(config: TrainConfig, out: Path, reward: MethodReward, overrides: dict[str, Any] | None = None,
+                      recipe: Recipe | None = None) -> dict[str, Any]:
+    """TRL's config objects of every stage the recipe runs (`Recipe.stages` whose section the config gives), built and
+    so validated by the installed TRL, without loading a model (`evalsuite train --dry-run`)."""
     trl = require("trl", "train", "training")
-    _, weights = reward_functions(config, reward)
-    built = {"grpo": trl.GRPOConfig(**grpo_options(config, out, weights, overrides))}
-    for stage, cls in (("sft", trl.SFTConfig), ("dpo", trl.DPOConfig)):
-        section = getattr(config, stage)
-        if section is not None:
-            built[stage] = cls(**stage_arguments(config, {**section, **(overrides or {})}, out / stage))
+    recipe = recipe or get_recipe(config.method)
+    _, weights = reward_functions(config, reward, recipe)
+    built = {}
+    for stage in recipe.stages:
+        cls = getattr(trl, TRL_STAGES[stage][0])
+        if stage == "grpo":
+            built[stage] = cls(**grpo_options(config, out, weights, overrides))
+        elif getattr(config, stage) is not None:
+            built[stage] = cls(**stage_arguments(config, {**getattr(config, stage), **(overrides or {})}, out / stage))
     return built
 
 
-def build_grpo(config: TrainConfig, model_path: str, out: Path, rows: list[dict[str, Any]], reward: MethodReward, extra_callbacks: list | None = None):
-    """TRL's GRPOTrainer with the evaluator-loop rollout, the reward's components and the JSONL log callback."""
+def build_grpo(config: TrainConfig, model_path: str, out: Path, rows: list[dict[str, Any]], reward: MethodReward,
+               extra_callbacks: list | None = None, recipe: Recipe | None = None):
+    """TRL's GRPOTrainer (or the recipe's subclass) with the evaluator-loop rollout, the reward's components and the
+    JSONL log callback."""
     trl = require("trl", "train", "training")
     datasets = require("datasets", "train", "training")
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    funcs, weights = reward_functions(config, reward)
-    refine = config.refine if config.method == "smartsearch" and config.refine.slots > 0 else None
+    recipe = recipe or get_recipe(config.method)
+    funcs, weights = reward_functions(config, reward, recipe)
     grpo_config = trl.GRPOConfig(**grpo_options(config, out, weights))
     golds = {r["question"]: r["golden_answers"] for r in rows}
     rollout = SearchRollout(
-        rollout_method(config, golds), load_retriever(config.retriever), config.rollout_config(), config.prompt_style,
-        golds=golds, state_evaluator=config.method == "oases", eval_max_tokens=config.state_eval.max_tokens,
-        eval_temperature=config.state_eval.temperature, refine=refine,
+        recipe.rollout_method(config, golds), load_retriever(config.retriever), config.rollout_config(), config.prompt_style,
+        golds=golds, **recipe.rollout_options(config),
     )
     options = {
         "model": model_path, "reward_funcs": funcs, "args": grpo_config, "train_dataset": datasets.Dataset.from_list(rows),
         "rollout_func": rollout, "callbacks": [make_callback(out / LOG_FILE, "grpo"), *(extra_callbacks or [])],
     }
-    turn_weight = reward.settings.process_weight if config.method == "oases" and reward.settings.credit == "turn" else 0.0
-    if config.method == "oases" and (config.state_eval.weight or turn_weight):
-        from evalsuite.training.cotrain import oases_trainer
-
-        trainer = oases_trainer(trl)(**options, search_rollout=rollout, eval_weight=config.state_eval.weight, turn_weight=turn_weight)
-    else:
-        trainer = trl.GRPOTrainer(**options)
-    return trainer, rollout
+    trainer_class, extra = recipe.grpo_trainer(trl, config, reward, rollout)
+    return trainer_class(**options, **extra), rollout
 
 
-def write_manifest(path: Path, config: TrainConfig, reward: MethodReward, model_path: str, stages: dict[str, Any], started: float) -> None:
+def write_manifest(path: Path, config: TrainConfig, reward: MethodReward, model_path: str, stages: dict[str, Any], started: float,
+                   protocol: str) -> None:
     """The run's provenance (the shared fields of evalsuite.provenance, with the training libraries' versions), config,
     reward settings, the paper's setting and every deviation, timing."""
     manifest = {
         **provenance_fields(TRAINING_LIBRARIES),
         "kind": "train", "method": config.method, "algorithm": config.algorithm, "model": config.model, "model_path": model_path,
         "model_identity": model_identity(model_path).record(),  # the weights GRPO started from (evalsuite.provenance)
-        "protocol": PROTOCOL[config.method], "reward": reward.config(), "config": asdict(config),
+        "protocol": protocol, "reward": reward.config(), "config": asdict(config),
         # per paper value: label (paper / inherited / assumed), its source line, ours and whether it differs
         "paper": manifest_paper(config), "deviations": deviations(config), "stages": stages,
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), "wall_s": time.time() - started,
@@ -180,14 +174,14 @@ def last_grpo_checkpoint(out: Path) -> str | None:
     return get_last_checkpoint(str(trl_dir)) if trl_dir.is_dir() else None
 
 
-def train(config: TrainConfig, out: Path, resume: bool = False) -> TrainResult:
-    """Run the recipe (SmartSearch: SFT → DPO → GRPO) and write checkpoint, training log, plot and manifest into `out`.
-    `resume`: continue a stopped run in `out` from its last GRPO checkpoint (and its finished curriculum)."""
-    from evalsuite.training.curriculum import finished_curriculum, run_curriculum
-
+def train(config: TrainConfig, out: Path, resume: bool = False, recipe: Recipe | None = None) -> TrainResult:
+    """Run the recipe (its curriculum, e.g. SmartSearch's SFT → DPO, then GRPO) and write checkpoint, training log, plot
+    and manifest into `out`. `resume`: continue a stopped run in `out` from its last GRPO checkpoint (and its finished
+    curriculum). `recipe`: default, the registered recipe of `config.method`."""
+    recipe = recipe or get_recipe(config.method)
     out.mkdir(parents=True, exist_ok=True)
     grpo_checkpoint = last_grpo_checkpoint(out)
-    curriculum_model = finished_curriculum(config, out)
+    curriculum_model = recipe.finished_curriculum(config, out)
     if not resume and (grpo_checkpoint or (out / MANIFEST).is_file() or curriculum_model):
         raise EvalsuiteError(f"{out} already holds a training run", hint="pass --resume to continue it, or choose another -o")
     if resume and not (grpo_checkpoint or curriculum_model):
@@ -197,15 +191,13 @@ def train(config: TrainConfig, out: Path, resume: bool = False) -> TrainResult:
         (out / LOG_FILE).unlink(missing_ok=True)
     started = time.time()
     model_path = resolve_model(config.model)
-    rows = training_rows(config)
-    require_offline_data(config, rows)
-    reward = build_reward(config)
-    stages: dict[str, Any] = {}
+    rows = recipe.prepare_data(config, training_rows(config))
+    reward = recipe.build_reward(config)
     if curriculum_model:
         model_path, stages = curriculum_model, {"curriculum": {"reused": curriculum_model}}
-    elif config.method == "smartsearch" and (config.sft is not None or config.dpo is not None):
-        model_path, stages = run_curriculum(config, model_path, out, rows, lambda golds: rollout_method(config, golds))
-    trainer, _ = build_grpo(config, model_path, out, rows, reward)
+    else:
+        model_path, stages = recipe.curriculum(config, model_path, out, rows, reward)
+    trainer, _ = build_grpo(config, model_path, out, rows, reward, recipe=recipe)
     trainer.train(resume_from_checkpoint=grpo_checkpoint if resume else None)
     checkpoint = out / CHECKPOINT
     trainer.save_model(str(checkpoint))
@@ -213,8 +205,8 @@ def train(config: TrainConfig, out: Path, resume: bool = False) -> TrainResult:
     records = read_log(out / LOG_FILE)
     step_seconds = [r["seconds"] for r in records if r.get("stage") == "grpo" and "loss" in r]
     stages["grpo"] = {"steps": trainer.state.global_step, "seconds_per_step": step_seconds, "resumed_from": grpo_checkpoint if resume else None}
-    plot = plot_log(records, out / PLOT_FILE)
-    write_manifest(out / MANIFEST, config, reward, model_path, stages, started)
+    plot = plot_log(records, out / PLOT_FILE, rollout_statistics(config, recipe))
+    write_manifest(out / MANIFEST, config, reward, model_path, stages, started, recipe.protocol)
     return TrainResult(out, checkpoint, out / LOG_FILE, plot, out / MANIFEST, step_seconds)
 
 

@@ -11,7 +11,8 @@ import pytest
 
 from evalsuite.errors import DataError
 from evalsuite.training.config import TrainConfig
-from evalsuite.training.data import require_offline_data, training_rows
+from evalsuite.training.data import training_rows
+from evalsuite.training.recipe import get_recipe
 
 
 def test_teacher_queries_command_output_is_what_training_reads(tmp_path, benchmarks_dir):
@@ -46,6 +47,7 @@ def test_progress_and_search_p1_without_their_offline_data_are_refused(benchmark
     config = TrainConfig(method=method, tasks="nq", split="test", subset="first:2", data_dir=str(benchmarks_dir))
     rows = training_rows(config)  # NQ rows carry no decomposition to fall back on
     with pytest.raises(DataError, match=message):
-        require_offline_data(config, rows)
-    require_offline_data(TrainConfig(**{**config.__dict__, "method": "search-r1"}), rows)
-    require_offline_data(TrainConfig(method=method, subset="first:2"), training_rows(TrainConfig(method=method, subset="first:2")))  # AD-QA has them
+        get_recipe(method).prepare_data(config, rows)
+    get_recipe("search-r1").prepare_data(TrainConfig(**{**config.__dict__, "method": "search-r1"}), rows)
+    adqa = TrainConfig(method=method, subset="first:2")
+    get_recipe(method).prepare_data(adqa, training_rows(adqa))  # AD-QA has them

@@ -1,0 +1,182 @@
+"""Training recipes and their registry: a recipe is one module (`train_recipes/<method>.py`, installed as
+`evalsuite.train_recipes.<module>`) whose `RECIPE` is an instance of a `Recipe` subclass.
+
+As in TRL's trainer/config pairs, a recipe names its config class (a `TrainConfig` subclass holding its own sections,
+e.g. SmartSearch's `refine`) and overrides the hooks the shared trainer (`training.trainer`) calls: its reward, its data
+preparation, the evaluator method its rollouts play, the options of the rollout, the stages that run before GRPO (SFT,
+DPO) and the GRPO trainer class (co-training). The trainer never branches on a method's name; it asks the recipe.
+
+The default registry imports every module of `evalsuite.train_recipes` once and registers its `RECIPE`, so adding a
+recipe is one file plus its configs (`train_recipes/configs/<method>/`). A `RecipeRegistry()` of one's own (tests,
+plugins) is passed where a registry is taken (`load_config`, `train`), or made the active one with `using_registry`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import pkgutil
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from evalsuite.errors import DataError, EvalsuiteError
+
+if TYPE_CHECKING:  # annotations only: config.py imports this module
+    from evalsuite.agent.method import Method
+    from evalsuite.rewards import MethodReward
+    from evalsuite.training.config import TrainConfig
+
+RECIPES_PACKAGE = "evalsuite.train_recipes"
+
+
+class Recipe(ABC):
+    """One training method: its name, the evaluator protocol it plays, its config schema and the trainer's hooks.
+
+    Every hook but `build_reward` has the plain GRPO behaviour as its default, so a recipe overrides only what its
+    method changes."""
+
+    name: ClassVar[str]  # the stable method name: `evalsuite train NAME`, `method:` in the YAML
+    protocol: ClassVar[str]  # the evaluator method (`evalsuite.agent` registry) whose prompt and parser it trains
+    summary: ClassVar[str] = ""  # one line for `evalsuite train --list`
+    # the YAML's schema: a TrainConfig subclass with the recipe's own sections (None: TrainConfig itself); a field whose
+    # default_factory is a dataclass is a nested section, loaded as that dataclass with its unknown keys refused
+    config_class: ClassVar[type | None] = None
+    # the TRL stages it runs, in order, ending with grpo; each names the config's mapping that goes verbatim to TRL's
+    # config class (grpo, sft, dpo); `curriculum` runs those before grpo
+    stages: ClassVar[tuple[str, ...]] = ("grpo",)
+    # extra `evalsuite train NAME ACTION` commands besides `run` (Search-P1: `plans`)
+    actions: ClassVar[tuple[str, ...]] = ()
+
+    @abstractmethod
+    def build_reward(self, config: TrainConfig) -> MethodReward:
+        """The reward GRPO optimises (TRL's calling convention: `evalsuite.rewards.MethodReward`)."""
+
+    def check_config(self, config: TrainConfig, path: Path) -> None:
+        """Refuse this recipe's settings that would only fail (or do nothing) minutes into a run."""
+
+    def prepare_data(self, config: TrainConfig, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The training rows (`training.data.training_rows`) as this recipe trains on them; refuse rows it cannot use."""
+        return rows
+
+    def rollout_method(self, config: TrainConfig, golds: dict[str, list[str]]) -> Method:
+        """The evaluator's method the rollouts play (`golds`: question -> golden answers, for judges that need them)."""
+        from evalsuite.agent.method import get_method
+
+        return get_method(self.protocol)
+
+    def rollout_options(self, config: TrainConfig) -> dict[str, Any]:
+        """Keyword arguments of `training.rollout.SearchRollout` beyond the method, retriever and limits."""
+        return {}
+
+    def logged_columns(self, config: TrainConfig) -> list[str]:
+        """Rollout columns logged every step as zero-weight rewards (besides n_turns and n_searches)."""
+        return []
+
+    def grpo_trainer(self, trl: Any, config: TrainConfig, reward: MethodReward, rollout: Any) -> tuple[type, dict[str, Any]]:
+        """The GRPO trainer class and its extra keyword arguments (a subclass adds co-training terms)."""
+        return trl.GRPOTrainer, {}
+
+    def curriculum(self, config: TrainConfig, model_path: str, out: Path, rows: list[dict[str, Any]], reward: MethodReward) -> tuple[str, dict[str, Any]]:
+        """The stages before GRPO: returns the model GRPO starts from and what each stage did (the manifest's
+        `stages`); the default runs none."""
+        return model_path, {}
+
+    def finished_curriculum(self, config: TrainConfig, out: Path) -> str | None:
+        """The model a finished `curriculum` left in `out` (a resumed run skips it), else None."""
+        return None
+
+    def run_action(self, action: str, config: TrainConfig, out: Path | None, options: dict[str, Any]) -> str:
+        """Run one of `actions`; returns the line to print."""
+        raise EvalsuiteError(f"{self.name} has no action {action!r}")
+
+
+class RecipeRegistry:
+    """Recipes by name. `RecipeRegistry.builtin()` holds the shipped ones; an empty one holds what is added to it."""
+
+    def __init__(self, recipes: list[Recipe] | None = None) -> None:
+        self._recipes: dict[str, Recipe] = {}
+        for recipe in recipes or []:
+            self.add(recipe)
+
+    @classmethod
+    def builtin(cls) -> RecipeRegistry:
+        """Every `RECIPE` of the modules of `evalsuite.train_recipes`."""
+        package = importlib.import_module(RECIPES_PACKAGE)
+        registry = cls()
+        for module in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+            if module.name.startswith("_"):
+                continue
+            recipe = getattr(importlib.import_module(f"{RECIPES_PACKAGE}.{module.name}"), "RECIPE", None)
+            if recipe is not None:
+                registry.add(recipe)
+        return registry
+
+    def copy(self) -> RecipeRegistry:
+        return RecipeRegistry(list(self._recipes.values()))
+
+    def add(self, recipe: Recipe) -> Recipe:
+        """Register `recipe` under its name; a second recipe of the same name is refused."""
+        if not isinstance(recipe, Recipe):
+            raise EvalsuiteError(f"{recipe!r} is not a Recipe instance")
+        name = getattr(recipe, "name", None)
+        if not name or not getattr(recipe, "protocol", None):
+            raise EvalsuiteError(f"{type(recipe).__name__} must set the class attributes name and protocol")
+        if not recipe.stages or recipe.stages[-1] != "grpo":
+            raise EvalsuiteError(f"{type(recipe).__name__}.stages must end with grpo (the shared trainer's last stage), got {recipe.stages}")
+        if name in self._recipes and self._recipes[name] is not recipe:
+            raise EvalsuiteError(f"two recipes are named {name!r}: {type(self._recipes[name]).__name__} and {type(recipe).__name__}")
+        self._recipes[name] = recipe
+        return recipe
+
+    def get(self, name: str) -> Recipe:
+        if name not in self._recipes:
+            close = difflib.get_close_matches(str(name), list(self._recipes), n=2, cutoff=0.5)
+            hint = f"did you mean {', '.join(close)}?" if close else f"one of: {', '.join(self.names())}"
+            raise DataError(f"{name!r} is not a recipe", hint=hint)
+        return self._recipes[name]
+
+    def names(self) -> list[str]:
+        return list(self._recipes)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._recipes
+
+    def __iter__(self) -> Iterator[Recipe]:
+        return iter(self._recipes.values())
+
+    def owners(self, key: str) -> list[str]:
+        """The recipes whose config class declares the YAML key `key` (for the error on a key its recipe lacks)."""
+        return [r.name for r in self if r.config_class is not None and key in {f.name for f in fields(r.config_class)}]
+
+
+_builtin: RecipeRegistry | None = None
+_active: list[RecipeRegistry] = []
+
+
+def default_registry() -> RecipeRegistry:
+    """The active registry: the innermost `using_registry`, else the shipped recipes (imported on first use)."""
+    global _builtin
+    if _active:
+        return _active[-1]
+    if _builtin is None:
+        _builtin = RecipeRegistry.builtin()
+    return _builtin
+
+
+@contextmanager
+def using_registry(registry: RecipeRegistry) -> Iterator[RecipeRegistry]:
+    """Make `registry` the one `evalsuite train` and `load_config` use inside the block."""
+    _active.append(registry)
+    try:
+        yield registry
+    finally:
+        _active.pop()
+
+
+def get_recipe(name: str) -> Recipe:
+    """The active registry's recipe `name` (DataError naming the known ones otherwise)."""
+    return default_registry().get(name)
