@@ -18,9 +18,10 @@ def test_the_training_manifest_records_the_shared_provenance_and_the_model(tmp_p
     model = tmp_path / "model"
     model.mkdir()
     (model / "config.json").write_text("{}")
-    write_manifest(tmp_path / "train_manifest.json", config, build_reward(config), str(model), {}, time.time())
+    write_manifest(tmp_path / "train_manifest.json", config, build_reward(config), str(model), {}, time.time(), "search-r1")
     manifest = json.loads((tmp_path / "train_manifest.json").read_text())
     provenance = Provenance.model_validate(manifest)
     assert set(provenance.versions) == set(TRAINING_LIBRARIES) and provenance.versions["trl"]
     assert provenance.hardware.cpu_count and manifest["kind"] == "train"
     assert manifest["model_identity"]["spec"] == str(model) and len(manifest["model_identity"]["sha256"]) == 64
+    assert manifest["protocol"] == "search-r1"
