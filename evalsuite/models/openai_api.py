@@ -17,7 +17,14 @@ import time
 from typing import Any
 
 from evalsuite.errors import EvalsuiteError, require
-from evalsuite.models.base import Backend, Generation, GenerationRequest, agenerate_batch, infer_stop
+from evalsuite.models.base import (
+    Backend,
+    Generation,
+    GenerationRequest,
+    agenerate_batch,
+    infer_stop,
+)
+from evalsuite.openai_client import openai_client
 from evalsuite.retry import Attempt, CallFailed, RetryPolicy, acall, call, describe
 
 # api=chat renders the user message with these markers, so `generate` can recover the messages.
@@ -45,7 +52,7 @@ class OpenAIBackend(Backend):
             raise EvalsuiteError("the openai backend needs an endpoint", hint="--model http://127.0.0.1:8000/v1, or --backend-option base_url=...")
         self.base_url = base_url.rstrip("/")
         self.api = api
-        self.api_key = api_key or "not-needed"  # local servers ask for none; the SDK insists on one
+        self.api_key = api_key
         self.concurrency = concurrency
         try:
             self.policy = RetryPolicy(attempts=int(retries) + 1, deadline_s=float(deadline_s), attempt_timeout_s=float(timeout_s), backoff_s=float(backoff_s), max_backoff_s=30.0)
@@ -64,7 +71,7 @@ class OpenAIBackend(Backend):
 
     def _first_model(self) -> str:
         url = f"{self.base_url}/models"
-        client = self.openai.OpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0)
+        client = openai_client(self.base_url, self.api_key, self.policy.attempt_timeout_s, extra="openai", purpose="the openai backend", asynchronous=False)
 
         def attempt(attempt: Attempt) -> Any:
             return client.models.list(timeout=attempt.timeout_s)
@@ -111,7 +118,7 @@ class OpenAIBackend(Backend):
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
             self._loop = loop
-            self._client = self.openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0, timeout=self.policy.attempt_timeout_s)
+            self._client = openai_client(self.base_url, self.api_key, self.policy.attempt_timeout_s, extra="openai", purpose="the openai backend")
             self._limit = asyncio.Semaphore(self.concurrency)
         return self._client, self._limit
 

@@ -221,7 +221,8 @@ def recipe_main(method: str, argv: list[str] | None = None) -> TrainResult:
     default = recipe_configs_dir() / method / "cpu_smoke.yaml"
     parser = argparse.ArgumentParser(description=f"the {method} training recipe")
     parser.add_argument("--config", "-c", type=Path, default=default)
-    parser.add_argument("--out", "-o", type=Path, default=Path("checkpoints") / method)
+    # --output as everywhere in the CLI; --out is the name these scripts had first
+    parser.add_argument("--output", "-o", "--out", dest="out", type=Path, default=Path("checkpoints") / method)
     args = parser.parse_args(argv)
     result = train(load_config(args.config, method), args.out)
     print(f"checkpoint {result.checkpoint}; seconds per step {result.seconds_per_step}")
