@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -28,11 +30,64 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+def _wait_until_up(process: subprocess.Popen, url: str, log: Path, what: str) -> None:
+    import httpx
+
+    deadline = time.monotonic() + 180
+    while True:
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"{what} did not start; log:\n{log.read_text()[-2000:]}")
+        time.sleep(0.5)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def llama_server_binary() -> Path | None:
+    """llama.cpp's own `llama-server`: $LLAMA_SERVER, else what scripts/build_llama_server.sh installed, else PATH."""
+    from evalsuite.files import cache_root
+
+    for candidate in (os.environ.get("LLAMA_SERVER"), str(cache_root() / "bin" / "llama-server"), shutil.which("llama-server")):
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return Path(candidate)
+    return None
+
+
+@contextmanager
+def native_llama_server(gguf: str, log: Path, n_threads: int, parallel: int, n_ctx: int = 4096) -> Iterator[str]:
+    """llama.cpp's `llama-server` with `parallel` slots (each `n_ctx` tokens, continuous batching) on 127.0.0.1 and
+    a free port; yields its `/v1` base URL and stops it after. Skips when the binary is absent."""
+    binary = llama_server_binary()
+    if binary is None:
+        pytest.skip("needs llama.cpp's llama-server: run scripts/build_llama_server.sh (or set $LLAMA_SERVER)")
+    port = _free_port()
+    with log.open("w") as handle:
+        process = subprocess.Popen(
+            [str(binary), "-m", gguf, "--host", "127.0.0.1", "--port", str(port), "--parallel", str(parallel),
+             "-c", str(n_ctx * parallel), "-t", str(n_threads), "-tb", str(n_threads), "--no-webui"],
+            stdout=handle, stderr=subprocess.STDOUT,
+        )
+    try:
+        _wait_until_up(process, f"http://127.0.0.1:{port}/health", log, "llama-server")
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        _stop(process)
+
+
 @contextmanager
 def llama_server(gguf: str, log: Path, n_threads: int, n_ctx: int = 4096) -> Iterator[str]:
     """`python -m llama_cpp.server` on 127.0.0.1 and a free port; yields its `/v1` base URL and stops it after."""
-    import httpx
-
     port = _free_port()
     with log.open("w") as handle:
         process = subprocess.Popen(
@@ -41,21 +96,7 @@ def llama_server(gguf: str, log: Path, n_threads: int, n_ctx: int = 4096) -> Ite
             stdout=handle, stderr=subprocess.STDOUT,
         )
     try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"llama_cpp.server did not start; log:\n{log.read_text()[-2000:]}")
-            time.sleep(0.5)
+        _wait_until_up(process, f"http://127.0.0.1:{port}/v1/models", log, "llama_cpp.server")
         yield f"http://127.0.0.1:{port}/v1"
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        _stop(process)
