@@ -30,28 +30,33 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _wait_until_up(process: subprocess.Popen, url: str, log: Path, what: str) -> None:
+@contextmanager
+def _serving(command: list[str], port: int, ready_path: str, log: Path, what: str) -> Iterator[str]:
+    """Runs `command` (a server on 127.0.0.1:`port`), waits until `ready_path` answers 200, yields the `/v1` base URL
+    and stops the server after."""
     import httpx
 
-    deadline = time.monotonic() + 180
-    while True:
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            pytest.fail(f"{what} did not start; log:\n{log.read_text()[-2000:]}")
-        time.sleep(0.5)
-
-
-def _stop(process: subprocess.Popen) -> None:
-    process.terminate()
+    with log.open("w") as handle:
+        process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
     try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}{ready_path}", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"{what} did not start; log:\n{log.read_text()[-2000:]}")
+            time.sleep(0.5)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def llama_server_binary() -> Path | None:
@@ -72,31 +77,17 @@ def native_llama_server(gguf: str, log: Path, n_threads: int, parallel: int, n_c
     if binary is None:
         pytest.skip("needs llama.cpp's llama-server: run scripts/build_llama_server.sh (or set $LLAMA_SERVER)")
     port = _free_port()
-    with log.open("w") as handle:
-        process = subprocess.Popen(
-            [str(binary), "-m", gguf, "--host", "127.0.0.1", "--port", str(port), "--parallel", str(parallel),
-             "-c", str(n_ctx * parallel), "-t", str(n_threads), "-tb", str(n_threads), "--no-webui"],
-            stdout=handle, stderr=subprocess.STDOUT,
-        )
-    try:
-        _wait_until_up(process, f"http://127.0.0.1:{port}/health", log, "llama-server")
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        _stop(process)
+    command = [str(binary), "-m", gguf, "--host", "127.0.0.1", "--port", str(port), "--parallel", str(parallel),
+               "-c", str(n_ctx * parallel), "-t", str(n_threads), "-tb", str(n_threads), "--no-webui"]
+    with _serving(command, port, "/health", log, "llama-server") as url:
+        yield url
 
 
 @contextmanager
 def llama_server(gguf: str, log: Path, n_threads: int, n_ctx: int = 4096) -> Iterator[str]:
     """`python -m llama_cpp.server` on 127.0.0.1 and a free port; yields its `/v1` base URL and stops it after."""
     port = _free_port()
-    with log.open("w") as handle:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1", "--port", str(port),
-             "--n_ctx", str(n_ctx), "--n_threads", str(n_threads), "--n_threads_batch", str(n_threads)],
-            stdout=handle, stderr=subprocess.STDOUT,
-        )
-    try:
-        _wait_until_up(process, f"http://127.0.0.1:{port}/v1/models", log, "llama_cpp.server")
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        _stop(process)
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1", "--port", str(port),
+               "--n_ctx", str(n_ctx), "--n_threads", str(n_threads), "--n_threads_batch", str(n_threads)]
+    with _serving(command, port, "/v1/models", log, "llama_cpp.server") as url:
+        yield url
