@@ -29,6 +29,7 @@ def retryable_status(status: int) -> bool:
     return status == 429 or status >= 500
 
 
+# Typed fields with defaults, shaped like other settings records (RolloutConfig); nothing to share.
 @dataclass(frozen=True)
 class RetryPolicy:
     """How often and how long one call may be tried: at most `attempts` tries, all within `deadline_s`."""

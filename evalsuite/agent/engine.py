@@ -58,6 +58,7 @@ class ScheduleUnsupported(EvalsuiteError):
 SearchOutcome = list[list[HitLike]] | RequestRejected
 
 
+# Like other settings records (JudgeUsage, RetryPolicy) this is a list of typed fields; they share a shape, not logic.
 @dataclass(frozen=True)
 class RolloutConfig:
     """Limits and decoding of a rollout. Defaults follow Search-R1's evaluation (4 turns, top-3, greedy, 500/500)."""

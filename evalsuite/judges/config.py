@@ -65,6 +65,8 @@ class PanelConfig(BaseModel):
         return [{"name": j.name, "model": j.model, "base_url": j.base_url} for j in self.judges]
 
 
+# Reading a file and naming it in every error is the same few lines as protocol.recording.load_recording, but the
+# formats (YAML, JSON) and what each error tells the user to do differ.
 def load_panel(path: str | Path) -> PanelConfig:
     """Read a panel YAML file; errors name the file and the offending field."""
     import yaml

@@ -48,6 +48,7 @@ def split_response(response: str) -> tuple[list[str], list[str | None]]:
     return turns, observations
 
 
+# Shaped like judges.config.load_panel (read, name the file in each error); the format and hints differ.
 def load_recording(path: str | Path) -> dict[str, RecordedExample]:
     """Read a recording file into examples by id; errors name the file and the item."""
     path = Path(path)

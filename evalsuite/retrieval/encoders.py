@@ -169,6 +169,7 @@ class Encoder:
                 return str(mode)
         return "unknown"
 
+    # A dict of this encoder's fields, shaped like RolloutConfig.decoding(): different records, nothing to share.
     def settings(self) -> dict[str, Any]:
         """What the manifest records about this encoder."""
         return {

@@ -21,6 +21,7 @@ def join_contents(title: str, text: str) -> str:
     return f'"{title}"\n{text}'
 
 
+# Four typed fields, shaped like other frozen records (stats.compare.Estimate); nothing to share.
 @dataclass(frozen=True)
 class Document:
     """One corpus passage: its id, title, text and the wiki-18 `contents` string."""

@@ -41,6 +41,7 @@ class SystemScores:
     intervals: Mapping[str, Interval] = field(default_factory=dict)
 
 
+# Four typed fields, shaped like other frozen records (retrieval.types.Document); nothing to share.
 @dataclass(frozen=True)
 class Estimate:
     """A mean with its interval: per benchmark the run's own (evalsuite.stats.intervals), per average the stratified bootstrap."""
