@@ -30,7 +30,12 @@ from typing import Any, Protocol
 
 from evalsuite.agent.method import Action, HitLike, Method
 from evalsuite.errors import EvalsuiteError, RequestRejected
-from evalsuite.models.base import Backend, Generation, GenerationRequest
+from evalsuite.models.base import (
+    Backend,
+    Generation,
+    GenerationRequest,
+    ScheduleUnsupported,
+)
 from evalsuite.protocol.passages import hit_passage
 from evalsuite.retry import describe
 from evalsuite.runs.schema import Turn
@@ -42,16 +47,6 @@ class Retriever(Protocol):
 
 class RetrievalUnavailable(EvalsuiteError):
     """The retriever kept failing after its retries; the run stops with everything finished kept."""
-
-
-class ScheduleUnsupported(EvalsuiteError):
-    """`--schedule async` with a backend that generates one whole batch at a time."""
-
-    def __init__(self, backend: str):
-        super().__init__(
-            f"the {backend} backend does not support --schedule async (it generates one whole batch at a time)",
-            hint="use --schedule sync, or serve the model with vLLM or llama.cpp and use --backend openai (or --backend vllm-async)",
-        )
 
 
 # Per search: its hits per query, or the server's refusal of it.

@@ -8,12 +8,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalsuite.agent.engine import RetrievalUnavailable, Rollout, RolloutConfig, RolloutEngine, ScheduleUnsupported
+from evalsuite.agent.engine import (
+    RetrievalUnavailable,
+    Rollout,
+    RolloutConfig,
+    RolloutEngine,
+)
 from evalsuite.agent.method import Method, get_method
 from evalsuite.agent.methods.papers import PaperCheck
 from evalsuite.agent.settings import generation_options, settings_differences
 from evalsuite.errors import EvalsuiteError
-from evalsuite.models.base import Backend
+from evalsuite.models.base import Backend, ScheduleUnsupported
 from evalsuite.models.identity import model_identity
 from evalsuite.models.registry import backend_class, load_backend
 from evalsuite.provenance import DataFile, now_iso, provenance_fields, rows_sha256

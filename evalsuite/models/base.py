@@ -8,6 +8,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalsuite.errors import EvalsuiteError
+
 
 @dataclass
 class GenerationRequest:
@@ -79,6 +81,16 @@ def infer_stop(text: str, stops: list[str]) -> str | None:
     return None
 
 
+class ScheduleUnsupported(EvalsuiteError):
+    """`--schedule async` with a backend that generates one whole batch at a time."""
+
+    def __init__(self, backend: str):
+        super().__init__(
+            f"the {backend} backend does not support --schedule async (it generates one whole batch at a time)",
+            hint="use --schedule sync, or serve the model with vLLM or llama.cpp and use --backend openai (or --backend vllm-async)",
+        )
+
+
 class Backend(ABC):
     """A text-generation backend. Subclasses import their heavy library lazily in `__init__`.
 
@@ -94,7 +106,7 @@ class Backend(ABC):
 
     async def agenerate(self, request: GenerationRequest) -> Generation:
         """Continue one prompt while others are in flight (only where `supports_async`); failures as in `generate`."""
-        raise NotImplementedError(f"the {self.name} backend has no asynchronous generation")
+        raise ScheduleUnsupported(self.name)
 
     async def aclose(self) -> None:
         """Release what `agenerate` opened in the running event loop (connections), before the loop ends."""

@@ -127,3 +127,18 @@ def test_an_unknown_schedule_is_refused_before_anything_is_written(tmp_path, tra
     with pytest.raises(EvalsuiteError, match="unknown schedule 'sometimes'"):
         execute(replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "run", schedule="sometimes"))
     assert not (tmp_path / "run").exists()
+
+
+def test_a_batch_backend_asked_for_one_async_generation_says_which_schedule_to_use():
+    import asyncio
+
+    from evalsuite.models.base import Backend, GenerationRequest, ScheduleUnsupported
+
+    class BatchOnly(Backend):
+        name = "batch-only"
+
+        def generate(self, requests):
+            return []
+
+    with pytest.raises(ScheduleUnsupported, match="batch-only backend does not support --schedule async"):
+        asyncio.run(BatchOnly().agenerate(GenerationRequest(prompt="q", max_tokens=1)))
