@@ -36,6 +36,7 @@ from evalsuite.agent.runner import (
     RunSpec,
     build_manifest,
     finish_directory,
+    in_example_order,
     load_examples,
     load_retriever_spec,
     open_run,
@@ -270,12 +271,6 @@ def dispatch(ray: Any, actors: list[Any], batches: list[list[Example]], keep: Ca
         new.extend(outcome.records)
         feed()
     return new, None
-
-
-def in_example_order(records: list[ExampleRecord], examples: list[Example]) -> list[ExampleRecord]:
-    """Records in the order of the run's examples (task by task, subset order), as a single-process run has them."""
-    order = {(example.task, example.row.id): position for position, example in enumerate(examples)}
-    return sorted(records, key=lambda record: order.get((record.task, record.id), len(order)))
 
 
 def _gather(ray: Any, refs: list[Any]) -> list[Any]:

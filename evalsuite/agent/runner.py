@@ -301,11 +301,16 @@ def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, o
                     keep([to_record(e, r, method) for e, r in zip(batch, rollouts)])
         except RetrievalUnavailable as exc:
             stopped = exc.message
-    order = {(e.task, e.row.id): i for i, e in enumerate(examples)}
-    records = list(done) + sorted(new, key=lambda r: order[(r.task, r.id)])  # the async schedule finishes out of order
+    records = list(done) + in_example_order(new, examples)  # the async schedule finishes out of order
     metrics = finish_directory(directory, manifest, records, stopped)
     backend.close()
     return RunResult(directory=directory, records=records, metrics=metrics, stopped=stopped, paper=paper)
+
+
+def in_example_order(records: list[ExampleRecord], examples: list[Example]) -> list[ExampleRecord]:
+    """Records in the order of the run's examples (task by task, subset order), as a single-process run has them."""
+    order = {(example.task, example.row.id): position for position, example in enumerate(examples)}
+    return sorted(records, key=lambda record: order.get((record.task, record.id), len(order)))
 
 
 def finish_directory(directory: RunDirectory, manifest: Manifest, records: list[ExampleRecord], stopped: str | None) -> MetricsFile:
