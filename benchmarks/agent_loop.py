@@ -18,12 +18,20 @@ of the rollout loop (turn-synchronous against asynchronous).
    only what the asynchronous schedule gains by keeping the server fed during retrieval and between turns.
 5. Schedules on a latency model of a continuous-batching GPU engine (gpu_latency_model.py; a model, never a GPU
    measurement), driven through the real rollout loop by the 2,500 recorded Search-R1 trajectories: their turns per
-   trajectory and tokens per turn (words and marks, ~BPE within 20%). Calibration (flags below): an engine step
-   costs 8 ms + 0.17 ms per active sequence, i.e. ~125 tokens/s for one sequence (a 3B bf16 model reads 6.2 GB of
-   weights per step: 3.1 ms at an A100's 2.0 TB/s, plus overheads) and 5,000 tokens/s aggregate at 256 sequences
-   (the figure item 3 assumes); prefill 0.04 ms per new prompt token (2 x 3.1 GFLOP per token at half of 312
-   TFLOP/s), prompts prefix-cached; retrieval 30 ms + 0.2 ms per query per call (an assumption: the recordings hold
-   no timings). No published vLLM measurement could be consulted offline: pass your own figures.
+   trajectory, tokens per turn and passages (words and marks, ~BPE within 20%). Calibration (flags below), for
+   Qwen2.5-3B, the Search-R1 models, in vLLM on one A100 80GB:
+   - memory time of a decode step 7.79 ms + 46.2 ns per token of context held by the active sequences, fitted to
+     the two published vLLM figures for Qwen2.5-3B-Instruct, BF16, batch size 1, generating 2,048 tokens: 127.61
+     tokens/s from a 1-token input and 123.15 tokens/s from a 6,144-token input (the Qwen2.5 "Speed Benchmark",
+     vLLM 0.6.3 on an NVIDIA A100 80GB: github.com/QwenLM/Qwen2.5, docs/source/benchmark/speed_benchmark.rst); the
+     whole slow-down is put on the KV cache (the prefill of the longer input is in it too), which makes large
+     batches dearer and so, if anything, understates what filling them gains;
+   - compute time 2 x 3.09 G parameters per processed (decoded or prefilled) token at 50% of the A100's 312 dense
+     bf16 TFLOP/s (an assumption; the sensitivity lines vary it from 30% to 70%);
+   - vLLM's automatic prefix caching: a trajectory's previous context and the instruction all prompts share are not
+     prefilled again;
+   - retrieval 30 ms + 0.2 ms per query per call, beside the engine (an assumption: the recordings hold no timings).
+   Prints throughput, engine-idle fraction and the ratio, the roofline bound on any schedule, and the sensitivity.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import sys
 import tempfile
@@ -201,32 +210,70 @@ def merged_recording(directory: Path) -> tuple[Path, list[tuple[str, str]]]:
     return out, items
 
 
+def model_calibration(args, compute_efficiency: float | None = None) -> EngineCalibration:
+    """The engine calibration of the flags; compute time per token from the model's size and the GPU's peak."""
+    efficiency = args.compute_efficiency if compute_efficiency is None else compute_efficiency
+    token_s = 2 * args.model_params / (efficiency * args.peak_tflops * 1e12)
+    return EngineCalibration(args.step_base_ms / 1e3, args.kv_ns_per_token / 1e9, token_s)
+
+
+def play_latency_model(recording: Path, items, calibration: EngineCalibration, args, retrieval_base_ms: float):
+    """Both schedules on the latency model: schedule -> (trajectories/s, idle fraction, usage, retrieval calls, rollouts)."""
+    out = {}
+    for schedule in ("sync", "async"):
+        clock = VirtualClock()
+        backend = ModelledGPUBackend(str(recording), clock, calibration)
+        retriever = ModelledRetriever(ReplayRetriever(backend.examples), clock, retrieval_base_ms / 1e3, args.retrieval_per_query_ms / 1e3)
+        style = "instruct" if backend.has_chat_template() else "base"  # only the prompts' lengths matter here
+        engine = RolloutEngine(backend, get_method("search-r1"), retriever, RolloutConfig(), style)
+        rollouts = play(engine, items, schedule, args.in_flight_model, lambda clock=clock: VirtualClockLoop(clock))
+        out[schedule] = (len(items) / clock.now, 1 - backend.usage.busy_s / clock.now, backend.usage, retriever.calls, rollouts, clock.now)
+    return out
+
+
 def compare_on_latency_model(args) -> None:
     """Section 5: the latency model of a continuous-batching GPU engine (a model, not a measurement)."""
-    calibration = EngineCalibration(args.step_base_ms / 1e3, args.step_per_seq_ms / 1e3, args.token_compute_ms / 1e3)
-    rows, rollouts = {}, {}
+    calibration = model_calibration(args)
     with tempfile.TemporaryDirectory() as scratch:
         recording, items = merged_recording(Path(scratch))
-        for schedule in ("sync", "async"):
-            clock = VirtualClock()
-            backend = ModelledGPUBackend(str(recording), clock, calibration)
-            retriever = ModelledRetriever(ReplayRetriever(backend.examples), clock, args.retrieval_base_ms / 1e3, args.retrieval_per_query_ms / 1e3)
-            style = "instruct" if backend.has_chat_template() else "base"  # only the prompts' lengths matter here
-            engine = RolloutEngine(backend, get_method("search-r1"), retriever, RolloutConfig(), style)
-            cpu = time.process_time()
-            rollouts[schedule] = play(engine, items, schedule, args.in_flight_model, lambda: VirtualClockLoop(clock))
-            usage = backend.usage
-            rows[schedule] = (len(items) / clock.now, 1 - usage.busy_s / clock.now)
-            mean_batch = usage.decoded / max(usage.steps, 1)
-            print(f"  {schedule}: {clock.now:.1f} model-s, {usage.decoded} tokens decoded in {usage.steps} steps "
-                  f"(mean batch {mean_batch:.0f}), {retriever.calls} retrieval calls; harness CPU {time.process_time() - cpu:.1f} s")
-    turns = sum(len(r.turns) for r in rollouts["sync"])
-    print(f"latency MODEL of a continuous-batching GPU engine (not a GPU measurement): {len(items)} recorded Search-R1 "
-          f"trajectories, {turns} turns, {args.in_flight_model} in flight; step {args.step_base_ms:g} ms + "
-          f"{args.step_per_seq_ms:g} ms/sequence (memory), {args.token_compute_ms:g} ms/token (compute), retrieval "
-          f"{args.retrieval_base_ms:g} ms + {args.retrieval_per_query_ms:g} ms/query:")
-    report(rows, "model time")
-    print(f"  same trajectories under both schedules: {same_trajectories(rollouts['sync'], rollouts['async'])}")
+        cpu = time.process_time()
+        runs = play_latency_model(recording, items, calibration, args, args.retrieval_base_ms)
+        for schedule, (_, _, usage, calls, _, now) in runs.items():
+            print(f"  {schedule}: {now:.1f} model-s, {usage.decoded} tokens decoded in {usage.steps} steps (mean batch "
+                  f"{usage.decoded / max(usage.steps, 1):.0f}), {usage.prefilled} tokens prefilled, {calls} retrieval calls")
+        turns = sum(len(r.turns) for r in runs["sync"][4])
+        full = args.in_flight_model
+        context = 1000  # tokens per sequence, for the implied figures below
+        print(f"latency MODEL of a continuous-batching GPU engine (not a GPU measurement): {len(items)} recorded Search-R1 "
+              f"trajectories, {turns} turns, {full} in flight (harness CPU {time.process_time() - cpu:.1f} s, not on the model clock)")
+        print(f"  calibration: step {args.step_base_ms:g} ms + {args.kv_ns_per_token:g} ns per context token (memory), "
+              f"{calibration.token_s * 1e3:.4f} ms per processed token (compute: 2 x {args.model_params / 1e9:g} G parameters at "
+              f"{args.compute_efficiency:.0%} of {args.peak_tflops:g} TFLOP/s), retrieval {args.retrieval_base_ms:g} ms + "
+              f"{args.retrieval_per_query_ms:g} ms/query")
+        print(f"  implied: one sequence {1 / calibration.step_s(1, context):.0f} tokens/s; {full} sequences of {context} tokens "
+              f"{full / calibration.step_s(full, full * context):,.0f} tokens/s; prefill {1 / calibration.token_s:,.0f} tokens/s")
+        report({schedule: run[:2] for schedule, run in runs.items()}, "model time")
+        print(f"  same trajectories under both schedules: {same_trajectories(runs['sync'][4], runs['async'][4])}")
+        bound = roofline_s(runs["sync"][2], calibration, full)
+        print(f"  roofline: with {full} in flight no schedule finishes in under {bound:.1f} model-s (the compute of every "
+              f"decoded and prefilled token, or one weight read per {full} decoded tokens), so no schedule beats the "
+              f"turn-synchronous one by more than {runs['sync'][5] / bound:.2f}x; async reaches {bound / runs['async'][5]:.0%} of it")
+        print("  sensitivity to the assumed figures (async / sync, and the roofline's ceiling on it):")
+        for efficiency in (0.3, 0.5, 0.7):
+            cells = []
+            for retrieval_ms in (0.0, 100.0):
+                varied = play_latency_model(recording, items, model_calibration(args, efficiency), args, retrieval_ms)
+                ceiling = varied["sync"][5] / roofline_s(varied["sync"][2], model_calibration(args, efficiency), full)
+                cells.append(f"retrieval {retrieval_ms:3.0f} ms: {varied['async'][0] / varied['sync'][0]:.2f}x (ceiling {ceiling:.2f}x)")
+            print(f"    compute at {efficiency:.0%} of peak: " + "; ".join(cells))
+
+
+def roofline_s(usage, calibration: EngineCalibration, in_flight: int) -> float:
+    """A lower bound on any schedule's engine time for the same work: all its tokens at the compute rate, or a weight
+    read for every step it needs at `in_flight` sequences a step (KV reads left out, so the bound holds)."""
+    compute = (usage.decoded + usage.prefilled) * calibration.token_s
+    memory = math.ceil(usage.decoded / in_flight) * calibration.base_s
+    return max(compute, memory)
 
 
 def main() -> None:
@@ -242,9 +289,11 @@ def main() -> None:
     parser.add_argument("--in-flight", type=int, default=4, help="server: batch size (sync) = trajectories in flight (async) = llama-server slots")
     parser.add_argument("--server-cache-prompt", action="store_true", help="llama-server: let requests reuse a slot's cached prefix")
     parser.add_argument("--in-flight-model", type=int, default=256, help="latency model: batch size = trajectories in flight")
-    parser.add_argument("--step-base-ms", type=float, default=8.0)
-    parser.add_argument("--step-per-seq-ms", type=float, default=0.17)
-    parser.add_argument("--token-compute-ms", type=float, default=0.04)
+    parser.add_argument("--step-base-ms", type=float, default=7.79, help="latency model: memory time of a decode step without context")
+    parser.add_argument("--kv-ns-per-token", type=float, default=46.2, help="latency model: memory time per context token per step")
+    parser.add_argument("--model-params", type=float, default=3.09e9, help="latency model: parameters (compute = 2 FLOP each per token)")
+    parser.add_argument("--peak-tflops", type=float, default=312.0, help="latency model: the GPU's dense bf16 peak")
+    parser.add_argument("--compute-efficiency", type=float, default=0.5, help="latency model: fraction of the peak reached")
     parser.add_argument("--retrieval-base-ms", type=float, default=30.0)
     parser.add_argument("--retrieval-per-query-ms", type=float, default=0.2)
     args = parser.parse_args()

@@ -4,9 +4,10 @@ This is a model, not a GPU measurement. The model text comes from recorded Searc
 backend); only the time each call would take is modelled:
 
 - A step decodes one token of every active sequence, and prefills the new prompt tokens of the requests that join
-  at it: those beyond the trajectory's previous context (vLLM's prefix caching keeps the rest). It lasts the longer
-  of its memory time, `base_s + per_seq_s * n` for n active sequences (the weights once, each sequence's KV cache),
-  and its compute time, `token_s` per token it processes (n decoded plus the prefilled ones): a roofline.
+  at it: those not already in the engine's prefix cache (vLLM's automatic prefix caching keeps a trajectory's
+  previous context and the prompt prefix every trajectory shares). It lasts the longer of its memory time,
+  `base_s + kv_token_s * context` (the weights once, plus the KV cache of the `context` tokens the active sequences
+  hold), and its compute time, `token_s` per token it processes (decoded plus prefilled): a roofline.
 - A request joins at the next step boundary after it arrives and leaves when its recorded turn is decoded.
 - Retrieval: a call costs `base_s + per_query_s * queries`, and runs beside the engine.
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import selectors
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,18 +90,19 @@ class VirtualClockLoop(asyncio.SelectorEventLoop):
 
 @dataclass(frozen=True)
 class EngineCalibration:
-    base_s: float  # memory time of a step: reading the weights
-    per_seq_s: float  # memory time per active sequence (its KV cache)
+    base_s: float  # memory time of a step without context: reading the weights, plus the step's fixed overheads
+    kv_token_s: float  # memory time per token of context held by the active sequences (their KV cache)
     token_s: float  # compute time per processed token (decoded or prefilled)
 
-    def step_s(self, sequences: int, prefilled: int = 0) -> float:
-        return max(self.base_s + self.per_seq_s * sequences, self.token_s * (sequences + prefilled))
+    def step_s(self, sequences: int, context: float, prefilled: int = 0) -> float:
+        return max(self.base_s + self.kv_token_s * context, self.token_s * (sequences + prefilled))
 
 
 @dataclass
 class _Sequence:
     remaining: int
     prefill: int
+    context: int  # tokens in the KV cache when it joins (its whole prompt)
     done: asyncio.Future
 
 
@@ -108,6 +111,7 @@ class EngineUsage:
     busy_s: float = 0.0  # model seconds with at least one sequence on the engine
     steps: int = 0
     decoded: int = 0
+    prefilled: int = 0
     batch_sizes: list[int] = field(default_factory=list)
 
 
@@ -121,8 +125,8 @@ class ContinuousBatchingEngine:
         self.arrived = asyncio.Event()
         self.task = asyncio.get_running_loop().create_task(self._run())
 
-    async def decode(self, tokens: int, prefill: int) -> None:
-        sequence = _Sequence(max(tokens, 1), prefill, asyncio.get_running_loop().create_future())
+    async def decode(self, tokens: int, prefill: int, context: int) -> None:
+        sequence = _Sequence(max(tokens, 1), prefill, context, asyncio.get_running_loop().create_future())
         self.waiting.append(sequence)
         self.arrived.set()
         await sequence.done
@@ -135,11 +139,15 @@ class ContinuousBatchingEngine:
                 self.arrived.clear()
                 await self.arrived.wait()
             prefill = sum(s.prefill for s in self.waiting)
+            self.usage.prefilled += prefill
             self.active += self.waiting
             self.waiting = []
-            step = c.step_s(len(self.active))
-            first = c.step_s(len(self.active), prefill)
+            n = len(self.active)
             k = min(s.remaining for s in self.active)
+            context = sum(s.context for s in self.active)
+            # each step adds one token per sequence to the context: a stretch of k steps costs its mean step
+            first = c.step_s(n, context, prefill)
+            step = c.step_s(n, context + n * k / 2)
             planned = first + (k - 1) * step
             self.arrived.clear()
             start = loop.time()
@@ -154,10 +162,11 @@ class ContinuousBatchingEngine:
                 steps, duration = k, planned
             self.usage.busy_s += duration
             self.usage.steps += steps
-            self.usage.decoded += steps * len(self.active)
-            self.usage.batch_sizes.append(len(self.active))
+            self.usage.decoded += steps * n
+            self.usage.batch_sizes.append(n)
             for sequence in self.active:
                 sequence.remaining -= steps
+                sequence.context += steps
                 if sequence.remaining <= 0:
                     sequence.done.set_result(None)
             self.active = [s for s in self.active if s.remaining > 0]
@@ -178,6 +187,7 @@ class ModelledGPUBackend(ReplayBackend):
         self.usage = EngineUsage()
         self._engines: dict[int, ContinuousBatchingEngine] = {}
         self._cached: dict[str, int] = {}  # per trajectory: tokens of context the engine holds from its last turn
+        self._first_prompt: str | None = None  # the prompt prefix all trajectories share is cached once
 
     def generate(self, requests: list[GenerationRequest]) -> list[Generation]:
         loop = VirtualClockLoop(self.clock)
@@ -201,11 +211,20 @@ class ModelledGPUBackend(ReplayBackend):
         generation = self._one(request)
         prompt_tokens = approx_token_count(request.prompt)
         key = request.key[0] if request.key else ""
-        prefill = prompt_tokens - self._cached.get(key, 0)
+        prefill = prompt_tokens - max(self._cached.get(key, 0), self._shared_prefix_tokens(request.prompt))
         tokens = min(generation.completion_tokens or 0, request.max_tokens)
-        await engine.decode(tokens, prefill)
+        await engine.decode(tokens, max(prefill, 0), prompt_tokens)
         self._cached[key] = prompt_tokens + tokens
         return generation
+
+
+    def _shared_prefix_tokens(self, prompt: str) -> int:
+        """Tokens of `prompt` in whole 16-token cache blocks of the prefix it shares with the first prompt seen (the
+        instruction every trajectory starts with): vLLM's prefix cache holds those blocks once for all."""
+        if self._first_prompt is None:
+            self._first_prompt = prompt
+            return 0
+        return approx_token_count(os.path.commonprefix([prompt, self._first_prompt])) // 16 * 16
 
 
 class ModelledRetriever:
