@@ -2,13 +2,15 @@
 the async engine (`vllm-async`: each trajectory's turn is its own request, continuously batched with the others).
 
 Not runnable on the CPU machines of this project (vLLM ships GPU wheels only); `scripts/gpu_smoke.sh` runs the
-offline engine. `vllm-async` is written against vLLM's documented `AsyncLLMEngine` interface (`from_engine_args`,
-the `generate(prompt, sampling_params, request_id)` async generator, `shutdown`) and has not been run here.
+offline engine. `vllm-async` is written against vLLM's `AsyncLLMEngine` interface (`from_engine_args`, the
+`generate(prompt, sampling_params, request_id)` async generator, `shutdown`), which V1's `AsyncLLM` keeps, and has
+not been run here.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import itertools
 import threading
 import time
@@ -43,10 +45,17 @@ class VLLMBackend(HFTokenizerMixin, Backend):
         return {"backend": self.name, **self.meta}
 
 
-def sampling_params(vllm: Any, request: GenerationRequest) -> Any:
+def sampling_params(vllm: Any, request: GenerationRequest, final_only: bool = False) -> Any:
+    """`final_only`: the async engine sends one output per request instead of one per decoded token (the loop reads
+    only the last; vLLM versions without `RequestOutputKind` stream, and the last output is the same)."""
+    options: dict[str, Any] = {}
+    kind = getattr(importlib.import_module("vllm.sampling_params"), "RequestOutputKind", None) if final_only else None
+    if kind is not None:
+        options["output_kind"] = kind.FINAL_ONLY
     return vllm.SamplingParams(
         temperature=request.temperature, max_tokens=request.max_tokens, stop=request.stop, seed=request.seed,
         include_stop_str_in_output=True,  # Search-R1 keeps `</search>` in the response
+        **options,
     )
 
 
@@ -96,7 +105,8 @@ class VLLMAsyncBackend(HFTokenizerMixin, Backend):
         start = time.perf_counter()
         final = None
         try:
-            async for output in self.engine.generate(request.prompt, sampling_params(self.vllm, request), f"evalsuite-{next(self._ids)}"):
+            params = sampling_params(self.vllm, request, final_only=True)
+            async for output in self.engine.generate(request.prompt, params, f"evalsuite-{next(self._ids)}"):
                 final = output
         except Exception as exc:  # an engine error fails this request, the run goes on
             return Generation(text="", finish_reason="error", error=f"{type(exc).__name__}: {exc}")
