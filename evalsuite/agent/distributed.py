@@ -2,8 +2,9 @@
 
 The driver (the process running `evalsuite run`) reads the tasks, hands out batches and alone writes the run
 directory. Each actor loads the model once (with `num_gpus` GPUs of its own; vLLM's tensor parallelism runs inside
-the actor) and plays its batches with the same `RolloutEngine` a single-process run uses, so greedy predictions are
-the same example for example. Retrieval is one shared service: a URL goes to every actor as it is; an index
+the actor) and plays its batches with the same `RolloutEngine` a single-process run uses, on the run's schedule (on
+the asynchronous one, a batch's trajectories advance each on its own), so greedy predictions are the same example
+for example. Retrieval is one shared service: a URL goes to every actor as it is; an index
 directory (or `adqa`) is loaded once by the driver and served over HTTP by the `evalsuite serve-retriever`
 application on the driver's node; `replay` stays the recording's own passages inside each actor.
 
@@ -16,6 +17,7 @@ writes them, so `merge`, `score` and every other reader see the same file.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import os
@@ -24,7 +26,7 @@ import sys
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evalsuite.agent.engine import RetrievalUnavailable, RolloutEngine
@@ -40,11 +42,12 @@ from evalsuite.agent.runner import (
     load_examples,
     load_retriever_spec,
     open_run,
+    resolve_schedule,
     retriever_info,
     to_record,
 )
 from evalsuite.errors import EvalsuiteError, require
-from evalsuite.models.registry import load_backend
+from evalsuite.models.registry import backend_class, load_backend
 from evalsuite.runs import ExampleRecord
 
 # Batches queued per actor: one running and one waiting, so an actor never idles while the driver answers it.
@@ -90,6 +93,7 @@ class EvaluationWorker:
             self.retriever_spec = retriever
             self.retriever = load_retriever_spec(retriever, self.backend)
             self.engine = RolloutEngine(self.backend, self.method, self.retriever, spec.rollout, self.style)
+            self.schedule = resolve_schedule(spec.schedule, self.backend.supports_async, self.backend.name)
         except Exception as exc:  # noqa: BLE001 - reported by describe(): the driver says it in one line instead of Ray's traceback
             self.load_error = exc.message if isinstance(exc, EvalsuiteError) else f"{type(exc).__name__}: {exc}"
 
@@ -103,8 +107,12 @@ class EvaluationWorker:
         return {"backend": self.backend.info(), "style": self.style, "retriever": retriever_info(self.retriever, self.retriever_spec), **where}
 
     def run(self, batch: list[Example]) -> BatchOutcome:
+        items = [(example.row.id, example.row.question) for example in batch]
         try:
-            rollouts = self.engine.run([(example.row.id, example.row.question) for example in batch])
+            if self.schedule == "async":
+                rollouts = asyncio.run(self.engine.run_async(items, max_in_flight=len(items)))
+            else:
+                rollouts = self.engine.run(items)
         except RetrievalUnavailable as exc:
             return BatchOutcome([], stopped=exc.message)
         except EvalsuiteError as exc:
@@ -116,6 +124,8 @@ def execute_on_ray(spec: RunSpec, options: RayOptions, on_start: Callable[[int, 
     """Run the evaluation described by `spec` on a Ray cluster; the run directory is the one `execute` writes."""
     ray = require("ray", "ray", "evaluation on a Ray cluster (--ray)")
     examples, fields = load_examples(spec)
+    # resolved here, before Ray starts or any actor loads a model: a schedule the backend cannot run is one line
+    spec = replace(spec, schedule=resolve_schedule(spec.schedule, backend_class(spec.backend).supports_async, spec.backend))
     method = get_method(spec.method)
     connect(ray, options)
     try:
@@ -125,7 +135,7 @@ def execute_on_ray(spec: RunSpec, options: RayOptions, on_start: Callable[[int, 
             first = descriptions[0]
             style = first["style"]
             info = served_info if served_info is not None else first["retriever"]
-            manifest = build_manifest(spec, first["backend"], style, method.template_hash(style), info, fields)
+            manifest = build_manifest(spec, first["backend"], style, method.template_hash(style), info, fields, spec.schedule)
             directory, done, todo, paper = open_run(spec, manifest, examples, on_start)
             batches = [todo[start : start + spec.batch_size] for start in range(0, len(todo), spec.batch_size)]
             with directory.writer() as writer:

@@ -8,6 +8,7 @@ index served by the driver, a worker node killed mid-run, and the driver killed 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -91,6 +92,35 @@ def test_a_malformed_ray_address_says_what_to_pass(address):
     with pytest.raises(EvalsuiteError, match="is not a Ray address") as caught:
         connect(None, RayOptions(address=address))
     assert "--ray HEAD_IP:PORT" in caught.value.hint
+
+
+def test_ray_with_a_schedule_the_backend_cannot_run_is_one_line_before_ray_starts(tmp_path, trajectories_dir, benchmarks_dir):
+    pytest.importorskip("ray", reason=NO_RAY)
+    out = tmp_path / "run"
+    args = ["run", "--backend", "llamacpp", "--model", str(tmp_path / "model.gguf"), "--tasks", "nq", "--split", "test_sub1000",
+            "--data-dir", str(benchmarks_dir), "--schedule", "async", "-o", str(out), "--ray", "127.0.0.1:1"]
+    result = subprocess.run([sys.executable, "-m", "evalsuite", *args], capture_output=True, text=True, check=False, timeout=120,
+                            env={**os.environ, "COLUMNS": "300"})
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("error: the llamacpp backend does not support --schedule async")  # not "no Ray cluster answers"
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("schedule", ["async", "sync"])
+def test_an_actor_plays_its_batch_on_the_run_schedule_with_the_single_process_records(tmp_path, trajectories_dir, benchmarks_dir, schedule):
+    """The actor's body in this process (Ray only wraps it): 40 NQ questions as one batch on either schedule give the
+    records a single-process run writes."""
+    from evalsuite.agent.distributed import EvaluationWorker
+    from evalsuite.agent.runner import load_examples
+
+    spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "single", "first:40", 40)
+    single = execute(spec)
+    worker = EvaluationWorker(dataclasses.replace(spec, schedule=schedule), "replay")
+    assert worker.load_error is None and worker.schedule == schedule
+    examples, _ = load_examples(spec)
+    outcome_of_batch = worker.run(examples)
+    assert outcome_of_batch.stopped is None and outcome_of_batch.error is None
+    assert outcome(outcome_of_batch.records) == outcome(single.records)
 
 
 def test_actor_count_fits_the_cluster_or_says_what_to_change():
