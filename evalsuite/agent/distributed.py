@@ -39,6 +39,7 @@ from evalsuite.agent.runner import (
     build_manifest,
     finish_directory,
     in_example_order,
+    keep_in_example_order,
     load_examples,
     load_retriever_spec,
     open_run,
@@ -150,7 +151,7 @@ def execute_on_ray(spec: RunSpec, options: RayOptions, on_start: Callable[[int, 
         ray.shutdown()
     records = in_example_order(done + new, examples)
     if stopped is None:
-        directory.rewrite_predictions(records)
+        keep_in_example_order(directory, done + new, records)
     metrics = finish_directory(directory, manifest, records, stopped)
     return RunResult(directory=directory, records=records, metrics=metrics, stopped=stopped, paper=paper)
 

@@ -301,7 +301,9 @@ def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, o
                     keep([to_record(e, r, method) for e, r in zip(batch, rollouts)])
         except RetrievalUnavailable as exc:
             stopped = exc.message
-    records = list(done) + in_example_order(new, examples)  # the async schedule finishes out of order
+    records = in_example_order(list(done) + new, examples)
+    if stopped is None:
+        keep_in_example_order(directory, list(done) + new, records)
     metrics = finish_directory(directory, manifest, records, stopped)
     backend.close()
     return RunResult(directory=directory, records=records, metrics=metrics, stopped=stopped, paper=paper)
@@ -311,6 +313,13 @@ def in_example_order(records: list[ExampleRecord], examples: list[Example]) -> l
     """Records in the order of the run's examples (task by task, subset order), as a single-process run has them."""
     order = {(example.task, example.row.id): position for position, example in enumerate(examples)}
     return sorted(records, key=lambda record: order.get((record.task, record.id), len(order)))
+
+
+def keep_in_example_order(directory: RunDirectory, written: list[ExampleRecord], ordered: list[ExampleRecord]) -> None:
+    """A completed run's predictions.jsonl holds its records in example order, whatever order they were appended in
+    (the asynchronous schedule, a resume, Ray actors), so two runs of the same setting give the same file."""
+    if [(r.task, r.id) for r in written] != [(r.task, r.id) for r in ordered]:
+        directory.rewrite_predictions(ordered)
 
 
 def finish_directory(directory: RunDirectory, manifest: Manifest, records: list[ExampleRecord], stopped: str | None) -> MetricsFile:

@@ -70,8 +70,10 @@ def test_async_replay_of_1000_recorded_trajectories_equals_the_turn_synchronous_
     assert content(ran_async.records) == content(sync.records)
     assert [r.id for r in ran_async.records] == [r.id for r in sync.records]  # handed back in input order
     assert ran_async.metrics == sync.metrics
-    # written as they finished, then read back: the same records
-    assert content(RunDirectory(tmp_path / "async").read_predictions()) == content(sync.records)
+    # written as they finished, then put in example order once the run completed: the same file as the sync run's
+    written = RunDirectory(tmp_path / "async").read_predictions()
+    assert content(written) == content(sync.records)
+    assert [r.id for r in written] == [r.id for r in RunDirectory(tmp_path / "sync").read_predictions()] == [r.id for r in sync.records]
     manifests = [RunDirectory(tmp_path / name).read_manifest() for name in ("sync", "async")]
     assert [m.backend["schedule"] for m in manifests] == ["sync", "async"] and all(m.finished_at for m in manifests)
     # the retrieval calls still carry batches: the same searches, in far fewer calls than one per search
