@@ -59,14 +59,14 @@ def _serving(command: list[str], port: int, ready_path: str, log: Path, what: st
             process.wait()
 
 
-# The batch-invariant llama-server configuration: a sequence's greedy text (indeed its logits, bit for bit) is the
-# same whichever other sequences share its decode batches. Each item removes a kernel choice that depends on the
-# batch, read in the vendored llama.cpp (llama-cpp-python 0.3.36) and checked one by one (docs/agent.md):
+# The batch-invariant llama-server configuration: a sequence's greedy text (and, as measured, its log-probabilities
+# bit for bit) is the same whichever other sequences share its decode batches. Each item removes a kernel choice that depends on the
+# batch, read in the vendored llama.cpp (llama-cpp-python 0.3.36); docs/agent.md has what each one changed here:
 #  - a build without llamafile's sgemm (GGML_LLAMAFILE=OFF, the `llama-server-batch-invariant` binary of
 #    scripts/build_llama_server.sh): ggml-cpu.c's mul_mat uses tinyBLAS only for 2 or more columns and
 #    the per-row vec_dot for one, so a row's result depends on how many rows share its micro-batch;
 #  - `-fa off`: the CPU flash attention (ops.cpp, ggml_compute_forward_flash_attn_ext_f16) takes a split-KV path
-#    when one sequence decodes alone, a tiled path for long query blocks and a row-by-row path otherwise;
+#    when one sequence decodes alone, a tiled path for 64 query rows or more and a row-by-row path otherwise;
 #  - GGML_CPU_TILED_MM=0: the tiled K-quant matmul (tiled/tiled.cpp) replaces vec_dot from 8 rows up;
 #  - `--no-repack`: Q4_K weights repacked for AVX2 (repack.cpp) run a gemm kernel on groups of 4 token rows and a
 #    gemv kernel on the rest;
@@ -77,14 +77,18 @@ BATCH_INVARIANT_FLAGS = ("-fa", "off", "--no-repack", "--no-kv-unified", "--swa-
 BATCH_INVARIANT_ENV = {"GGML_CPU_TILED_MM": "0"}
 
 
+def _binary_name(batch_invariant: bool) -> tuple[str, str]:
+    """The binary's file name and the environment variable that may name its path instead."""
+    return ("llama-server-batch-invariant", "LLAMA_SERVER_BATCH_INVARIANT") if batch_invariant else ("llama-server", "LLAMA_SERVER")
+
+
 def llama_server_binary(batch_invariant: bool = False) -> Path | None:
     """llama.cpp's own `llama-server`: $LLAMA_SERVER, else what scripts/build_llama_server.sh installed, else PATH.
     `batch_invariant`: the build without llamafile ($LLAMA_SERVER_BATCH_INVARIANT, else the script's
     `llama-server-batch-invariant`)."""
     from evalsuite.files import cache_root
 
-    name = "llama-server-batch-invariant" if batch_invariant else "llama-server"
-    variable = "LLAMA_SERVER_BATCH_INVARIANT" if batch_invariant else "LLAMA_SERVER"
+    name, variable = _binary_name(batch_invariant)
     for candidate in (os.environ.get(variable), str(cache_root() / "bin" / name), shutil.which(name)):
         if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
             return Path(candidate)
@@ -100,8 +104,8 @@ def native_llama_server(
     `batch_invariant`: the configuration above (slower, measured in docs/agent.md)."""
     binary = llama_server_binary(batch_invariant)
     if binary is None:
-        what = "llama-server-batch-invariant" if batch_invariant else "llama-server"
-        pytest.skip(f"needs llama.cpp's {what}: run scripts/build_llama_server.sh (or set $LLAMA_SERVER)")
+        name, variable = _binary_name(batch_invariant)
+        pytest.skip(f"needs llama.cpp's {name}: run scripts/build_llama_server.sh (or set ${variable})")
     port = _free_port()
     command = [str(binary), "-m", gguf, "--host", "127.0.0.1", "--port", str(port), "--parallel", str(parallel),
                "-c", str(n_ctx * parallel), "-t", str(n_threads), "-tb", str(n_threads), "--no-webui", "--metrics"]
@@ -117,7 +121,8 @@ def decode_counters(url: str) -> tuple[float, int]:
     slot is busy while it prefills or generates), and the number of those calls."""
     import httpx
 
-    values = dict(line.split(" ", 1) for line in httpx.get(url.removesuffix("/v1") + "/metrics", timeout=10).text.splitlines() if not line.startswith("#"))
+    lines = httpx.get(url.removesuffix("/v1") + "/metrics", timeout=10).text.splitlines()
+    values = dict(line.split(" ", 1) for line in lines if line and not line.startswith("#"))
     calls = int(float(values["llamacpp:n_decode_total"]))
     return float(values["llamacpp:n_busy_slots_per_decode"]) * calls, calls
 

@@ -197,9 +197,9 @@ def test_schedules_give_byte_identical_trajectories_on_llama_server(gemma_native
 @pytest.mark.slow
 def test_schedules_give_byte_identical_trajectories_on_four_llama_server_slots(gemma_gguf, threads, wiki_bm25, benchmarks_dir, tmp_path):
     """Four slots decoding together (continuous batching): the two schedules put different sequences in each decode
-    batch, and the greedy trajectories are still byte-identical on llama-server's batch-invariant configuration
-    (tests/llama_servers.py; with the default build and flags, 1 to 6 of 16 texts differed, docs/agent.md).
-    The server's own counters show that the slots really decoded together under both schedules."""
+    batch, and the greedy trajectories are still byte-identical in llama-server's batch-invariant configuration
+    (tests/llama_servers.py); with the default build and flags this test fails (docs/agent.md). The server's own
+    counters show that the slots really decoded together under both schedules."""
     with native_llama_server(gemma_gguf, tmp_path / "server.log", threads, parallel=4, batch_invariant=True) as url:
         runs, busy, before = {}, {}, decode_counters(url)
         for schedule in ("sync", "async"):
