@@ -35,7 +35,7 @@ def gpu(method: str):
 def seeds() -> Path:
     found = seeds_dir(REPO / "pyproject.toml")
     if found is None:
-        pytest.skip("seed texts absent (../shared/seeds beside the repository, or $EVALSUITE_SEEDS): the quote check runs where they are")
+        pytest.skip("seed texts absent (../shared/seeds beside the repository, or $EVALSUITE_SHARED_SEEDS): the quote check runs where they are")
     return found
 
 

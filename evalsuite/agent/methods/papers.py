@@ -101,9 +101,10 @@ def _is_citation(text: str) -> bool:
 
 
 def seeds_dir(start: Path | None = None) -> Path | None:
-    """The seed texts: $EVALSUITE_SEEDS, else ../shared/seeds beside the repository root; None when absent."""
-    if os.environ.get("EVALSUITE_SEEDS"):
-        path = Path(os.environ["EVALSUITE_SEEDS"])
+    """The seed texts: $EVALSUITE_SHARED_SEEDS (the name the README and the tests use), else ../shared/seeds beside
+    the repository root; None when absent."""
+    if os.environ.get("EVALSUITE_SHARED_SEEDS"):
+        path = Path(os.environ["EVALSUITE_SHARED_SEEDS"])
         return path if path.is_dir() else None
     root = (start or Path(__file__)).resolve()
     for parent in root.parents:
