@@ -187,7 +187,9 @@ def run_command(
                    "stopped": result.stopped, "note": note, "failures": failures_note(result.metrics),
                    "paper_setting": result.paper.to_dict() if result.paper else None})
     else:
-        print_table(results_table(result.metrics, f"{spec.method} · {Path(spec.model).name} · {spec.backend}"))
+        # the model the backend reports (a server's served model, not the last part of its URL)
+        served = result.directory.read_manifest().backend.get("model") or spec.model
+        print_table(results_table(result.metrics, f"{spec.method} · {Path(str(served)).name} · {spec.backend}"))
         console = out_console(markup=True)
         console.print(f"run directory: {escape(str(result.directory.path))}")
         if result.paper is not None and not result.paper.matches:

@@ -213,3 +213,21 @@ def test_schedules_give_byte_identical_trajectories_on_four_llama_server_slots(g
     _assert_same_greedy_run(runs["sync"], runs["async"])
     assert sum(1 for r in runs["async"] for t in r.turns if t.query) >= 8
     assert min(busy.values()) > 1.5, f"the slots did not decode together (busy slots per llama_decode call: {busy})"
+
+
+def test_the_run_table_names_the_served_model_not_the_url(gemma_url, wiki_bm25, benchmarks_dir, tmp_path):
+    """`evalsuite run --model http://HOST:PORT/v1` titles its table with the model the server reports, not `v1`."""
+    import os
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "evalsuite", "run", "--backend", "openai", "--model", gemma_url, "--tasks", "bamboogle",
+         "--data-dir", str(benchmarks_dir), "--limit", "1", "--max-turns", "1", "--max-tokens", "16",
+         "--retriever", str(wiki_bm25), "--prompt-style", "base-fewshot", "--backend-option", "repeat_penalty=1.0",
+         "-o", str(tmp_path / "run")],
+        check=False, capture_output=True, text=True, timeout=600, env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
+    )
+    assert result.returncode == 0, result.stderr
+    (title,) = [line for line in result.stdout.splitlines() if line.startswith("**search-r1 ·")]
+    assert title == "**search-r1 · gemma-3-270m-q4_k_m.gguf · openai**"
