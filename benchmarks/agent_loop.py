@@ -45,9 +45,10 @@ import os
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from gpu_latency_model import EngineCalibration, ModelledGPUBackend, ModelledRetriever, VirtualClock, VirtualClockLoop
+from gpu_latency_model import EngineCalibration, EngineUsage, ModelledGPUBackend, ModelledRetriever, VirtualClock, VirtualClockLoop
 
 from evalsuite.agent.engine import RolloutConfig, RolloutEngine
 from evalsuite.agent.method import get_method
@@ -227,8 +228,26 @@ def model_calibration(args, compute_efficiency: float | None = None) -> EngineCa
     return EngineCalibration(args.step_base_ms / 1e3, args.kv_ns_per_token / 1e9, token_s)
 
 
-def play_latency_model(recording: Path, items, calibration: EngineCalibration, args, retrieval_base_ms: float):
-    """Both schedules on the latency model: schedule -> (trajectories/s, idle fraction, usage, retrieval calls, rollouts)."""
+@dataclass
+class ModelledRun:
+    """One schedule on the latency model."""
+
+    seconds: float  # model time
+    usage: EngineUsage
+    retrieval_calls: int
+    rollouts: list
+
+    @property
+    def rate(self) -> float:  # trajectories per model second
+        return len(self.rollouts) / self.seconds
+
+    @property
+    def idle(self) -> float:  # fraction of model time with nothing on the engine
+        return 1 - self.usage.busy_s / self.seconds
+
+
+def play_latency_model(recording: Path, items, calibration: EngineCalibration, args, retrieval_base_ms: float) -> dict[str, ModelledRun]:
+    """Both schedules on the latency model, by schedule."""
     out = {}
     for schedule in ("sync", "async"):
         clock = VirtualClock()
@@ -237,7 +256,7 @@ def play_latency_model(recording: Path, items, calibration: EngineCalibration, a
         style = "instruct" if backend.has_chat_template() else "base"  # only the prompts' lengths matter here
         engine = RolloutEngine(backend, get_method("search-r1"), retriever, RolloutConfig(), style)
         rollouts = play(engine, items, schedule, args.in_flight_model, lambda clock=clock: VirtualClockLoop(clock))
-        out[schedule] = (len(items) / clock.now, 1 - backend.usage.busy_s / clock.now, backend.usage, retriever.calls, rollouts, clock.now)
+        out[schedule] = ModelledRun(clock.now, backend.usage, retriever.calls, rollouts)
     return out
 
 
@@ -248,10 +267,11 @@ def compare_on_latency_model(args) -> None:
         recording, items = merged_recording(Path(scratch))
         cpu = time.process_time()
         runs = play_latency_model(recording, items, calibration, args, args.retrieval_base_ms)
-        for schedule, (_, _, usage, calls, _, now) in runs.items():
-            print(f"  {schedule}: {now:.1f} model-s, {usage.decoded} tokens decoded in {usage.steps} steps (mean batch "
-                  f"{usage.decoded / max(usage.steps, 1):.0f}), {usage.prefilled} tokens prefilled, {calls} retrieval calls")
-        turns = sum(len(r.turns) for r in runs["sync"][4])
+        for schedule, run in runs.items():
+            usage = run.usage
+            print(f"  {schedule}: {run.seconds:.1f} model-s, {usage.decoded} tokens decoded in {usage.steps} steps (mean batch "
+                  f"{usage.decoded / max(usage.steps, 1):.0f}), {usage.prefilled} tokens prefilled, {run.retrieval_calls} retrieval calls")
+        turns = sum(len(r.turns) for r in runs["sync"].rollouts)
         full = args.in_flight_model
         context = 1000  # tokens per sequence, for the implied figures below
         print(f"latency MODEL of a continuous-batching GPU engine (not a GPU measurement): {len(items)} recorded Search-R1 "
@@ -262,19 +282,20 @@ def compare_on_latency_model(args) -> None:
               f"{args.retrieval_per_query_ms:g} ms/query")
         print(f"  implied: one sequence {1 / calibration.step_s(1, context):.0f} tokens/s; {full} sequences of {context} tokens "
               f"{full / calibration.step_s(full, full * context):,.0f} tokens/s; prefill {1 / calibration.token_s:,.0f} tokens/s")
-        report({schedule: run[:2] for schedule, run in runs.items()}, "model time")
-        print(f"  same trajectories under both schedules: {same_trajectories(runs['sync'][4], runs['async'][4])}")
-        bound = roofline_s(runs["sync"][2], calibration, full)
+        report({schedule: (run.rate, run.idle) for schedule, run in runs.items()}, "model time")
+        print(f"  same trajectories under both schedules: {same_trajectories(runs['sync'].rollouts, runs['async'].rollouts)}")
+        bound = roofline_s(runs["sync"].usage, calibration, full)
         print(f"  roofline: with {full} in flight no schedule finishes in under {bound:.1f} model-s (the compute of every "
               f"decoded and prefilled token, or one weight read per {full} decoded tokens), so no schedule beats the "
-              f"turn-synchronous one by more than {runs['sync'][5] / bound:.2f}x; async reaches {bound / runs['async'][5]:.0%} of it")
+              f"turn-synchronous one by more than {runs['sync'].seconds / bound:.2f}x; async reaches {bound / runs['async'].seconds:.0%} of it")
         print("  sensitivity to the assumed figures (async / sync, and the roofline's ceiling on it):")
         for efficiency in (0.3, 0.5, 0.7):
             cells = []
+            varied_calibration = model_calibration(args, efficiency)
             for retrieval_ms in (0.0, 100.0):
-                varied = play_latency_model(recording, items, model_calibration(args, efficiency), args, retrieval_ms)
-                ceiling = varied["sync"][5] / roofline_s(varied["sync"][2], model_calibration(args, efficiency), full)
-                cells.append(f"retrieval {retrieval_ms:3.0f} ms: {varied['async'][0] / varied['sync'][0]:.2f}x (ceiling {ceiling:.2f}x)")
+                varied = play_latency_model(recording, items, varied_calibration, args, retrieval_ms)
+                ceiling = varied["sync"].seconds / roofline_s(varied["sync"].usage, varied_calibration, full)
+                cells.append(f"retrieval {retrieval_ms:3.0f} ms: {varied['async'].rate / varied['sync'].rate:.2f}x (ceiling {ceiling:.2f}x)")
             print(f"    compute at {efficiency:.0%} of peak: " + "; ".join(cells))
 
 

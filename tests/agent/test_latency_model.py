@@ -102,10 +102,10 @@ def test_both_schedules_replay_the_same_trajectories_no_faster_than_the_roofline
                               compute_efficiency=0.5, retrieval_per_query_ms=0.2, in_flight_model=32)
     calibration = agent_loop.model_calibration(args)
     runs = agent_loop.play_latency_model(recording, items, calibration, args, retrieval_base_ms=30.0)
-    assert agent_loop.same_trajectories(runs["sync"][4], runs["async"][4])
-    assert len(runs["sync"][4]) == len(items)
+    assert agent_loop.same_trajectories(runs["sync"].rollouts, runs["async"].rollouts)
+    assert len(runs["sync"].rollouts) == len(items)
     for schedule in ("sync", "async"):
-        usage, seconds = runs[schedule][2], runs[schedule][5]
-        assert usage.decoded == runs["sync"][2].decoded and usage.prefilled == runs["sync"][2].prefilled
+        usage, seconds = runs[schedule].usage, runs[schedule].seconds
+        assert usage.decoded == runs["sync"].usage.decoded and usage.prefilled == runs["sync"].usage.prefilled
         assert seconds >= agent_loop.roofline_s(usage, calibration, 32) * (1 - 1e-9)
-    assert runs["async"][5] <= runs["sync"][5]
+    assert runs["async"].seconds <= runs["sync"].seconds
