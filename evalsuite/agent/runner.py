@@ -301,9 +301,10 @@ def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, o
                     keep([to_record(e, r, method) for e, r in zip(batch, rollouts)])
         except RetrievalUnavailable as exc:
             stopped = exc.message
-    records = in_example_order(list(done) + new, examples)
+    appended = list(done) + new  # the file's order: the kept records, then the new ones as they finished
+    records = in_example_order(appended, examples)
     if stopped is None:
-        keep_in_example_order(directory, list(done) + new, records)
+        keep_in_example_order(directory, appended, records)
     metrics = finish_directory(directory, manifest, records, stopped)
     backend.close()
     return RunResult(directory=directory, records=records, metrics=metrics, stopped=stopped, paper=paper)
