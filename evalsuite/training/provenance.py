@@ -3,7 +3,8 @@ value beside it, and every place where the two differ.
 
 Each key of the block is either one of the settings below (steps, batch_size, ...: the paper's units, computed from
 the TRL sections) or a dotted path into the config (`reward.settings.coverage_weight`, `sft.learning_rate`,
-`curriculum_samples`); `DESCRIPTIVE` keys (retriever, teacher, ...) are shown but not compared. A value the paper
+`curriculum_samples`); `DESCRIPTIVE` keys (retriever, teacher, ...) and `rule.NAME` keys (a rule of the reward or the
+rollout that no single config value holds, e.g. `rule.soft_format`) are shown but not compared. A value the paper
 prints (or inherits) that our run does not use is a deviation; its entry says why in `because`. The block's entries
 are `evalsuite.agent.methods.papers.PaperValue`s.
 """
@@ -23,6 +24,12 @@ if TYPE_CHECKING:  # config.py imports this module to check a recipe's paper blo
 
 # Descriptions with no single config value to compare against.
 DESCRIPTIVE = ("retriever", "teacher", "judge", "evaluator", "refiner", "hardware")
+RULE_PREFIX = "rule."  # `rule.NAME`: a choice of the reward's or the rollout's definition, described, not compared
+
+
+def is_descriptive(name: str) -> bool:
+    """Shown with its label and source but not compared with a config value."""
+    return name in DESCRIPTIVE or name.startswith(RULE_PREFIX)
 
 
 def _steps(config: TrainConfig) -> float | None:
@@ -89,7 +96,7 @@ def paper_values(config: TrainConfig, where: str | Path = "config") -> list[Pape
 
 def ours(config: TrainConfig, name: str) -> tuple[Any, bool]:
     """Our run's value for a paper key and whether it is compared (descriptive keys are not)."""
-    if name in DESCRIPTIVE:
+    if is_descriptive(name):
         return (config.retriever if name == "retriever" else None), False
     if name in DERIVED:
         return DERIVED[name](config), True
@@ -103,7 +110,7 @@ def ours(config: TrainConfig, name: str) -> tuple[Any, bool]:
             value = getattr(value, part)
         else:
             raise DataError(f"paper.{name}: neither a named setting ({', '.join(DERIVED)}) nor a path into the config",
-                            hint=f"descriptive keys ({', '.join(DESCRIPTIVE)}) are shown without comparison")
+                            hint=f"descriptive keys ({', '.join(DESCRIPTIVE)}, {RULE_PREFIX}NAME) are shown without comparison")
     return value, True
 
 

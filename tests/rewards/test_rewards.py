@@ -133,7 +133,7 @@ def subsearch_turns():
 
 def test_subsearch_components():
     reward = get_reward("subsearch", {"aggregation": "weighted_sum"})
-    row = reward.breakdown(["x"], golden_answers=[["Paris"]], turns=[subsearch_turns()])[0]
+    row = reward.breakdown(["x"], golden_answers=[["Paris"]], turns=[subsearch_turns()], needs_decomposition=[True])[0]
     assert row["answerability"] == 0.5  # 1 of 2 rounds retrieved the gold
     assert row["decomposition"] == 1.0  # both sub-queries retrieved their own documents
     assert row["total"] == pytest.approx(1.0 + 0.5 * 0.5 + 0.5 * 1.0)
@@ -143,7 +143,7 @@ def test_subsearch_decomposition_repeated_and_too_many_subqueries():
     same = turns((["a", "b"], [("X", "x"), ("Y", "y"), ("X", "x"), ("Y", "y")]))
     four = turns((["a", "b", "c", "d"], [("X", "x")] * 4))
     reward = get_reward("subsearch", {"aggregation": "weighted_sum"})
-    rows = reward.breakdown(["1", "2"], golden_answers=[["z"], ["z"]], turns=[same, four])
+    rows = reward.breakdown(["1", "2"], golden_answers=[["z"], ["z"]], turns=[same, four], needs_decomposition=[True, True])
     assert rows[0]["decomposition"] == 0.0 and rows[1]["decomposition"] == -1.0  # over-decomposition penalty
 
 
@@ -151,25 +151,25 @@ def test_subsearch_residual_and_no_queries():
     reward = get_reward("subsearch", {"aggregation": "residual", "beta": 0.4})
     direct = [Turn(text="<think>t</think><answer>Rome</answer>", think=["t"], answer="Rome")]
     rows = reward.breakdown(["a", "b", "c"], golden_answers=[["Paris"], ["Lyon"], ["Paris"]],
-                            turns=[subsearch_turns(), subsearch_turns(), direct])
+                            turns=[subsearch_turns(), subsearch_turns(), direct], needs_decomposition=[True] * 3)
     assert rows[0]["total"] == 1.0  # correct: the outcome leaves no residual
     # wrong: answerability 0 (no Lyon in docs), decomposition 1 -> p = 0.5, r = 0 + 1 * 0.4 * 0.5
     assert rows[1]["total"] == pytest.approx(0.2)
     assert rows[2]["total"] == 0.0 and rows[2]["answerability"] == 0.0 and rows[2]["decomposition"] == 0.0
 
 
-def test_subsearch_adaptive_beta_follows_the_ema_of_accuracy():
-    reward = get_reward("subsearch", {"aggregation": "adaptive_residual", "ema_alpha": 0.5})
+def test_subsearch_adaptive_beta_follows_the_bias_corrected_ema_of_accuracy():
+    reward = get_reward("subsearch", {"aggregation": "adaptive_residual", "ema_alpha": 0.5, "beta_max": 0.5})
     wrong = turns(("q", [("D", "Paris")]), answer="Rome")  # a = 1, d = 0 -> p = 0.5
     right = turns(("q", [("D", "Paris")]), answer="Paris")
     first = reward([s for s in "ab"], golden_answers=[["Paris"]] * 2, turns=[right, wrong])
-    assert first == pytest.approx([1.0, 1.0 * 0.5])  # β_0 = 1 − 0 = 1
-    # EMA_1 = 0.5 * 0.5 + 0.5 * 0 = 0.25 -> β_1 = 0.75
-    assert reward.current_beta() == pytest.approx(0.75)
+    # m_1 = 0.5 * 0.5 = 0.25, A_1 = 0.25 / (1 - 0.5) = 0.5 (the batch's own accuracy) -> β_1 = 0.5 * (1 - 0.5) = 0.25
+    assert first == pytest.approx([1.0, 0.25 * 0.5])
+    assert reward.current_beta() == pytest.approx(0.25)
     second = reward(["c"], golden_answers=[["Paris"]], turns=[wrong])
-    assert second == pytest.approx([0.75 * 0.5])
-    # EMA_2 = 0.5 * 0 + 0.5 * 0.25 = 0.125
-    assert reward.current_beta() == pytest.approx(0.875)
+    # m_2 = 0.5 * 0 + 0.5 * 0.25 = 0.125, A_2 = 0.125 / (1 - 0.25) = 1/6 -> β_2 = 0.5 * 5/6
+    assert second == pytest.approx([0.5 * 5 / 6 * 0.5])
+    assert reward.current_beta() == pytest.approx(5 / 12)
 
 
 def test_subsearch_rejects_unknown_aggregation():

@@ -44,7 +44,8 @@ def test_a_four_way_split_gets_the_over_decomposition_penalty(played):
     rows = {}
     for key, rollout in played.items():
         turns = [t.model_dump() for t in rollout.turns]
-        rows[key] = reward.breakdown([rollout.response], golden_answers=[["no such answer"]], turns=[turns])[0]
+        # an AD-QA question is multi-hop: a split is what it needs, up to 3 parts
+        rows[key] = reward.breakdown([rollout.response], golden_answers=[["no such answer"]], turns=[turns], needs_decomposition=[True])[0]
     assert rows["four"]["decomposition"] == -1.0
     assert rows["none"]["decomposition"] == 0.0
     assert rows["two"]["decomposition"] > 0.0
