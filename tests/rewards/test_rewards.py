@@ -319,6 +319,19 @@ def test_smartsearch_novelty_usefulness_and_scale():
     assert row["total"] == pytest.approx(1.0 - 0.2 / 3 + 0.1)
 
 
+def test_smartsearch_outcome_metric_em_by_default_f1_when_chosen():
+    t = turns(("a", [("A", "a")]), answer="the city of Paris")
+    em_row = get_reward("smartsearch").breakdown(["x"], golden_answers=[["Paris"]], turns=[t])[0]
+    f1_row = get_reward("smartsearch", {"outcome_metric": "f1"}).breakdown(["x"], golden_answers=[["Paris"]], turns=[t])[0]
+    # answer tokens after normalisation: city, of, paris (3); gold: paris (1) -> P = 1/3, R = 1, F1 = 0.5; EM 0
+    assert (em_row["em"], em_row["f1"], em_row["outcome"]) == (0.0, pytest.approx(0.5), 0.0)
+    assert f1_row["outcome"] == pytest.approx(0.5)
+    # one novel, unjudged query: process 0.2 · (2·1 − 1) / 1; valid format 0.1
+    assert em_row["total"] == pytest.approx(0.0 + 0.2 + 0.1) and f1_row["total"] == pytest.approx(0.5 + 0.2 + 0.1)
+    with pytest.raises(EvalsuiteError, match="outcome_metric"):
+        get_reward("smartsearch", {"outcome_metric": "acc"})
+
+
 def test_smartsearch_no_queries_and_unjudged_usefulness():
     reward = get_reward("smartsearch")
     direct = [Turn(text="<think>t</think><answer>Rome</answer>", think=["t"], answer="Rome")]
