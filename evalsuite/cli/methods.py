@@ -1,15 +1,17 @@
 """`evalsuite methods`: every registered method and baseline with its kind, prompt styles, source and protocol;
-`--paper METHOD`: that paper's evaluation setting (benchmarks, splits, metric, retriever, top-k, max turns), each value
-with its source line."""
+`--paper METHOD`: that paper's evaluation setting (benchmarks, splits, metric and the metrics we score it with,
+retriever, top-k, max turns), each value with its source line, then its training recipe's own choices (reward settings
+and `rule.*` definitions, each labelled) and the recipe's deviations from the paper."""
 
 from __future__ import annotations
 
 import inspect
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import typer
-from evalsuite.console import print_table
+from evalsuite.console import out_console, print_table
 from rich.table import Table
 
 
@@ -59,8 +61,12 @@ def print_paper_setting(method: str, as_json: bool) -> None:
     from evalsuite.agent.methods.papers import evaluation_setting
 
     values = evaluation_setting(method)
+    recipe = recipe_choices(method)
     if as_json:
-        typer.echo(json.dumps({v.name: v.record() for v in values}, indent=2, ensure_ascii=False))
+        record: dict[str, Any] = {v.name: v.record() for v in values}
+        if recipe is not None:
+            record["training_recipe"] = {"config": recipe.config, "choices": {v.name: v.record() for v in recipe.choices}, "deviations": recipe.deviations}
+        typer.echo(json.dumps(record, indent=2, ensure_ascii=False))
         return
     table = Table(title=f"{method}: the paper's evaluation setting", show_lines=True)
     for column in ("setting", "value", "label", "source"):
@@ -69,6 +75,47 @@ def print_paper_setting(method: str, as_json: bool) -> None:
         shown = ", ".join(value.value) if isinstance(value.value, list) else str(value.value)
         table.add_row(value.name, shown, value.label, value.source())
     print_table(table)
+    if recipe is not None:
+        print_recipe_choices(method, recipe)
+
+
+@dataclass(frozen=True)
+class RecipeChoices:
+    """A training recipe's own choices: its `paper:` entries that are reward settings or `rule.*` definitions (not
+    the optimisation settings `train --dry-run` compares), and its deviations from the paper."""
+
+    config: str
+    choices: list[Any]
+    deviations: list[str]
+
+
+def recipe_choices(method: str) -> RecipeChoices | None:
+    """The shipped GPU recipe's choices for `method`, or None when no recipe is shipped for it."""
+    from evalsuite.resources import recipe_configs_dir
+    from evalsuite.training.config import load_config
+    from evalsuite.training.provenance import deviations, paper_values
+
+    path = recipe_configs_dir() / method / "gpu.yaml"
+    if not path.is_file():
+        return None
+    config = load_config(path, method)
+    own = [v for v in paper_values(config, path) if "." in v.name]  # reward.settings.*, state_eval.*, rule.*, ...
+    return RecipeChoices(f"train_recipes/configs/{method}/gpu.yaml", own, deviations(config))
+
+
+def print_recipe_choices(method: str, recipe: RecipeChoices) -> None:
+    """The recipe's choices as a table, then its deviations, one a line."""
+    table = Table(title=f"{method}: the training recipe's own choices ({recipe.config})", show_lines=True)
+    for column in ("choice", "value", "label", "source"):
+        table.add_column(column, overflow="fold")
+    for value in recipe.choices:
+        ours = f"; ours differs: {value.because}" if value.because else ""
+        table.add_row(value.name, str(value.value), value.label, value.source() + ours)
+    print_table(table)
+    console = out_console()
+    console.print("deviations:" if recipe.deviations else "deviations: none")
+    for deviation in recipe.deviations:
+        console.print(f"  - {deviation}", markup=False)
 
 
 def register(app: typer.Typer) -> None:

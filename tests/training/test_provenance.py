@@ -192,3 +192,103 @@ def test_a_run_is_checked_against_the_papers_evaluation_setting():
 
     assert run_differences("progress", ["nq", "musique"], 3, 4) == []
     assert run_differences("oases", ["popqa", "nq"], 5, 4) == ["benchmarks: popqa not in the paper's", "topk: 5 (paper 3)"]
+
+
+# --- issue 28: quotes support their numbers, labels no stronger than their source, every choice labelled ------------
+
+
+def test_every_paper_quote_states_the_numbers_of_its_value():
+    from evalsuite.agent.methods.papers import check_numbers, numbers_in
+
+    cited = [(where, v) for where, v in cited_values() if v.label == "paper"]
+    numeric = [(where, v) for where, v in cited if numbers_in(v.value)]
+    assert len(numeric) >= 20  # steps, weights, top-k, model sizes, ...: the check has values to fail on
+    wrong = [f"{where}: {problem}" for where, value in cited if (problem := check_numbers(value))]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_number_check_fails_on_a_quote_that_does_not_state_the_value():
+    from evalsuite.agent.methods.papers import check_numbers
+
+    assert check_numbers(PaperValue("steps", 600, "paper", seed="000:88", quote="train the policy model for 600 steps")) is None
+    assert "does not state 500" in check_numbers(PaperValue("steps", 500, "paper", seed="000:88", quote="train the policy model for 600 steps"))
+    # the old OASES label: 1.5B and 3B cited to a line that names only the 7B model
+    old = PaperValue("models", "Qwen2.5-7B-Instruct (Table 1); 1.5B/3B-Instruct and base models in Tables 3-4", "paper", seed="003:31",
+                     quote="Table 1: Comprehensive QA benchmark results on Qwen2.5-7B-Instruct")
+    assert "does not state 1.5, 3, 3, 4" in check_numbers(old)
+    assert check_numbers(PaperValue("paths", 3, "paper", seed="002:113", quote="samples three independent reasoning paths")) is None
+    assert check_numbers(PaperValue("rows", 90000, "paper", seed="002:115", quote="produced for 90K training samples")) is None
+    assert check_numbers(PaperValue("rows", 90000, "assumed", why="not checked: an assumed value quotes nothing")) is None
+
+
+def test_labels_are_no_stronger_than_their_source():
+    evaluation = {m: {v.name: v for v in vs} for m, vs in EVALUATION.items()}
+    # the seed prints "seven public QA benchmarks" (002:69), not their names
+    assert evaluation["search-p1"]["benchmarks"].label == "assumed"
+    # the seed shows only 1.5B rows for the smaller instruct models (003:43)
+    assert "3B-Instruct" not in str(evaluation["oases"]["models"].value)
+    assert evaluation["oases"]["models_smaller"].value.startswith("Qwen2.5-1.5B-Instruct")
+    # Table 3's cells are not in the seed: the fractions are Table 4's
+    assert "Table 4" in evaluation["subsearch"]["metric"].why and "Table 3 prints" not in evaluation["subsearch"]["metric"].why
+    for method in ("subsearch", "search-p1"):
+        algorithm = {r.paper.name: r.paper for r in setting_table(gpu(method))}["algorithm"]
+        assert algorithm.label == "assumed" and algorithm.value == "grpo", method
+
+
+def test_every_paper_metric_is_scored_with_metrics_we_have():
+    from evalsuite.metrics.registry import is_registered
+
+    process_measures = {"perfect_rate", "partial_rate", "search_efficiency"}  # evalsuite judge / score process summaries
+    for method, values in EVALUATION.items():
+        named = {v.name: v for v in values}
+        assert "scored_with" in named, method
+        scored = named["scored_with"].value
+        assert scored and all(is_registered(m) or m in process_measures for m in scored), (method, scored)
+    search_p1 = {v.name: v for v in EVALUATION["search-p1"]}
+    assert search_p1["metric"].value == "accuracy" and search_p1["scored_with"].value == ["cover_em"]
+    assert search_p1["scored_with"].label == "assumed" and "FlashRAG" in search_p1["scored_with"].why
+
+
+# item 6 of the issue: choices the manifest did not name before
+ITEM_6 = {
+    "subsearch": ["rule.beta_start", "rule.beta_across_processes", "reward.settings.beta_max", "rule.answerability",
+                  "rule.needs_decomposition", "rule.unexecuted_search"],
+    "oases": ["rule.step_reward_normalisation"],
+    "smartsearch": ["reward.settings.outcome_metric", "reward.settings.max_overlap"],
+    "search-p1": ["rule.soft_format", "rule.unexecuted_search", "rule.training_samples"],
+}
+
+
+@pytest.mark.parametrize("method", sorted(ITEM_6))
+def test_every_named_choice_is_labelled_in_the_manifest_and_in_methods_paper(method):
+    import json
+
+    config = gpu(method)
+    paper = manifest_paper(config)
+    for name in ITEM_6[method]:
+        assert name in paper and paper[name]["label"] in LABELS, name
+        assert paper[name].get("why") or paper[name].get("quote"), name
+    result = CliRunner().invoke(app, ["methods", "--paper", method, "--json"])
+    assert result.exit_code == 0, result.output
+    recipe = json.loads(result.output)["training_recipe"]
+    assert set(ITEM_6[method]) <= set(recipe["choices"])
+    assert recipe["deviations"] == deviations(config)
+    text = CliRunner().invoke(app, ["methods", "--paper", method]).output
+    assert "the training recipe's own choices" in text and all(name in text for name in ITEM_6[method])
+
+
+def test_the_deviations_name_what_the_papers_describe_otherwise():
+    listed = {m: " ".join(deviations(gpu(m))) for m in ("subsearch", "search-p1", "oases", "smartsearch")}
+    assert "internally-derived" in listed["subsearch"] and "task category" in listed["subsearch"]
+    assert "170K" in listed["search-p1"] and "90K" in listed["search-p1"]
+    assert "z-normalised" in listed["oases"]
+    assert "distils a teacher" not in listed["smartsearch"] and "004:152" in listed["smartsearch"]
+
+
+def test_the_subsearch_recipe_marks_which_questions_need_a_split():
+    from evalsuite.training.recipe import default_registry
+
+    rows = [{"id": "nq:1", "teacher_queries": []}, {"id": "hotpotqa:2", "teacher_queries": []},
+            {"id": "nq:3", "teacher_queries": ["who wrote x", "when was he born"]}, {"id": "popqa:4", "teacher_queries": ["one step"]}]
+    marked = default_registry().get("subsearch").prepare_data(gpu("subsearch"), rows)
+    assert [r["needs_decomposition"] for r in marked] == [False, True, True, False]

@@ -16,6 +16,7 @@ read by `evalsuite.training.provenance`) and each paper's evaluation setting (`E
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Collection
@@ -141,6 +142,38 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
+# A number in text: digits not glued to a preceding digit or point, optionally a thousands suffix (90K) or a model-size
+# B (3B), and then no further letter, so "2wikimultihopqa" holds none and "Qwen2.5-3B" holds 2.5 and 3.
+_NUMBER = re.compile(r"(?<![\d.])(\d+(?:,\d{3})*(?:\.\d+)?(?:e-?\d+)?)([KMB]?)(?![A-Za-z\d])")
+_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_SCALE = {"K": 1e3, "M": 1e6, "B": 1.0}  # B: a model size, compared as its count of billions
+
+
+def numbers_in(value: Any) -> list[float]:
+    """The numbers a value states: itself for a number, those written in a string (digits or one..ten); none for a
+    boolean or a list (benchmark names)."""
+    if isinstance(value, bool) or isinstance(value, list):
+        return []
+    if isinstance(value, (int, float)):
+        return [float(value)]
+    text = str(value)
+    found = [float(digits.replace(",", "")) * _SCALE.get(unit, 1.0) for digits, unit in _NUMBER.findall(text)]
+    return found + [float(_WORDS[w]) for w in re.findall(r"[a-z]+", text.lower()) if w in _WORDS]
+
+
+def check_numbers(value: PaperValue) -> str | None:
+    """None when every number of a `paper` value stands in its quote (so the quote supports the value, not only the
+    line), else what is missing. Values with no quote, no number, or another label pass."""
+    if value.label != "paper" or not value.quote:
+        return None
+    stated = numbers_in(value.quote)
+    missing = [n for n in numbers_in(value.value) if not any(math.isclose(n, m, rel_tol=1e-9) for m in stated)]
+    if not missing:
+        return None
+    shown = ", ".join(f"{n:g}" for n in missing)
+    return f"{value.name}: the quote {value.quote!r} does not state {shown} of the value {value.value!r}"
+
+
 # --- Evaluation settings ----------------------------------------------------------------------------------------
 
 def _paper(name: str, value: Any, seed: str, quote: str) -> PaperValue:
@@ -169,6 +202,7 @@ EVALUATION: dict[str, list[PaperValue]] = {
         _search_r1("benchmarks", ["nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle"], "paper §4: seven QA datasets"),
         _search_r1("splits", _R1_SPLITS, _R1_SPLITS_ORIGIN),
         _search_r1("metric", "em", "paper §4: exact match"),
+        _search_r1("scored_with", ["em"], "paper §4: exact match, FlashRAG's em"),
         _search_r1("retriever", "E5 over the 2018 Wikipedia dump", "retrieval server of the repository"),
         _search_r1("topk", 3, "train_grpo.sh: retriever.topk=3"),
         _search_r1("max_turns", 4, "paper: action budget 4 (the public train_grpo.sh passes max_turns=2)"),
@@ -179,28 +213,39 @@ EVALUATION: dict[str, list[PaperValue]] = {
                "trained on NQ and HotpotQA datasets unless otherwise mentioned, and evaluated across all datasets"),
         _inherited("splits", _R1_SPLITS, *_FOLLOWS_R1, _R1_SPLITS_ORIGIN),
         _paper("metric", "em", "000:104", "Exact Match (EM) is used as the evaluation metric."),
+        _paper("scored_with", ["em"], "000:104", "Exact Match (EM) is used as the evaluation metric."),
         _paper("retriever", "E5 over the 2018 Wikipedia dump", "000:88",
                "we use the 2018 Wikipedia dump [karpukhin2020dense] as the knowledge source and E5 [wang2022text] as the retriever"),
         _paper("topk", 3, "000:88", "The search environment retrieves the top-$3$ passages for each generated query"),
         _inherited("max_turns", 4, *_FOLLOWS_R1, "the paper's action budget 4"),
-        _paper("models", "Qwen2.5-3B (Base); Qwen2.5-1.5B in Table 5", "000:88", "we use Qwen2.5-3B (Base) as the policy model across all experiments"),
+        _paper("models", "Qwen2.5-3B (Base)", "000:88", "we use Qwen2.5-3B (Base) as the policy model across all experiments"),
+        _paper("models_generalisation", "Qwen2.5-1.5B base (Table 5)", "000:122",
+               "Table 5: Performance comparison for QA task on multi-hop QA datasets using Qwen2.5-1.5B base model."),
     ],
     "subsearch": [
         _paper("benchmarks", ["nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle"], "001:1",
                "Experiments on seven benchmarks show"),
-        _assumed("splits", _R1_SPLITS, "the seed names the seven benchmarks (Table 3) but no split; these are the splits its Table 3 datasets are commonly evaluated on (Search-R1's)"),
-        _assumed("metric", "em", "Table 3 prints fractions such as 0.463 without naming the metric; Figure 4 trains with \"EM as reward\""),
+        _assumed("splits", _R1_SPLITS, "the seed names the seven benchmarks (Table 4's header, 001:13-19) but no split; these are the splits those datasets are commonly evaluated on (Search-R1's)"),
+        _assumed("metric", "em", "Table 4 (results/reported/subsearch/table4.yaml; the seed prints no cell of Table 3) prints fractions such as 0.463 without naming the metric; Figure 4 trains with \"EM as reward\" (001:41)"),
+        _assumed("scored_with", ["em"], "the metric the seed leaves unnamed, read as EM (above)"),
         _assumed("retriever", "E5 over the 2018 Wikipedia dump", "the seed names no retriever; its case studies show wiki-18 style \"Doc 1(Title: ...)\" passages"),
         _assumed("topk", 3, "the seed prints no top-k; its case studies show 3 documents per search (Doc 1-3)"),
         _assumed("max_turns", 4, "the seed prints no action budget (\"You can search as many times as you want\")"),
         _paper("models", "Qwen2.5-3B base and instruct", "001:36", "Training Progress of Qwen2.5-3B-base"),
     ],
     "search-p1": [
-        _paper("benchmarks", ["nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle", "adqa"], "002:69",
-               "The evaluation covers seven public QA benchmarks spanning general and multi-hop QA, plus the internal AD-QA dataset"),
+        _assumed("benchmarks", ["nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle", "adqa"],
+                 "the seed says only \"seven public QA benchmarks spanning general and multi-hop QA, plus the internal AD-QA dataset\" "
+                 "(002:69) without naming them; the seven of Search-R1, the baseline it reports its gains over (002:70), and "
+                 "`adqa`, our open AD-QA-style stand-in for the internal set, which is not released"),
         _assumed("splits", "test: nq, triviaqa, popqa, bamboogle, adqa; dev: hotpotqa, 2wikimultihopqa, musique",
                  "the summary names no split; AD-QA is its 1,000 test instances (002:103)"),
         _paper("metric", "accuracy", "002:69", "using Accuracy as the primary metric"),
+        _assumed("scored_with", ["cover_em"],
+                 "the seed names \"Accuracy\" (002:69) and defines it nowhere; cover-EM (a normalized gold answer contained in "
+                 "the normalized prediction) is the `acc` of FlashRAG, whose benchmark files and Search-R1 baseline the "
+                 "comparison uses. Not an LLM judge: its evaluator is described for training (\"The evaluator is used during "
+                 "training\", 002:82), not for scoring the benchmarks. EM and F1 are scored beside it"),
         _paper("retriever", "E5 over Wikipedia", "002:69", "with Wikipedia retrieval and E5"),
         _paper("topk", 3, "002:128", "Retrieving three documents per search achieves the best average performance"),
         _assumed("max_turns", 4, "the seed says only \"until the action budget is exhausted\" (002:116) without the number; Search-R1's 4"),
@@ -210,17 +255,22 @@ EVALUATION: dict[str, list[PaperValue]] = {
         _paper("benchmarks", ["nq", "hotpotqa", "2wikimultihopqa", "bamboogle", "musique"], "003:23", "Method NQ HotpotQA 2Wiki Bamboogle MuSiQue"),
         _assumed("splits", "test: nq, bamboogle; dev: hotpotqa, 2wikimultihopqa, musique", "the seed prints no split; Search-R1's for these five"),
         _paper("metric", "f1 and em", "003:24", "F1 EM F1 EM"),
+        _paper("scored_with", ["f1", "em"], "003:24", "F1 EM F1 EM"),
         _assumed("retriever", "E5 over the 2018 Wikipedia dump", "the seed names no retriever or corpus; Search-R1's, which its baselines use"),
         _assumed("topk", 3, "the seed prints no top-k"),
         _assumed("max_turns", 4, "the main prompt mentions \"a maximum limit on the number of search rounds\" (003:77) without the number"),
-        _paper("models", "Qwen2.5-7B-Instruct (Table 1); 1.5B/3B-Instruct and base models in Tables 3-4", "003:31",
-               "Table 1: Comprehensive QA benchmark results on Qwen2.5-7B-Instruct"),
+        _paper("models", "Qwen2.5-7B-Instruct (Table 1)", "003:31", "Table 1: Comprehensive QA benchmark results on Qwen2.5-7B-Instruct"),
+        _paper("models_smaller", "Qwen2.5-1.5B-Instruct, the only model group of its table of smaller models", "003:43", "Qwen2.5-1.5B-Instruct"),
+        _paper("models_base", "Qwen2.5 and Qwen3 base models of different sizes (Table 4)", "003:62",
+               "Table 4: QA benchmark results on Qwen2.5 and Qwen3 base models with different model sizes."),
     ],
     "smartsearch": [
         _paper("benchmarks", ["2wikimultihopqa", "hotpotqa", "bamboogle", "musique", "gaia", "webwalker"], "004:197",
                "multi-hop question-answering datasets (2WikiMultihopQA, HotpotQA, Bamboogle, Musique) and open-web tasks (GAIA, WebWalker)"),
         _assumed("splits", "test: bamboogle; dev: hotpotqa, 2wikimultihopqa, musique", "the seed prints no split; Search-R1's for these four"),
         _paper("metric", "em and f1 (plus Search Quality and Search Efficiency)", "004:198", "They measured Exact Match (EM), F1"),
+        _paper("scored_with", ["em", "f1", "perfect_rate", "partial_rate", "search_efficiency"], "004:198",
+               "They measured Exact Match (EM), F1, Search Quality (how often all queries are high-quality or at least some are despite a wrong final answer), and Search Efficiency (how much correct info per search call)"),
         _paper("retriever", "local Wikipedia dump (or a web API for open-web tasks)", "004:178", "Retrieval: Wikipedia dump (local) or web API (open web)"),
         _assumed("topk", 3, "the seed says only \"top-k snippets\" (004:178)"),
         _assumed("max_turns", 4, "the seed prints no action budget"),
