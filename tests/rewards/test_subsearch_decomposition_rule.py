@@ -124,3 +124,12 @@ def test_the_accuracy_is_summed_over_processes_before_the_ema():
     assert seen == [[2.0, 2.0]]
     # 2 correct of 4 over both processes: A_1 = 0.5 -> β_1 = 0.25 (alone this process would hold β_1 = 0)
     assert reward.current_beta() == pytest.approx(0.25)
+
+
+def test_an_unexecuted_final_search_counts_as_a_round_without_documents():
+    # rule.unexecuted_search: the final turn asked for a search no turn was left to run (no passages)
+    executed = Turn(text="<think>t</think><search>q</search>", think=["t"], query="q", passages=[Passage(title="P", text="Paris")])
+    unexecuted = Turn(text="<think>t</think><search>q2</search>", think=["t"], query="q2")
+    row = score({"aggregation": "residual", "beta": 0.5}, [executed, unexecuted], needs=False)
+    # a = 1 hit of 2 rounds = 0.5, d = 0 -> p = 0.25, no answer -> r = 0.5 · 0.25
+    assert row["answerability"] == 0.5 and row["total"] == pytest.approx(0.125)
