@@ -228,6 +228,8 @@ def test_labels_are_no_stronger_than_their_source():
     # the seed shows only 1.5B rows for the smaller instruct models (003:43)
     assert "3B-Instruct" not in str(evaluation["oases"]["models"].value)
     assert evaluation["oases"]["models_smaller"].value.startswith("Qwen2.5-1.5B-Instruct")
+    # Table 4's instruct row names no model size: the 3B instruct backbone is assumed
+    assert "instruct" not in evaluation["subsearch"]["models"].value and evaluation["subsearch"]["models_instruct"].label == "assumed"
     # Table 3's cells are not in the seed: the fractions are Table 4's
     assert "Table 4" in evaluation["subsearch"]["metric"].why and "Table 3 prints" not in evaluation["subsearch"]["metric"].why
     for method in ("subsearch", "search-p1"):

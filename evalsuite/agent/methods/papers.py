@@ -231,7 +231,9 @@ EVALUATION: dict[str, list[PaperValue]] = {
         _assumed("retriever", "E5 over the 2018 Wikipedia dump", "the seed names no retriever; its case studies show wiki-18 style \"Doc 1(Title: ...)\" passages"),
         _assumed("topk", 3, "the seed prints no top-k; its case studies show 3 documents per search (Doc 1-3)"),
         _assumed("max_turns", 4, "the seed prints no action budget (\"You can search as many times as you want\")"),
-        _paper("models", "Qwen2.5-3B base and instruct", "001:36", "Training Progress of Qwen2.5-3B-base"),
+        _paper("models", "Qwen2.5-3B base", "001:36", "Training Progress of Qwen2.5-3B-base"),
+        _assumed("models_instruct", "Qwen2.5-3B-Instruct",
+                 "Table 4 has a \"SubSearch- instruct\" row (001:27) without naming its model; the 3B instruct model, as the base row's backbone is Qwen2.5-3B-base (001:36)"),
     ],
     "search-p1": [
         _assumed("benchmarks", ["nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle", "adqa"],
