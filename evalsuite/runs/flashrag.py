@@ -6,14 +6,16 @@ Three layouts, as those pipelines write them:
 - a FlashRAG run folder `<dataset>_<date>_<note>/` holding `intermediate_data.json` (that JSON list), `metric_score.txt`
   (`em: 0.352` lines, the averages FlashRAG's `Evaluator` wrote) and `config.yaml` (its `dataset_name` names the task).
 
-The response is `output.final_response` (Search-R1 reproductions) or, in FlashRAG's reasoning pipelines, the part of
-`output.prompt` after the question (that field holds prompt and response together).
+Which writer produced the records (a FlashRAG pipeline, a family eval script, or `--fields`) is `evalsuite.runs.layouts`'
+table: it says where the prediction, the raw generation and the recorded scores are.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,9 +24,24 @@ from typing import Any
 import yaml
 
 from evalsuite.errors import DataError, EvalsuiteError
+from evalsuite.metrics.registry import is_registered
 from evalsuite.protocol.search_r1 import parse_trajectory
 from evalsuite.protocol.trajectory import ParsedTrajectory
 from evalsuite.runs.conventions import METRIC_FUNCTIONS, PredictionContext, explain_metric, explain_prediction
+from evalsuite.runs.layouts import (
+    _MISSING,
+    FAMILY_LAYOUTS,
+    LAYOUTS,
+    ResultLayout,
+    detect_layout,
+    get_layout,
+    golds_of,
+    layout_of_save_note,
+    lookup,
+    missing_field,
+    parse_fields,
+    require_path,
+)
 from evalsuite.runs.schema import ExampleRecord
 from evalsuite.tasks.registry import get_task, list_tasks
 
@@ -54,6 +71,8 @@ class ResultSource:
     metric_file: Path | None = None
     averages: dict[str, float] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
+    save_note: str | None = None  # FlashRAG's save_note: config.yaml's, else the folder name's last part
+    unread_metrics: list[str] = field(default_factory=list)  # metric_score.txt entries that are not one number
 
     @property
     def data_file(self) -> Path:
@@ -102,12 +121,28 @@ def read_result_source(path: Path) -> ResultSource:
         metric_file = path / METRIC_SCORE_FILE
         if metric_file.is_file():
             source.metric_file, source.averages = metric_file, read_metric_score(metric_file)
+            names = (line.partition(":")[0].strip() for line in _read_text(metric_file).splitlines() if line.strip())
+            source.unread_metrics = [name for name in names if name not in source.averages]
         if (path / CONFIG_FILE).is_file():
             source.config = _read_config(path / CONFIG_FILE)
+        source.save_note = save_note_of(path, source.config)
         return source
     if path.suffix == ".jsonl":
         return ResultSource(path, "jsonl", _read_jsonl(path))
     return ResultSource(path, "json-list", _read_json_list(path))
+
+
+# FlashRAG `Config._prepare_dir`: `<dataset_name>_<%Y_%m_%d_%H_%M>_<save_note>`.
+_RUN_FOLDER = re.compile(r"_\d{4}_\d{2}_\d{2}_\d{2}_\d{2}_(?P<note>.+)$")
+
+
+def save_note_of(folder: Path, config: dict[str, Any]) -> str | None:
+    """The save_note a FlashRAG run folder was written under (it names the method, `examples/methods/run_exp.py`)."""
+    note = config.get("save_note")
+    if isinstance(note, str) and note:
+        return note
+    match = _RUN_FOLDER.search(folder.name)
+    return match["note"] if match else None
 
 
 _LAYOUT_HINT = "pass a JSON list of results, a .jsonl file, or a FlashRAG run folder (intermediate_data.json beside metric_score.txt)"
@@ -192,83 +227,176 @@ def infer_task(path: Path, config: dict[str, Any] | None = None) -> str:
     if dataset in names:
         return names[dataset]
     stem = (path.parent.name if path.name == INTERMEDIATE_FILE else path.name).lower()
-    matches = [name for low, name in names.items() if stem.startswith(low + "_") or stem.startswith(low + ".")]
+    # `nq_2026_…` (FlashRAG), `nq.json`, `hotpotqa-<model>_temp0.0….jsonl` (R1-Searcher's eval script)
+    matches = [name for low, name in names.items() if any(stem.startswith(low + sep) for sep in "_.-")]
     if not matches:
         raise EvalsuiteError(f"cannot infer the task of {path} from its name", hint="pass --task NAME (see `evalsuite tasks`)")
     return max(matches, key=len)
 
 
 def response_of(output: dict[str, Any], question: str) -> str | None:
-    """The model's response: `final_response`, else what follows the question in FlashRAG's `prompt` field."""
-    if isinstance(output.get("final_response"), str):
-        return output["final_response"]
+    """A FlashRAG reasoning pipeline's generation: what follows the question (past the assistant header of a chat
+    prompt) in `output.prompt`, where `ReasoningPipeline.run` appends every step. A prompt that ends at the assistant
+    header holds no response: None, never an empty answer."""
     prompt = output.get("prompt")
     if not isinstance(prompt, str) or not question or question not in prompt:
         return None
     rest = prompt[prompt.find(question) + len(question) :]
     for header in _CHAT_ASSISTANT_HEADERS:
         if header in rest:
-            return rest[rest.find(header) + len(header) :]
-    return rest[1:] if rest.startswith("\n") else rest
+            rest = rest[rest.find(header) + len(header) :]
+            break
+    else:
+        rest = rest[1:] if rest.startswith("\n") else rest
+    return rest if rest.strip() else None
 
 
-def _prompt_of(output: dict[str, Any], response: str) -> str | None:
-    if isinstance(output.get("query"), str):
-        return output["query"]
-    prompt = output.get("prompt")
-    return prompt[: len(prompt) - len(response)] if isinstance(prompt, str) and prompt.endswith(response) else None
+def _prompt_of(prompt: Any, response: str | None) -> str | None:
+    if response is None or not isinstance(prompt, str):
+        return None
+    return prompt[: len(prompt) - len(response)] if prompt.endswith(response) else prompt
 
 
-def _check_item(item: ResultItem) -> tuple[str, str, list[str], dict[str, Any], str]:
-    """(id, question, golds, output, response) of a valid item; a one-line error naming the item otherwise."""
-    data, where = item.data, item.where
+@dataclass
+class ExtractedItem:
+    """One record's fields, read through its layout."""
+
+    id: str
+    question: str
+    golds: list[str]
+    prediction: str | None  # what the writer scored (None: parse it from the response)
+    response: str | None  # the raw generation (None: the writer keeps none)
+    prompt: str | None
+    scores: dict[str, Any]
+    stop_reason: str | None
+
+
+def resolve_layout(source: ResultSource, pipeline: str | None = None, fields: str | None = None) -> ResultLayout:
+    """The layout of a source: `--fields`, else `--pipeline`, else the FlashRAG save_note, else the keys of its records."""
+    if fields:
+        return parse_fields(fields)
+    if pipeline:
+        return get_layout(pipeline)
+    if source.save_note and (named := layout_of_save_note(source.save_note)) is not None:
+        return named
+    if not source.items:
+        return FAMILY_LAYOUTS["search-r1-results"]
+    first = source.items[0]
+    layout = detect_layout(first.data) if isinstance(first.data, dict) else None
+    if layout is not None:
+        return layout
+    if not isinstance(first.data, dict):
+        raise DataError(f"{first.where}: expected a result object, got {type(first.data).__name__}", hint=_LAYOUT_HINT)
+    raise _unknown_layout(source, first)
+
+
+def _unknown_layout(source: ResultSource, item: ResultItem) -> DataError:
+    output = item.data.get("output")
+    keys = sorted(output) if isinstance(output, dict) else sorted(item.data)
+    where = "output keys" if isinstance(output, dict) else "keys"
+    if source.layout == "flashrag-run":
+        note = f" (save_note {source.save_note!r})" if source.save_note else ""
+        message = f"{source.path}: unknown pipeline{note}: {item.where} has {where} {', '.join(keys)}, which no known FlashRAG pipeline writes"
+    else:
+        looked = "; ".join(f"{name}: {', '.join(sorted(layout.required)) or 'pred'}" for name, layout in LAYOUTS.items() if layout.required)
+        message = f"{item.where}: unknown result layout ({where} {', '.join(keys[:12])}); looked for {looked}"
+    return DataError(message, hint=f"pass --pipeline NAME ({', '.join(LAYOUTS)}) or --fields prediction=PATH,response=PATH,golds=PATH,id=PATH")
+
+
+def extract_item(item: ResultItem, layout: ResultLayout, position: int) -> ExtractedItem:
+    """The fields of one record as its layout places them; one error line naming the record otherwise."""
+    data, where, fields = item.data, item.where, layout.fields
     if not isinstance(data, dict):
         raise DataError(f"{where}: expected a result object, got {type(data).__name__}", hint=_LAYOUT_HINT)
-    for key in ("id", "question", "golden_answers"):
-        if key not in data:
-            raise DataError(f"{where}: missing '{key}'", hint="each result needs id, question, golden_answers and output (FlashRAG format)")
-    golds = data["golden_answers"]
-    golds = [golds] if isinstance(golds, str) else golds
-    if not isinstance(golds, list):
-        raise DataError(f"{where} (id {data['id']!r}): 'golden_answers' must be a list of strings")
-    output = data.get("output")
-    response = response_of(output, str(data["question"])) if isinstance(output, dict) else None
-    if response is None:
-        raise DataError(
-            f"{where} (id {data['id']!r}): missing 'output.final_response'",
-            hint="this reader takes Search-R1 results (output.final_response) and FlashRAG reasoning-pipeline results (output.prompt)",
-        )
-    return str(data["id"]), str(data["question"]), [str(g) for g in golds], output, response
+    numbered = fields.id is None or fields.id.split("|")[-1] == "#"  # the position names a record without an id
+    id_path = "|".join(p for p in (fields.id or "#").split("|") if p != "#")
+    found = lookup(data, id_path) if id_path else _MISSING
+    if found is _MISSING and not numbered:
+        raise missing_field(data, id_path, "id", where, layout)
+    example_id = str(position) if found is _MISSING else str(found)
+    where = where if found is _MISSING else f"{where} (id {example_id!r})"
+    question = require_path(data, fields.question, "question", where, layout) if fields.question else ""
+    golds = golds_of(require_path(data, fields.golds, "golds", where, layout))
+    if golds is None:
+        raise DataError(f"{where}: '{fields.golds}' must be a list of strings (or one string)", hint="map the gold answers with --fields golds=PATH")
+    output = data.get("output") if isinstance(data.get("output"), dict) else {}
+    response = _response(data, output, str(question), layout)
+    prediction = lookup(data, fields.prediction) if fields.prediction else None
+    if prediction is _MISSING or (prediction is None and response is None and not layout.parse_prediction):
+        raise missing_field(data, fields.prediction or fields.response or "output.pred", "prediction", where, layout)
+    if layout.parse_prediction and response is None:
+        raise missing_field(data, fields.response or "output.prompt", "response", where, layout)
+    scores = lookup(data, fields.scores) if fields.scores else None
+    scores = dict(scores) if isinstance(scores, dict) else {}
+    part = data if layout.container is None else output
+    scores.update({k: v for k, v in part.items() if any(re.fullmatch(p, k) for p in layout.recorded)})
+    prompt = lookup(data, fields.prompt) if fields.prompt else (output.get("prompt") if layout.response_in_prompt else None)
+    stop = output.get("stop_reason", output.get("finish_reason", data.get("stop_reason_final")))
+    return ExtractedItem(
+        example_id, str(question), golds, None if prediction is None else str(prediction), response,
+        _prompt_of(prompt, response) if prompt is not _MISSING else None, scores, None if stop is None else str(stop),
+    )
+
+
+def _response(data: dict[str, Any], output: dict[str, Any], question: str, layout: ResultLayout) -> str | None:
+    if layout.response_in_prompt:
+        return response_of(output, question)
+    if layout.fields.response is None:
+        return None
+    # `a|b`: the first of the fields present (AdaptivePipeline keeps raw_pred only for the items IRCoT answered).
+    value = lookup(data, layout.fields.response)
+    return value if isinstance(value, str) else None
+
+
+def method_of(layout: ResultLayout, response: str | None) -> str | None:
+    """The protocol a layout's response follows (None: the caller's --method or the task default)."""
+    for marker, method in layout.method_markers:
+        if response and marker in response:
+            return method
+    return layout.method
 
 
 def records_from_source(
-    source: ResultSource, task: str | None = None, parse: Callable[[str], ParsedTrajectory] = parse_trajectory
+    source: ResultSource, task: str | None = None, parse: Callable[[str], ParsedTrajectory] = parse_trajectory,
+    layout: ResultLayout | None = None, parser_of: Callable[[str], Callable[[str], ParsedTrajectory]] | None = None,
 ) -> tuple[str, list[ExampleRecord], list[RecordedScore]]:
-    """Each result item as an ExampleRecord (unscored) parsed with `parse` (a method's `Method.parse`; Search-R1's
-    by default), plus what the source recorded."""
+    """Each result item as an ExampleRecord (unscored) plus what the source recorded. The prediction is what the
+    writer scored (FlashRAG's `pred`); the response, where the writer keeps one, is parsed into turns with `parse`
+    (a method's `Method.parse`; Search-R1's by default), or with `parser_of(method)` where the layout names one."""
+    layout = layout or resolve_layout(source)
     task_name = get_task(task).name if task else infer_task(source.path, source.config)
     split = get_task(task_name).eval_split
     records: list[ExampleRecord] = []
     recorded: list[RecordedScore] = []
     seen: set[str] = set()
-    for item in source.items:
-        example_id, question, golds, output, response = _check_item(item)
-        if example_id in seen:
-            raise DataError(f"{item.where}: duplicate id {example_id!r}", hint="each question may appear once per result file")
-        seen.add(example_id)
-        parsed = parse(response)
+    for position, item in enumerate(source.items):
+        fields = extract_item(item, layout, position)
+        if fields.id in seen:
+            raise DataError(f"{item.where}: duplicate id {fields.id!r}", hint="each question may appear once per result file")
+        seen.add(fields.id)
+        method = method_of(layout, fields.response)
+        parser = parser_of(method) if method and parser_of else parse
+        parsed = parser(fields.response) if layout.parse_turns and fields.response is not None else ParsedTrajectory(turns=[], answer=None)
+        prediction = parsed.answer if layout.parse_prediction else fields.prediction
+        metadata: dict[str, Any] = {"layout": layout.name}
+        if fields.prompt:
+            metadata["prompt"] = fields.prompt
+        if layout.parse_turns and not layout.parse_prediction and fields.response is not None:
+            metadata["parsed_answer"] = parsed.answer  # what the turns say, beside the prediction the writer scored
         records.append(
             ExampleRecord(
-                id=example_id, task=task_name, split=split, question=question, golden_answers=golds, prediction=parsed.answer,
-                trajectory=response, turns=parsed.turns, protocol_errors=parsed.errors, stop_reason=output.get("stop_reason"),
-                metadata={"prompt": output.get("query")} if output.get("query") else {},
+                id=fields.id, task=task_name, split=split, question=fields.question, golden_answers=fields.golds, prediction=prediction,
+                trajectory=fields.response or "", turns=parsed.turns, protocol_errors=parsed.errors, stop_reason=fields.stop_reason,
+                metadata=metadata,
             )
         )
-        pred = output.get("pred")
+        # Where we parse the prediction ourselves, the writer's own `pred` is checked against it.
+        recorded_pred = lookup(item.data, "output.pred") if layout.parse_prediction else None
+        recorded_pred = None if recorded_pred is _MISSING or recorded_pred is None else str(recorded_pred)
         recorded.append(
             RecordedScore(
-                id=example_id, pred=None if pred is None else str(pred), metric_score=dict(output.get("metric_score") or {}),
-                context=PredictionContext(response=response, prompt=_prompt_of(output, response), parsed=parsed),
+                id=fields.id, pred=recorded_pred, metric_score=fields.scores,
+                context=PredictionContext(response=fields.response, prompt=fields.prompt, parsed=parsed) if layout.parse_prediction else None,
             )
         )
     return task_name, records, recorded
@@ -346,3 +474,100 @@ def _number(value: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return None if math.isnan(number) else number
+
+
+@dataclass(frozen=True)
+class MetricCheck:
+    """One metric a source recorded and what became of it: reproduced, differs (with why), or not ours (not checked)."""
+
+    name: str
+    where: str  # "metric_score.txt", "per item", or both
+    status: str  # "reproduced", "differs" or "not ours"
+    ours: str | None  # our metric it was checked against
+    note: str | None = None
+
+    def line(self) -> str:
+        against = f" (ours: {self.ours})" if self.ours else ""
+        note = f": {self.note}" if self.note else ""
+        return f"{self.name} [{self.where}]: {self.status}{against}{note}"
+
+
+# Recorded metrics that are not ours, by pattern: what each writer means by it. Checked against nothing.
+FOREIGN_METRICS: list[tuple[str, str]] = [
+    (r"retrieval_recall(_top\d+)?", "FlashRAG Retrieval_Recall: a gold in one of the top-k passages of the final retrieval_result"),
+    (r"retrieval_precision(_top\d+)?", "FlashRAG Retrieval_Precision: the share of the top-k passages that hold a gold"),
+    (r"rouge-(1|2|l)|zh_rouge-(1|2|l)|bleu", "FlashRAG's text-overlap metric (rouge/bleu packages)"),
+    (r"input_tokens", "FlashRAG CountToken: prompt length in tokens"),
+    (r"search_r1_reward", "Search-R1's training reward (answer and format), a reward rather than an answer metric"),
+    (r"search_r1_format_valid|search_r1_format_reason", "Search-R1's format validity check of the whole response"),
+    (r"search_r1_extracted_answer", "the answer Search-R1's extract_solution read (prompt + response)"),
+    (r"llm_score", "an LLM judge's verdict (AutoRefine cmd/llm_judge.py)"),
+]
+# Recorded metrics named like one of ours but defined by their writer: compared item by item with ours, reported as
+# reproduced only where every item agrees, under the writer's gate where it has one (the recorded key whose truth
+# decides whether the metric was computed at all; 0 recorded otherwise).
+@dataclass(frozen=True)
+class SameNameMetric:
+    ours: str
+    definition: str
+    gate: str | None = None
+
+
+SAME_NAME_METRICS: dict[str, SameNameMetric] = {
+    "search_r1_retrieval_hit": SameNameMetric(
+        "retrieval_hit", "Search-R1's is_retrieval_correct over the response's <information> blocks, recorded only for "
+        "responses whose format is valid (search_r1_format_valid), 0 otherwise", gate="search_r1_format_valid",
+    ),
+}
+
+
+def check_recorded_metrics(source: ResultSource, records: list[ExampleRecord], recorded: list[RecordedScore],
+                           differences: list[Difference]) -> list[MetricCheck]:
+    """Every metric the source recorded (metric_score.txt and per item), each reproduced, differing or not ours."""
+    item_names = list(dict.fromkeys(name for r in recorded for name, v in r.metric_score.items() if _number(v) is not None))
+    names = list(dict.fromkeys([*source.averages, *source.unread_metrics, *item_names]))
+    checks = []
+    for name in names:
+        where = " and ".join(w for w, present in (("metric_score.txt", name in source.averages or name in source.unread_metrics),
+                                                   ("per item", name in item_names)) if present)
+        checks.append(_check_one(name, where, records, recorded, differences))
+    return checks
+
+
+def _check_one(name: str, where: str, records: list[ExampleRecord], recorded: list[RecordedScore], differences: list[Difference]) -> MetricCheck:
+    mine = RECORDED_METRICS.get(name)
+    if mine is not None and name in METRIC_FUNCTIONS:
+        if not any(mine in r.metrics for r in records):
+            return MetricCheck(name, where, "not ours", None, f"our {mine} was not scored (pass --metrics {mine} to check it)")
+        own = [d for d in differences if d.what in (mine, f"average {mine}")]
+        if not own:
+            return MetricCheck(name, where, "reproduced", mine)
+        reasons = Counter(d.explanation or "no known convention explains it" for d in own)
+        why = "; ".join(f"{count} × {reason}" for reason, count in reasons.most_common(3))
+        return MetricCheck(name, where, "differs", mine, why)
+    if name in SAME_NAME_METRICS:
+        return _check_same_name(name, where, SAME_NAME_METRICS[name], records, recorded)
+    for pattern, definition in FOREIGN_METRICS:
+        if re.fullmatch(pattern, name):
+            return MetricCheck(name, where, "not ours", None, f"{definition}; not checked")
+    if is_registered(name):
+        return MetricCheck(name, where, "not ours", None, f"shares the name of our {name} but this writer's definition is unknown here; not checked")
+    return MetricCheck(name, where, "not ours", None, "a metric we do not know; not checked")
+
+
+def _check_same_name(name: str, where: str, metric: SameNameMetric, records: list[ExampleRecord], recorded: list[RecordedScore]) -> MetricCheck:
+    pairs = []
+    for record, original in zip(records, recorded):
+        theirs, ours = _number(original.metric_score.get(name)), record.metrics.get(metric.ours)
+        if theirs is None or ours is None:
+            continue
+        gated = metric.gate is not None and not original.metric_score.get(metric.gate)
+        pairs.append((theirs, 0.0 if gated else ours, ours))
+    under_gate = sum(1 for theirs, expected, _ in pairs if abs(theirs - expected) > 1e-9)
+    plain = sum(1 for theirs, _, ours in pairs if abs(theirs - ours) > 1e-9)
+    if pairs and not plain:
+        return MetricCheck(name, where, "reproduced", metric.ours)
+    shares = f"shares the name of our {metric.ours} but not its definition ({metric.definition})"
+    if pairs and not under_gate:
+        return MetricCheck(name, where, "differs", metric.ours, f"{shares}: {plain} of {len(pairs)} items differ, every one explained by it")
+    return MetricCheck(name, where, "not ours", None, f"{shares}: {under_gate} of {len(pairs)} items differ even so; not checked")
