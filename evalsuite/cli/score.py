@@ -17,7 +17,8 @@ from evalsuite.errors import EvalsuiteError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from evalsuite.runs.flashrag import Difference, MetricCheck
+    from evalsuite.runs.flashrag import Difference
+    from evalsuite.runs.recorded import MetricCheck
 
 
 @dataclass
@@ -53,7 +54,6 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
     from evalsuite.runs import Manifest, RunDirectory, summarize
     from evalsuite.runs.flashrag import (
         check_against_task_data,
-        check_recorded_metrics,
         compare_averages,
         compare_with_recorded,
         infer_task,
@@ -61,6 +61,7 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
         records_from_source,
         resolve_layout,
     )
+    from evalsuite.runs.recorded import check_recorded_metrics
     from evalsuite.scoring import score_record
     from evalsuite.tasks.loader import resolve_data_dir
     from evalsuite.tasks.registry import default_method, get_task

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,6 @@ from typing import Any
 import yaml
 
 from evalsuite.errors import DataError, EvalsuiteError
-from evalsuite.metrics.registry import is_registered
 from evalsuite.protocol.search_r1 import parse_trajectory
 from evalsuite.protocol.trajectory import ParsedTrajectory
 from evalsuite.runs.conventions import METRIC_FUNCTIONS, PredictionContext, explain_metric, explain_prediction
@@ -298,7 +296,7 @@ def _unknown_layout(source: ResultSource, item: ResultItem) -> DataError:
         note = f" (save_note {source.save_note!r})" if source.save_note else ""
         message = f"{source.path}: unknown pipeline{note}: {item.where} has {where} {', '.join(keys)}, which no known FlashRAG pipeline writes"
     else:
-        looked = "; ".join(f"{name}: {', '.join(sorted(layout.required)) or 'pred'}" for name, layout in LAYOUTS.items() if layout.required)
+        looked = "; ".join(f"{name}: {layout.looks_for()}" for name, layout in LAYOUTS.items())
         message = f"{item.where}: unknown result layout ({where} {', '.join(keys[:12])}); looked for {looked}"
     return DataError(message, hint=f"pass --pipeline NAME ({', '.join(LAYOUTS)}) or --fields prediction=PATH,response=PATH,golds=PATH,id=PATH")
 
@@ -321,6 +319,8 @@ def extract_item(item: ResultItem, layout: ResultLayout, position: int) -> Extra
         raise DataError(f"{where}: '{fields.golds}' must be a list of strings (or one string)", hint="map the gold answers with --fields golds=PATH")
     output = data.get("output") if isinstance(data.get("output"), dict) else {}
     response = _response(data, output, str(question), layout)
+    if not question and layout.question_pattern and response and (match := re.search(layout.question_pattern, response)):
+        question = match[1].strip()
     prediction = lookup(data, fields.prediction) if fields.prediction else None
     if prediction is _MISSING or (prediction is None and response is None and not layout.parse_prediction):
         raise missing_field(data, fields.prediction or fields.response or "output.pred", "prediction", where, layout)
@@ -432,7 +432,7 @@ def compare_with_recorded(records: list[ExampleRecord], recorded: list[RecordedS
             why = explain_prediction(original.pred, original.context) if original.context else None
             differences.append(Difference(record.id, "prediction", repr(ours), repr(original.pred), why))
         for theirs, mine in RECORDED_METRICS.items():
-            value = _number(original.metric_score.get(theirs))
+            value = number(original.metric_score.get(theirs))
             if value is None or mine not in record.metrics or abs(record.metrics[mine] - value) <= tolerance:
                 continue
             why = explain_metric(theirs, value, ours, original.pred, record.golden_answers, tolerance)
@@ -452,7 +452,7 @@ def compare_averages(source: ResultSource, records: list[ExampleRecord], recorde
         ours = sum(r.metrics.get(mine, 0.0) for r in records) / len(records)
         if abs(ours - value) <= tolerance:
             continue
-        item_values = [v for v in (_number(o.metric_score.get(theirs)) for o in recorded) if v is not None]
+        item_values = [v for v in (number(o.metric_score.get(theirs)) for o in recorded) if v is not None]
         item_mean = sum(item_values) / len(item_values) if item_values else None
         if item_mean is not None and len(item_values) == len(records) and abs(item_mean - value) <= tolerance:
             why = "the file's own per-item scores average to it: the per-item differences listed account for it"
@@ -468,106 +468,10 @@ def compare_averages(source: ResultSource, records: list[ExampleRecord], recorde
     return differences
 
 
-def _number(value: Any) -> float | None:
+def number(value: Any) -> float | None:
+    """A recorded score as a float (bools count 0/1); None for anything that is not one number."""
     try:
-        number = float(value)
+        parsed = float(value)
     except (TypeError, ValueError):
         return None
-    return None if math.isnan(number) else number
-
-
-@dataclass(frozen=True)
-class MetricCheck:
-    """One metric a source recorded and what became of it: reproduced, differs (with why), or not ours (not checked)."""
-
-    name: str
-    where: str  # "metric_score.txt", "per item", or both
-    status: str  # "reproduced", "differs" or "not ours"
-    ours: str | None  # our metric it was checked against
-    note: str | None = None
-
-    def line(self) -> str:
-        against = f" (ours: {self.ours})" if self.ours else ""
-        note = f": {self.note}" if self.note else ""
-        return f"{self.name} [{self.where}]: {self.status}{against}{note}"
-
-
-# Recorded metrics that are not ours, by pattern: what each writer means by it. Checked against nothing.
-FOREIGN_METRICS: list[tuple[str, str]] = [
-    (r"retrieval_recall(_top\d+)?", "FlashRAG Retrieval_Recall: a gold in one of the top-k passages of the final retrieval_result"),
-    (r"retrieval_precision(_top\d+)?", "FlashRAG Retrieval_Precision: the share of the top-k passages that hold a gold"),
-    (r"rouge-(1|2|l)|zh_rouge-(1|2|l)|bleu", "FlashRAG's text-overlap metric (rouge/bleu packages)"),
-    (r"input_tokens", "FlashRAG CountToken: prompt length in tokens"),
-    (r"search_r1_reward", "Search-R1's training reward (answer and format), a reward rather than an answer metric"),
-    (r"search_r1_format_valid|search_r1_format_reason", "Search-R1's format validity check of the whole response"),
-    (r"search_r1_extracted_answer", "the answer Search-R1's extract_solution read (prompt + response)"),
-    (r"llm_score", "an LLM judge's verdict (AutoRefine cmd/llm_judge.py)"),
-]
-# Recorded metrics named like one of ours but defined by their writer: compared item by item with ours, reported as
-# reproduced only where every item agrees, under the writer's gate where it has one (the recorded key whose truth
-# decides whether the metric was computed at all; 0 recorded otherwise).
-@dataclass(frozen=True)
-class SameNameMetric:
-    ours: str
-    definition: str
-    gate: str | None = None
-
-
-SAME_NAME_METRICS: dict[str, SameNameMetric] = {
-    "search_r1_retrieval_hit": SameNameMetric(
-        "retrieval_hit", "Search-R1's is_retrieval_correct over the response's <information> blocks, recorded only for "
-        "responses whose format is valid (search_r1_format_valid), 0 otherwise", gate="search_r1_format_valid",
-    ),
-}
-
-
-def check_recorded_metrics(source: ResultSource, records: list[ExampleRecord], recorded: list[RecordedScore],
-                           differences: list[Difference]) -> list[MetricCheck]:
-    """Every metric the source recorded (metric_score.txt and per item), each reproduced, differing or not ours."""
-    item_names = list(dict.fromkeys(name for r in recorded for name, v in r.metric_score.items() if _number(v) is not None))
-    names = list(dict.fromkeys([*source.averages, *source.unread_metrics, *item_names]))
-    checks = []
-    for name in names:
-        where = " and ".join(w for w, present in (("metric_score.txt", name in source.averages or name in source.unread_metrics),
-                                                   ("per item", name in item_names)) if present)
-        checks.append(_check_one(name, where, records, recorded, differences))
-    return checks
-
-
-def _check_one(name: str, where: str, records: list[ExampleRecord], recorded: list[RecordedScore], differences: list[Difference]) -> MetricCheck:
-    mine = RECORDED_METRICS.get(name)
-    if mine is not None and name in METRIC_FUNCTIONS:
-        if not any(mine in r.metrics for r in records):
-            return MetricCheck(name, where, "not ours", None, f"our {mine} was not scored (pass --metrics {mine} to check it)")
-        own = [d for d in differences if d.what in (mine, f"average {mine}")]
-        if not own:
-            return MetricCheck(name, where, "reproduced", mine)
-        reasons = Counter(d.explanation or "no known convention explains it" for d in own)
-        why = "; ".join(f"{count} × {reason}" for reason, count in reasons.most_common(3))
-        return MetricCheck(name, where, "differs", mine, why)
-    if name in SAME_NAME_METRICS:
-        return _check_same_name(name, where, SAME_NAME_METRICS[name], records, recorded)
-    for pattern, definition in FOREIGN_METRICS:
-        if re.fullmatch(pattern, name):
-            return MetricCheck(name, where, "not ours", None, f"{definition}; not checked")
-    if is_registered(name):
-        return MetricCheck(name, where, "not ours", None, f"shares the name of our {name} but this writer's definition is unknown here; not checked")
-    return MetricCheck(name, where, "not ours", None, "a metric we do not know; not checked")
-
-
-def _check_same_name(name: str, where: str, metric: SameNameMetric, records: list[ExampleRecord], recorded: list[RecordedScore]) -> MetricCheck:
-    pairs = []
-    for record, original in zip(records, recorded):
-        theirs, ours = _number(original.metric_score.get(name)), record.metrics.get(metric.ours)
-        if theirs is None or ours is None:
-            continue
-        gated = metric.gate is not None and not original.metric_score.get(metric.gate)
-        pairs.append((theirs, 0.0 if gated else ours, ours))
-    under_gate = sum(1 for theirs, expected, _ in pairs if abs(theirs - expected) > 1e-9)
-    plain = sum(1 for theirs, _, ours in pairs if abs(theirs - ours) > 1e-9)
-    if pairs and not plain:
-        return MetricCheck(name, where, "reproduced", metric.ours)
-    shares = f"shares the name of our {metric.ours} but not its definition ({metric.definition})"
-    if pairs and not under_gate:
-        return MetricCheck(name, where, "differs", metric.ours, f"{shares}: {plain} of {len(pairs)} items differ, every one explained by it")
-    return MetricCheck(name, where, "not ours", None, f"{shares}: {under_gate} of {len(pairs)} items differ even so; not checked")
+    return None if math.isnan(parsed) else parsed

@@ -55,6 +55,7 @@ class ResultLayout:
     # (marker, method): a response holding the marker follows that method's protocol (FlashRAG's ReasoningPipeline
     # runs R1-Searcher's tags, its SearchR1Pipeline subclass Search-R1's, with the same output keys).
     method_markers: tuple[tuple[str, str], ...] = ()
+    question_pattern: str | None = None  # where a writer keeps no question: read it from the response (group 1)
     recorded: tuple[str, ...] = ()  # patterns of further keys (under `container`) holding the writer's own per-item scores
     response_in_prompt: bool = False  # FlashRAG reasoning pipelines append the generation to `output.prompt`
     # The response follows a search protocol whose turns `Method.parse` reads. The other FlashRAG pipelines' generations
@@ -63,6 +64,11 @@ class ResultLayout:
     parse_turns: bool = False
     parse_prediction: bool = False  # the prediction is the answer parsed from the response (no `pred` to take)
     check: Callable[[Mapping[str, Any]], bool] | None = field(default=None, compare=False)  # tells apart same-key writers
+
+    def looks_for(self) -> str:
+        """The keys that identify this writer, as dotted paths (`output.pred, output.raw_pred`)."""
+        prefix = f"{self.container}." if self.container else ""
+        return ", ".join(prefix + key for key in sorted(self.required))
 
     def accounts_for(self, keys: set[str]) -> bool:
         known = self.required | self.allowed | _EVALUATOR_KEYS
@@ -199,7 +205,8 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
             FieldMap(prediction=None, response="response", golds="ground_truth", id="id|#", question=None, scores=None),
             required=frozenset({"response", "ground_truth", "data_source"}),
             allowed=frozenset({"llm_score", "prompt_tokens", "completion_tokens", "id", "question"}),
-            container=None, parse_prediction=True, parse_turns=True,
+            container=None, parse_prediction=True, parse_turns=True, recorded=("llm_score",),
+            question_pattern=r"Question: (.*?)\n",  # llm_judge.py extract_question
         ),
     )
 }
@@ -276,10 +283,14 @@ def require_path(record: Any, path: str, role: str, where: str, layout: ResultLa
 
 def missing_field(record: Any, path: str, role: str, where: str, layout: ResultLayout) -> DataError:
     """One line: the record, the field its layout looked for, the keys it has, and what to pass."""
+    if layout.name == "fields":
+        return DataError(
+            f"{where}: missing '{path}' (named by --fields {role}={path}); {_present_keys(record, path)}",
+            hint=f"map {role} to a field the records have: --fields {role}=PATH (dotted, e.g. output.pred)",
+        )
     return DataError(
         f"{where}: missing '{path}' (the {role} field of layout {layout.name}); {_present_keys(record, path)}",
-        hint=f"pass --fields {role}=PATH naming the field that holds it ({FIELDS_HINT})" if layout.name == "fields"
-        else f"pass --pipeline NAME if another writer made this file, or {FIELDS_HINT}",
+        hint=f"pass --pipeline NAME if another writer made this file, or {FIELDS_HINT}",
     )
 
 

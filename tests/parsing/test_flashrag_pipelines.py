@@ -27,14 +27,14 @@ from hypothesis import strategies as st
 from evalsuite.errors import DataError, EvalsuiteError
 from evalsuite.agent.method import get_method
 from evalsuite.runs.flashrag import (
-    check_recorded_metrics,
     compare_averages,
     compare_with_recorded,
     read_result_source,
     records_from_source,
     resolve_layout,
 )
-from evalsuite.runs.layouts import FLASHRAG_PIPELINES, parse_fields
+from evalsuite.runs.layouts import parse_fields
+from evalsuite.runs.recorded import check_recorded_metrics
 from evalsuite.scoring import score_record
 from tests.parsing.flashrag_folders import write_run_folder
 
@@ -315,8 +315,8 @@ def test_autorefine_results_read_by_its_llm_judge(tmp_path: Path) -> None:
     # AutoRefine cmd/llm_judge.py reads {response, ground_truth, data_source}, takes extract_answer (the last <answer>,
     # else the whole response) and adds llm_score; we read the same record and the judge's verdict is not ours.
     rows = [
-        {"response": "<think> x </think><search> Big Fish </search><answer> Daniel Wallace </answer>", "ground_truth": {"target": ["Daniel Wallace"]},
-         "data_source": "bamboogle", "llm_score": True},
+        {"response": f"Question: {QUESTIONS[0][1]}\n<think> x </think><search> Big Fish </search><answer> Daniel Wallace </answer>",
+         "ground_truth": {"target": ["Daniel Wallace"]}, "data_source": "bamboogle", "llm_score": True},
         {"response": "<answer> Paris </answer>", "ground_truth": ["Canberra"], "data_source": "bamboogle", "llm_score": False},
     ]
     path = tmp_path / "bamboogle_autorefine-score.jsonl"
@@ -325,6 +325,9 @@ def test_autorefine_results_read_by_its_llm_judge(tmp_path: Path) -> None:
     assert layout.name == "autorefine-results"
     assert [r.prediction for r in records] == ["Daniel Wallace", "Paris"] and [r.id for r in records] == ["0", "1"]
     assert [r.metrics["em"] for r in records] == [flashrag_em("Daniel Wallace", ["Daniel Wallace"]), 0.0]
+    assert records[0].question == QUESTIONS[0][1] and records[1].question == ""  # extract_question's pattern, else none
+    (judge,) = check_recorded_metrics(source, records, recorded, differences)
+    assert (judge.name, judge.status) == ("llm_score", "not ours") and "LLM judge" in judge.note
 
 
 # --- --fields, --check-recorded and bad input ------------------------------------------------------------------------
