@@ -48,6 +48,9 @@ METRIC_SCORE_FILE = "metric_score.txt"
 CONFIG_FILE = "config.yaml"
 # FlashRAG's recorded metric names → ours.
 RECORDED_METRICS = {"em": "em", "acc": "cover_em", "f1": "f1", "precision": "precision", "recall": "recall"}
+# What follows `{question}` in the user prompts of FlashRAG's reasoning_pipeline.py: ReasoningPipeline's (R1-Searcher)
+# "User:{question}\nAssistant: <think>", SearchR1Pipeline's "Question: {question}\n".
+_PROMPT_TAILS = ("\nAssistant: <think>", "\n")
 _CHAT_ASSISTANT_HEADERS = ("<|im_start|>assistant\n", "<|start_header_id|>assistant<|end_header_id|>\n\n", "<start_of_turn>model\n")
 
 
@@ -245,7 +248,8 @@ def response_of(output: dict[str, Any], question: str) -> str | None:
             rest = rest[rest.find(header) + len(header) :]
             break
     else:
-        rest = rest[1:] if rest.startswith("\n") else rest
+        # Without a chat template the prompt goes on after the question with the template's own tail.
+        rest = next((rest[len(tail) :] for tail in _PROMPT_TAILS if rest.startswith(tail)), rest)
     return rest if rest.strip() else None
 
 

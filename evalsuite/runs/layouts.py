@@ -163,11 +163,14 @@ FLASHRAG_PIPELINES: dict[str, ResultLayout] = {
             save_notes=("ircot",), response="output.raw_pred", check=_iteration_outputs_are(dict),
         ),
         _flashrag(
-            "rqrag", "flashrag/pipeline/active_pipeline.py RQRAGPipeline.run ('paths' = best path {prompt, depth, done, final_answer, confidence}; pred = final_answer)",
+            "rqrag", "flashrag/pipeline/active_pipeline.py RQRAGPipeline.run ('paths' = best path {prompt, depth, done, "
+            "final_answer, confidence}; pred = final_answer; run by examples/methods/run_exp.py rqrag(); read from a FlashRAG-derived "
+            "copy of the file, the index's FlashRAG commit of it predating the class)",
             required={"paths"}, save_notes=("rqrag",),
         ),
         _flashrag(
-            "reasoning", "flashrag/pipeline/reasoning_pipeline.py ReasoningPipeline.run ('prompt' = prompt + every step, 'finish_flag', 'finish_reason', 'retrieval_results', 'retrieved_times')",
+            "reasoning", "flashrag/pipeline/reasoning_pipeline.py ReasoningPipeline.run, which SearchR1Pipeline inherits "
+            "('prompt' = prompt + every step, 'finish_flag', 'finish_reason', 'retrieval_results', 'retrieved_times')",
             required={"prompt", "finish_flag"}, allowed={"retrieval_results", "retrieved_times", "finish_reason"},
             save_notes=("r1-searcher", "search-r1", "searchr1"), response_in_prompt=True, parse_turns=True,
             method_markers=(("<|begin_of_query|>", "r1-searcher"), ("<search>", "search-r1")),

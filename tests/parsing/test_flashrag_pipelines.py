@@ -27,13 +27,16 @@ from hypothesis import strategies as st
 from evalsuite.errors import DataError, EvalsuiteError
 from evalsuite.agent.method import get_method
 from evalsuite.runs.flashrag import (
+    ResultItem,
     compare_averages,
+    extract_item,
+    response_of,
     compare_with_recorded,
     read_result_source,
     records_from_source,
     resolve_layout,
 )
-from evalsuite.runs.layouts import parse_fields
+from evalsuite.runs.layouts import detect_layout, parse_fields
 from evalsuite.runs.recorded import check_recorded_metrics
 from evalsuite.scoring import score_record
 from tests.parsing.flashrag_folders import write_run_folder
@@ -163,7 +166,9 @@ def ircot(i: int, q: str, answer: str) -> dict:
 
 
 def rqrag(i: int, q: str, answer: str) -> dict:
-    # active_pipeline.py RQRAGPipeline.run: paths = the best path, pred = its final_answer
+    # active_pipeline.py RQRAGPipeline.run (select_best_path_single_turn, generate_tree_of_thoughts_batch): paths = the best
+    # path, pred = its final_answer. Read from a FlashRAG-derived copy the index holds (its FlashRAG commit 16074be of the
+    # file predates the class; pipeline/__init__.py f792919 imports it and run_exp.py rqrag() runs it).
     path = {"prompt": f"<s><|user|>\n{q}</s>\n<|assistant|>\n[A_Response]{answer}[EOS]", "depth": 1, "done": True,
             "final_answer": answer, "confidence": 0.9}
     return {"paths": path, "pred": answer}
@@ -252,6 +257,20 @@ def test_sequential_chat_prompt_is_never_read_as_the_response(tmp_path: Path) ->
     assert records[0].trajectory == "Daniel Wallace" and records[0].prediction == "Daniel Wallace" and differences == []
 
 
+def test_a_prompt_ending_at_the_assistant_header_holds_no_response() -> None:
+    question = QUESTIONS[0][1]
+    assert response_of({"prompt": chat_prompt(f"Question: {question}")}, question) is None
+    # without a chat template (a base model): the template's own tail after the question is prompt too
+    assert response_of({"prompt": f"The User asks a question.\nUser:{question}\nAssistant: <think>"}, question) is None
+    assert response_of({"prompt": f"User:{question}\nAssistant: <think> I know it.</think><answer> x </answer>"}, question) == " I know it.</think><answer> x </answer>"
+    assert response_of({"prompt": chat_prompt(f"Question: {question}") + "<answer> Daniel Wallace </answer>"}, question) == "<answer> Daniel Wallace </answer>"
+    # a reasoning record whose prompt holds no step yet: no response, the prediction is still its pred, and no turns are invented
+    output = {**reasoning(0, question, "No valid answer found"), "prompt": chat_prompt(f"User:{question}\nAssistant: <think>")}
+    record = {"id": "test_0", "question": question, "golden_answers": ["Daniel Wallace"], "output": output}
+    item = extract_item(ResultItem("mem: item 0", record), detect_layout(record), 0)
+    assert (item.prediction, item.response) == ("No valid answer found", None)
+
+
 def test_raw_generations_are_parsed_into_turns(tmp_path: Path) -> None:
     _, _, records, _, _ = _score(flashrag_folder(tmp_path, "reasoning"))
     turns = records[0].turns
@@ -260,6 +279,18 @@ def test_raw_generations_are_parsed_into_turns(tmp_path: Path) -> None:
     assert records[0].metadata["parsed_answer"] == "Daniel Wallace" and records[0].metrics["retrieval_hit"] == 1.0
     _, _, records, _, _ = _score(flashrag_folder(tmp_path, "self-ask"))
     assert "So the final answer is: Daniel Wallace" in records[0].trajectory  # raw_pred, not pred
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pipeline=st.sampled_from(list(PIPELINES)),
+    answer=st.text(max_size=30) | st.sampled_from(["", "<|im_start|>assistant\n", "<answer> x </answer>", "So the answer is: y", "No valid answer found"]),
+)
+def test_the_prediction_is_the_pred_flashrag_evaluated_whatever_it_holds(pipeline: str, answer: str) -> None:
+    record = {"id": "test_9", "question": QUESTIONS[0][1], "golden_answers": ["g"], "output": PIPELINES[pipeline][1](0, QUESTIONS[0][1], answer)}
+    layout = detect_layout(record)
+    assert layout is not None and layout.name == pipeline
+    assert extract_item(ResultItem("mem: item 0", record), layout, 0).prediction == answer
 
 
 @settings(max_examples=300, deadline=None)
