@@ -27,7 +27,7 @@ from evalsuite.protocol.search_r1 import parse_trajectory
 from evalsuite.protocol.trajectory import ParsedTrajectory
 from evalsuite.runs.conventions import METRIC_FUNCTIONS, PredictionContext, explain_metric, explain_prediction
 from evalsuite.runs.layouts import (
-    _MISSING,
+    MISSING,
     FAMILY_LAYOUTS,
     LAYOUTS,
     ResultLayout,
@@ -312,11 +312,11 @@ def extract_item(item: ResultItem, layout: ResultLayout, position: int) -> Extra
         raise DataError(f"{where}: expected a result object, got {type(data).__name__}", hint=_LAYOUT_HINT)
     numbered = fields.id is None or fields.id.split("|")[-1] == "#"  # the position names a record without an id
     id_path = "|".join(p for p in (fields.id or "#").split("|") if p != "#")
-    found = lookup(data, id_path) if id_path else _MISSING
-    if found is _MISSING and not numbered:
+    found = lookup(data, id_path) if id_path else MISSING
+    if found is MISSING and not numbered:
         raise missing_field(data, id_path, "id", where, layout)
-    example_id = str(position) if found is _MISSING else str(found)
-    where = where if found is _MISSING else f"{where} (id {example_id!r})"
+    example_id = str(position) if found is MISSING else str(found)
+    where = where if found is MISSING else f"{where} (id {example_id!r})"
     question = require_path(data, fields.question, "question", where, layout) if fields.question else ""
     golds = golds_of(require_path(data, fields.golds, "golds", where, layout))
     if golds is None:
@@ -326,7 +326,7 @@ def extract_item(item: ResultItem, layout: ResultLayout, position: int) -> Extra
     if not question and layout.question_pattern and response and (match := re.search(layout.question_pattern, response)):
         question = match[1].strip()
     prediction = lookup(data, fields.prediction) if fields.prediction else None
-    if prediction is _MISSING or (prediction is None and response is None and not layout.parse_prediction):
+    if prediction is MISSING or (prediction is None and response is None and not layout.parse_prediction):
         raise missing_field(data, fields.prediction or fields.response or "output.pred", "prediction", where, layout)
     if layout.parse_prediction and response is None:
         raise missing_field(data, fields.response or "output.prompt", "response", where, layout)
@@ -338,7 +338,7 @@ def extract_item(item: ResultItem, layout: ResultLayout, position: int) -> Extra
     stop = output.get("stop_reason", output.get("finish_reason", data.get("stop_reason_final")))
     return ExtractedItem(
         example_id, str(question), golds, None if prediction is None else str(prediction), response,
-        _prompt_of(prompt, response) if prompt is not _MISSING else None, scores, None if stop is None else str(stop),
+        _prompt_of(prompt, response) if prompt is not MISSING else None, scores, None if stop is None else str(stop),
     )
 
 
@@ -396,7 +396,7 @@ def records_from_source(
         )
         # Where we parse the prediction ourselves, the writer's own `pred` is checked against it.
         recorded_pred = lookup(item.data, "output.pred") if layout.parse_prediction else None
-        recorded_pred = None if recorded_pred is _MISSING or recorded_pred is None else str(recorded_pred)
+        recorded_pred = None if recorded_pred is MISSING or recorded_pred is None else str(recorded_pred)
         recorded.append(
             RecordedScore(
                 id=fields.id, pred=recorded_pred, metric_score=fields.scores,

@@ -22,7 +22,7 @@ from evalsuite.errors import DataError, EvalsuiteError, unknown_name
 
 # Keys FlashRAG's `Evaluator.evaluate` adds to every item whatever the pipeline (`Item.update_evaluation_score`).
 _EVALUATOR_KEYS = frozenset({"metric_score"})
-_MISSING = object()
+MISSING = object()  # what `lookup` returns for a path a record does not have (None is a value)
 
 
 @dataclass(frozen=True)
@@ -261,10 +261,10 @@ FIELDS_HINT = "pass --fields prediction=PATH,response=PATH,golds=PATH,id=PATH,qu
 
 
 def lookup(record: Any, path: str) -> Any:
-    """The value at a dotted path (`output.pred`, `answers.0`), or `_MISSING`; `a|b`: the first of them present."""
+    """The value at a dotted path (`output.pred`, `answers.0`), or `MISSING`; `a|b`: the first of them present."""
     if "|" in path:
         values = (lookup(record, alternative) for alternative in path.split("|"))
-        return next((value for value in values if value is not _MISSING), _MISSING)
+        return next((value for value in values if value is not MISSING), MISSING)
     value = record
     for part in path.split("."):
         if isinstance(value, Mapping) and part in value:
@@ -272,14 +272,14 @@ def lookup(record: Any, path: str) -> Any:
         elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
             value = value[int(part)]
         else:
-            return _MISSING
+            return MISSING
     return value
 
 
 def require_path(record: Any, path: str, role: str, where: str, layout: ResultLayout) -> Any:
     """The value at `path`, or one error naming the record, the field looked for and how to map another."""
     value = lookup(record, path)
-    if value is _MISSING:
+    if value is MISSING:
         raise missing_field(record, path, role, where, layout)
     return value
 

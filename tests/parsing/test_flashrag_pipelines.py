@@ -415,6 +415,12 @@ def test_check_recorded_lists_every_recorded_metric(tmp_path: Path) -> None:
     assert "mystery_metric [metric_score.txt]: not ours: a metric we do not know; not checked" in out
     assert "list_metric [metric_score.txt]: not ours" in out
     assert "(sequential)" in out
+    result = subprocess.run([*EVALSUITE, "score", str(folder), "--json", "-o", str(tmp_path / "out2")],
+                            capture_output=True, text=True, timeout=300, env={"PATH": "/usr/bin:/bin"})
+    (scored,) = json.loads(result.stdout)["inputs"]
+    assert scored["layout"] == "sequential" and scored["differences"] == []
+    statuses = {c["name"]: (c["status"], c["ours"]) for c in scored["recorded_metrics"]}
+    assert statuses["acc"] == ("reproduced", "cover_em") and statuses["mystery_metric"] == ("not ours", None)
 
 
 def test_score_command_reproduces_metric_score_of_every_pipeline_folder(tmp_path: Path) -> None:
