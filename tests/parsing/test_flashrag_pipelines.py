@@ -370,6 +370,12 @@ def test_fields_mapping_reads_any_jsonl(tmp_path: Path) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     _, layout, records, _, _ = _score(path, fields="prediction=out.final,golds=gold.answers,id=qid,question=q")
     assert layout.name == "fields" and [(r.id, r.prediction, r.metrics["em"]) for r in records] == [("q1", "Daniel Wallace", 1.0), ("q2", "Sydney", 0.0)]
+    # the writer's own per-item scores, mapped too, are checked: q2's em recorded as 1 is a difference nothing explains
+    rows[0]["out"]["scores"], rows[1]["out"]["scores"] = {"em": 1.0}, {"em": 1.0}
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    source, _, records, recorded, differences = _score(path, fields="prediction=out.final,golds=gold.answers,id=qid,question=q,scores=out.scores")
+    assert [(d.item, d.what, d.explanation) for d in differences] == [("q2", "em", None)]
+    assert [(c.name, c.status) for c in check_recorded_metrics(source, records, recorded, differences)] == [("em", "differs")]
     with pytest.raises(DataError) as error:
         _score(path, fields="prediction=out.answer,golds=gold.answers,id=qid,question=q")
     message = error.value.message
