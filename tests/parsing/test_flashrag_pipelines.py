@@ -271,6 +271,15 @@ def test_a_prompt_ending_at_the_assistant_header_holds_no_response() -> None:
     assert (item.prediction, item.response) == ("No valid answer found", None)
 
 
+def test_a_folder_whose_outputs_hold_only_pred_and_metric_score_is_read(tmp_path: Path) -> None:
+    # issue #27: such folders were refused for lacking output.final_response, a field FlashRAG never writes for them
+    items = [{"id": qid, "question": q, "golden_answers": golds, "output": {"pred": answer, "metric_score": flashrag_scores(answer, golds)}}
+             for qid, q, golds, answer in QUESTIONS]
+    source, layout, records, recorded, differences = _score(flashrag_folder(tmp_path, "sequential", save_note="my-run", items=items))
+    assert layout.name == "sequential" and differences == [] and source.averages["em"] == 0.5
+    assert sum(r.metrics["em"] for r in records) / len(records) == 0.5 and records[0].trajectory == "Daniel Wallace"
+
+
 def test_raw_generations_are_parsed_into_turns(tmp_path: Path) -> None:
     _, _, records, _, _ = _score(flashrag_folder(tmp_path, "reasoning"))
     turns = records[0].turns
