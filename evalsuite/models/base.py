@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -21,6 +22,16 @@ class GenerationRequest:
     temperature: float = 0.0
     seed: int = 0
     key: tuple[str, int] | None = None
+
+
+def request_seed(request: GenerationRequest) -> int:
+    """The sampling seed of one request: the run's seed mixed with the request's key (trajectory, turn), so that two
+    trajectories of one prompt (GRPO's group, repeated samples) draw different samples under an engine that seeds
+    each request on its own (vLLM), and each stays reproducible. Without a key, the run's seed."""
+    if request.key is None:
+        return request.seed
+    digest = hashlib.sha256(repr((request.seed, request.key)).encode("utf-8")).digest()
+    return int.from_bytes(digest[:4], "little")
 
 
 @dataclass

@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from evalsuite.errors import EvalsuiteError
-from evalsuite.models.base import Backend, HFTokenizerMixin, Generation, GenerationRequest
+from evalsuite.models.base import Backend, HFTokenizerMixin, Generation, GenerationRequest, request_seed
 from evalsuite.models.vllm_engine import EngineSettings, engine_settings, first_line, import_vllm
 
 
@@ -86,7 +86,7 @@ def sampling_params(vllm: Any, request: GenerationRequest, final_only: bool = Fa
     if kind is not None:
         options["output_kind"] = kind.FINAL_ONLY
     return vllm.SamplingParams(
-        temperature=request.temperature, max_tokens=request.max_tokens, stop=request.stop, seed=request.seed,
+        temperature=request.temperature, max_tokens=request.max_tokens, stop=request.stop, seed=request_seed(request),
         include_stop_str_in_output=True,  # Search-R1 keeps `</search>` in the response
         **options,
     )

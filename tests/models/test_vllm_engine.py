@@ -159,19 +159,56 @@ def test_the_openai_backend_on_a_vllm_server_equals_in_process_vllm(vllm_run, tm
 
 
 @pytest.mark.slow
-def test_greedy_agreement_of_vllm_and_hf_on_the_same_weights_is_measured(vllm_run, tmp_path, benchmarks_dir, wiki_bm25):
-    """Both fp32 on the same weights; kernels differ (vLLM's CPU attention and GEMMs against torch's), so a near-tie
-    between two tokens can break differently. Measured, written to hf_agreement.json beside the test's output."""
-    out = tmp_path / "hf"
-    evalsuite_run(run_args(benchmarks_dir, wiki_bm25, out, "--backend", "hf"), tmp_path / "log")
-    ours, theirs = outcome(vllm_run), outcome(out)
-    agreement = [a[1] == b[1] for a, b in zip(ours, theirs)]
-    first_difference = [next((i for i, (x, y) in enumerate(zip(a[1], b[1])) if x != y), None) for a, b in zip(ours, theirs)]
-    report = {"identical_trajectories": sum(agreement), "of": len(agreement), "first_differing_character": first_difference}
+def test_greedy_agreement_of_vllm_and_hf_on_the_same_weights_is_measured(vllm_run, tmp_path, packaged_smollm2):
+    """The first turn of each example, continued greedily by transformers (`hf`) from the prompt the vLLM run
+    recorded, on the same fp32 weights. Kernels differ (vLLM's CPU attention and GEMMs against torch's), so a
+    near-tie between two tokens can break the other way; measured, and written to hf_agreement.json."""
+    from evalsuite.agent.method import get_method
+    from evalsuite.models.base import GenerationRequest
+    from evalsuite.models.hf import HFBackend
+
+    got = records(vllm_run)
+    backend = HFBackend(packaged_smollm2, batch_size=len(got))
+    stops = list(get_method("search-r1").stop)
+    requests = [GenerationRequest(r["metadata"]["prompt"], stop=stops, max_tokens=48) for r in got]
+    theirs = [g.text.strip() for g in backend.generate(requests)]
+    ours = [r["turns"][0]["text"].strip() for r in got]
+    agreement = [a == b for a, b in zip(ours, theirs)]
+    first_difference = [next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None if len(a) == len(b) else min(len(a), len(b)))
+                        for a, b in zip(ours, theirs)]
+    report = {"identical_first_turns": sum(agreement), "of": len(agreement), "first_differing_character": first_difference}
     (tmp_path / "hf_agreement.json").write_text(json.dumps(report))
     print(f"vLLM vs hf greedy agreement: {report}")
-    # the first turn is a short greedy continuation of the same prompt with the same weights: most must agree
+    # a short greedy continuation of the same prompt with the same weights: most must agree
     assert sum(agreement) >= len(agreement) // 2, report
+
+
+@pytest.mark.slow
+def test_vllm_ray_actors_with_the_served_index_equal_the_single_process_run(vllm_run, tmp_path, benchmarks_dir, wiki_bm25, monkeypatch):
+    """Two Ray actors on a local three-node cluster (`ray start` processes), each with its own vLLM engine (on GPUs:
+    --ray-gpus-per-actor), the BM25 index served by the driver: the run directory of the single-process run."""
+    pytest.importorskip("ray", reason="needs Ray: pip install 'evalsuite[ray]'")
+    from ray_cluster import start_cluster
+
+    from evalsuite.agent.settings import settings_differences
+    from evalsuite.runs import RunDirectory
+
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # as tests/agent/test_ray_distributed.py's cluster
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH")])))
+    cluster = start_cluster(workers=2, cpus_per_worker=1)
+    try:
+        out = tmp_path / "ray"
+        args = run_args(benchmarks_dir, wiki_bm25, out, "--backend", "vllm", "--batch-size", "4", "--ray", cluster.address, "--ray-actors", "2")
+        with (tmp_path / "driver.log").open("w") as handle:
+            result = subprocess.run(args, stdout=handle, stderr=subprocess.STDOUT, env={**ENV, "RAY_AUTH_MODE": "disabled", "PYTHONPATH": os.environ["PYTHONPATH"]}, timeout=1800, check=False)
+        assert result.returncode == 0, (tmp_path / "driver.log").read_text()[-4000:]
+    finally:
+        cluster.stop()
+    assert outcome(out) == outcome(vllm_run)
+    ray_run, single = RunDirectory(out), RunDirectory(vllm_run)
+    assert ray_run.read_metrics() == single.read_metrics()
+    assert settings_differences(single.read_manifest(), ray_run.read_manifest()) == []
+    assert ray_run.read_manifest().backend["engine"].startswith("vllm")
 
 
 # ---- bad input: one line, before any run directory is written (no engine is started) ----

