@@ -57,7 +57,7 @@ def submit_command(
     description: Optional[str] = typer.Option(None, "--description", help="What this entry is, in a sentence or two."),
     split: list[str] = typer.Option([], "--split", help="TASK=SPLIT: the split a task's ids cover in full (e.g. nq=test_sub1000)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output."),
-    include_failed: bool = typer.Option(False, "--include-failed", help="Submit runs that hold failed records (declared as such; they score as recorded)."),
+    include_failed: bool = typer.Option(False, "--include-failed", help="Submit runs that hold failed records (declared as such; each scores 0 on every metric)."),
 ) -> None:
     """Pack run directories with metadata and checksums into a leaderboard submission."""
     from pydantic import ValidationError

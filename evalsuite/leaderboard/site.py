@@ -169,7 +169,7 @@ def _entry_context(entry: Entry) -> dict:
         for name, m in entry.report.manifests.items()
     }
     tasks = [
-        {"task": t, "name": task_label(t), "split": v.split, "run": v.run, "n": v.summary.n,
+        {"task": t, "name": task_label(t), "split": v.split, "run": v.run, "n": v.summary.n, "n_failed": v.summary.n_failed,
          "data_source": Path(v.data_source).name, "data_sha256": v.data_sha256,
          "metrics": {m.name: v.summary.metrics.get(m.name) for m in summary_metrics()}}
         for t in task_columns([entry])

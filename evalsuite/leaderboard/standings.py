@@ -178,7 +178,8 @@ def verified_table(entries: Sequence[Entry], metric: str, entry_href: str = "ent
                 continue
             s = verified.summary.metrics[metric]
             cell = Cell(value=_pct(s.mean), text=f"{100 * s.mean:.1f}", ci=f"[{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]")
-            title = f"{task_label(task)} {verified.split}, n={verified.summary.n}: {label} {100 * s.mean:.2f}, 95% CI {cell.ci} ({interval_method(metric)})"
+            failed = f" ({verified.summary.n_failed} failed, scored 0)" if verified.summary.n_failed else ""
+            title = f"{task_label(task)} {verified.split}, n={verified.summary.n}{failed}: {label} {100 * s.mean:.2f}, 95% CI {cell.ci} ({interval_method(metric)})"
             if tops[task] == entry.id:
                 cell.group, cell.css = "a", "top"
                 title += "; top entry of this column"

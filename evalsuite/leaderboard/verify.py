@@ -155,7 +155,7 @@ class VerificationReport:
             "settings": self.settings,
             "paper_setting": self.paper_setting.to_dict() if self.paper_setting else None,
             "tasks": {
-                name: {"split": t.split, "run": t.run, "n": t.summary.n, "data_source": Path(t.data_source).name,
+                name: {"split": t.split, "run": t.run, "n": t.summary.n, "n_failed": t.summary.n_failed, "data_source": Path(t.data_source).name,
                        "data_sha256": t.data_sha256, "metric_convention": METRIC_CONVENTION,
                        "metric_versions": t.verified_metrics,
                        "metrics": {m: s.model_dump() for m, s in t.summary.metrics.items()}}

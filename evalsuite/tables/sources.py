@@ -88,7 +88,7 @@ def _describe(setting: dict) -> str | None:
 def load_runs(paths: Sequence[str | Path]) -> list[RunData]:
     """Read run directories; each is named by its directory (parent/name when two directories share a name).
 
-    Scores come from the run's scores.npz while it matches predictions.jsonl, else from predictions.jsonl.
+    Scores come from predictions.jsonl: from the columns cached for its exact bytes (runs/columns.py), else parsed.
     """
     if not paths:
         raise EvalsuiteError("no run directories given", hint="pass one or more directories written by `evalsuite run` or `evalsuite score`")
