@@ -52,6 +52,7 @@ from evalsuite.leaderboard.submission import (
 from evalsuite.metrics import extract_answer
 from evalsuite.metrics.registry import get_metric, is_registered
 from evalsuite.runs import SCHEMA_VERSION, ExampleRecord, Manifest, MetricsFile, TaskSummary, summarize
+from evalsuite.runs.setting import KNOWN_CORPORA, RunSetting
 from evalsuite.runs.schema import LEGACY_METRICS, MANIFEST_FILE, METRIC_CONVENTION, METRICS_FILE, PREDICTIONS_FILE
 from evalsuite.scoring import score_record, task_metrics
 from evalsuite.tasks.loader import load_split
@@ -559,21 +560,39 @@ def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Pa
 
 
 def _setting_matches(setting: str, declared: Any, recorded: Any) -> bool:
+    """Whether a declared setting is what a run recorded. The corpus is compared by content: a declared known corpus
+    (`wiki-18`) must be the corpus the run's index counted and hashed; a declared custom name stands for any corpus
+    that is not a known one (the site shows it by passage count and hash, never by that name)."""
     if setting == "method":
         return recorded is not None and method_key(declared) == method_key(recorded)
     if setting == "retriever":
         return (not recorded) if declared is None else method_key(declared) in recorded
     if setting == "corpus":
-        return corpus_key(declared) == corpus_key(recorded)
+        if declared is None or recorded is None:
+            return declared is None and recorded is None
+        known = {c.key for c in KNOWN_CORPORA}
+        wanted = corpus_key(declared)
+        return recorded.key == wanted if wanted in known else recorded.key is None
     return declared == recorded
 
 
+def _shown_setting(setting: str, recorded: Any, run: RunSetting) -> Any:
+    if setting == "corpus":
+        return recorded.label() if recorded is not None else None
+    if setting == "retriever":
+        return run.retriever.label()
+    return recorded
+
+
 def manifest_setting(manifest: Manifest) -> dict[str, Any]:
-    """The setting a run manifest records, spelled as a submission declares it (`evalsuite submit`'s defaults)."""
-    retriever = manifest.retriever or {}
-    recorded = recorded_settings(manifest)
-    return {"corpus": recorded.get("corpus"), "topk": manifest.topk, "max_turns": manifest.max_turns,
-            "retriever": retriever.get("name") or retriever.get("retriever") or retriever.get("kind") or None}
+    """The setting a run manifest records, spelled as a submission declares it (`evalsuite submit`'s defaults): a
+    known corpus by its label, a custom one by its file name (shown by content on the site either way)."""
+    run = RunSetting.from_manifest(manifest)
+    corpus = run.corpus.known() if run.corpus is not None else None
+    keys = run.retriever.keys()
+    retriever = next((k for k in ("e5", *sorted(keys)) if k in keys), None)
+    return {"corpus": corpus.label if corpus else (run.corpus.name if run.corpus else None), "topk": manifest.topk,
+            "max_turns": manifest.max_turns, "retriever": retriever}
 
 
 def check_settings(info: SubmissionInfo, report: VerificationReport) -> None:
@@ -587,7 +606,7 @@ def check_settings(info: SubmissionInfo, report: VerificationReport) -> None:
             if setting not in recorded:
                 unrecorded[setting].append(name)
             elif not _setting_matches(setting, declared[setting], recorded[setting]):
-                shown = manifest_setting(manifest)["retriever"] if setting == "retriever" else recorded[setting]
+                shown = _shown_setting(setting, recorded[setting], RunSetting.from_manifest(manifest))
                 report.add("setting", f"{RUNS_DIR}/{name}/{MANIFEST_FILE}",
                            f"submission.json declares {setting} {declared[setting]!r} but this run recorded {shown!r}")
     for setting in SETTINGS:
@@ -601,10 +620,12 @@ def check_settings(info: SubmissionInfo, report: VerificationReport) -> None:
         report.add("setting", SUBMISSION_FILE, f"the runs evaluated different models ({listed}); one entry is one model")
 
 
-def paper_setting_check(info: SubmissionInfo, runs: list[RunRef], manifests: dict[str, Manifest]) -> PaperCheck | None:
+def paper_setting_check(info: SubmissionInfo, runs: list[RunRef], manifests: dict[str, Manifest],
+                        checked: dict[str, str] | None = None) -> PaperCheck | None:
     """The declared setting (held to the run manifests by `check_settings`) and the declared task splits against
     the declared method's paper evaluation setting; None for a method without one (a baseline). A top-k or turn
-    limit the submission does not declare counts as a difference: "paper setting" means every item was checked."""
+    limit the submission does not declare counts as a difference: "paper setting" means every item was checked, and
+    settings that `checked` (report.settings) says are declared only are named in the result."""
     method = method_key(info.method)
     if method not in EVALUATION:
         return None
@@ -616,7 +637,9 @@ def paper_setting_check(info: SubmissionInfo, runs: list[RunRef], manifests: dic
     undeclared = [f"{name}: not declared (paper {paper[name]})" for name in ("topk", "max_turns") if getattr(setting, name) is None]
     differences = run_differences(method, list(splits), setting.topk, setting.max_turns, splits=splits,
                                   retriever=retrievers, corpus=corpus_key(setting.corpus))
-    return PaperCheck(method, tuple(differences + undeclared))
+    declared_only = tuple(name for name, how in (checked or {}).items() if how.startswith("declared only")
+                          and name in ("corpus", "retriever", "topk", "max_turns"))
+    return PaperCheck(method, tuple(differences + undeclared), declared_only)
 
 
 def verify_submission(path: str | Path, data_dir: str | Path | None = None, limits: Limits | None = None) -> VerificationReport:
@@ -639,5 +662,5 @@ def verify_submission(path: str | Path, data_dir: str | Path | None = None, limi
         if not meta.runs:
             report.add("schema", SUBMISSION_FILE, "declares no runs")
         check_settings(meta.info, report)
-        report.paper_setting = paper_setting_check(meta.info, meta.runs, report.manifests)
+        report.paper_setting = paper_setting_check(meta.info, meta.runs, report.manifests, report.settings)
     return report

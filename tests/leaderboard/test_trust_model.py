@@ -72,3 +72,110 @@ def test_a_failed_record_carrying_scores_counts_zero_in_the_summary():
                            status="failed")
     summary = summarize([ok, failed]).tasks["nq"]
     assert summary.metrics["em"].mean == 0.5 and summary.n_failed == 1
+
+
+# --- Settings identified by content -------------------------------------------------------------------------
+
+def evalsuite_run(sub: Path, corpus: dict, encoder: dict) -> None:
+    """Give the packed run the manifest of an evalsuite run over this corpus and encoder, declaring wiki-18 and e5."""
+    fields = {"kind": "run", "method": "search-r1", "topk": 3, "max_turns": 4,
+              "retriever": {"retriever": "dense", "params": {"encoder": encoder}, "corpus": corpus},
+              "model": {"spec": "PeterJinGo/SearchR1-nq_hotpotqa_train-qwen2.5-3b-em-ppo"}}
+    edit_json(sub / RUN / "manifest.json", lambda m: m.update(fields))
+    edit_json(sub / "submission.json", lambda m: m["info"]["setting"].update(max_turns=4))
+    write_checksums(sub)
+
+
+E5 = {"name": "intfloat/e5-base-v2", "fingerprint": "name:intfloat/e5-base-v2"}
+SMALL = {"name": "wiki-18.jsonl", "num_documents": 2000, "sha256": "ab" * 32}
+
+
+def test_a_two_thousand_passage_file_named_wiki18_is_a_custom_corpus(submission, benchmarks_dir):
+    evalsuite_run(submission, SMALL, E5)
+    report = verify_submission(submission, benchmarks_dir)
+    assert [str(p) for p in report.problems] == [
+        f"[setting] {RUN}/manifest.json: submission.json declares corpus 'wiki-18' but this run recorded "
+        "'custom corpus (2,000 passages, sha abababababab…)'"]
+
+
+def test_a_corpus_with_wiki18s_passage_count_is_accepted_as_wiki18(submission, benchmarks_dir):
+    evalsuite_run(submission, {**SMALL, "num_documents": 21_015_324}, E5)
+    report = verify_submission(submission, benchmarks_dir)
+    assert report.accepted, report.problem_lines()
+    assert report.settings["corpus"] == "matches every run manifest"
+
+
+def test_an_encoder_named_like_e5_is_not_e5(submission, benchmarks_dir):
+    # A local fine-tune in a directory called e5-finetuned: its fingerprint is its files' hash, not E5's hub repo.
+    evalsuite_run(submission, {**SMALL, "num_documents": 21_015_324}, {"name": "e5-finetuned", "fingerprint": "c0" * 32})
+    report = verify_submission(submission, benchmarks_dir)
+    assert [str(p) for p in report.problems] == [
+        f"[setting] {RUN}/manifest.json: submission.json declares retriever 'e5' but this run recorded 'dense (encoder e5-finetuned)'"]
+
+
+def test_the_paper_setting_label_needs_the_corpus_by_content():
+    from evalsuite.agent.methods.papers import manifest_paper_check
+    from evalsuite.runs import Manifest
+
+    def check(corpus: dict) -> str:
+        manifest = Manifest(evalsuite_version="test", created_at="2026-01-01T00:00:00Z", kind="run", method="search-r1", tasks=["nq"], splits={"nq": "test"}, topk=3, max_turns=4,
+                            retriever={"retriever": "dense", "params": {"encoder": E5}, "corpus": corpus})
+        return manifest_paper_check(manifest).summary()
+
+    assert check(SMALL) == ("differs from the paper's evaluation setting in: corpus: custom corpus (2,000 passages, "
+                            "sha abababababab…) (paper wiki18)")
+    assert check({**SMALL, "num_documents": 21_015_324}) == "paper setting"
+
+
+def test_corpus_labels_name_a_known_corpus_only_by_content():
+    from evalsuite.runs.setting import CorpusIdentity
+
+    sample = "609bfd8ea834cfe05ce1ffddead0859f8571bcba29713da4a99be7ce0b03724f"
+    assert CorpusIdentity(name="anything.jsonl", num_documents=10_813, sha256=sample).label() == "wiki-18 sample"
+    assert CorpusIdentity(name="wiki18_sample.jsonl", num_documents=10_813, sha256="0" * 64).label() == \
+        "custom corpus (10,813 passages, sha 000000000000…)"
+    assert CorpusIdentity(name="wiki-18.jsonl").label() == "custom corpus (passage count not recorded, no content hash)"
+
+
+# --- Rank like with like ------------------------------------------------------------------------------------
+
+def entry(identifier: str, tasks: dict[str, tuple[str, list[float]]]):
+    """A verified entry with hand-set per-example EM: task → (split, scores)."""
+    from evalsuite.leaderboard.standings import Entry
+    from evalsuite.leaderboard.submission import SubmissionFile
+    from evalsuite.leaderboard.verify import VerificationReport, VerifiedTask
+    from leaderboard_support import info
+
+    report = VerificationReport(submission=identifier)
+    report.meta = SubmissionFile(evalsuite_version="test", created_at="2026-01-01T00:00:00Z", info=info(identifier), runs=[])
+    for task, (split, scores) in tasks.items():
+        records = [ExampleRecord(id=f"{task}-{i}", task=task, split=split, question="q", golden_answers=["a"], prediction="a",
+                                 metrics={"em": v}) for i, v in enumerate(scores)]
+        report.tasks[task] = VerifiedTask(task, split, identifier, records, summarize(records).tasks[task], "x.jsonl", None)
+    return Entry(identifier, Path(identifier), report)
+
+
+def test_a_training_split_entry_is_never_ranked_with_test_split_entries():
+    from evalsuite.leaderboard.standings import verified_table
+
+    honest = entry("honest", {"adqa": ("test", [1, 0, 0, 0])})
+    trained_on = entry("train-split", {"adqa": ("train", [1, 1, 1, 0])})
+    table = verified_table([honest, trained_on], "em")
+    assert [(c.key, c.label) for c in table.columns] == [("adqa:test", "AD-QA (open)"), ("adqa:train", "AD-QA (open) (train)")]
+    rows = {r.name: r for r in table.rows}
+    assert [c.text for c in rows["honest"].cells] == ["25.0", "–"]
+    assert [c.text for c in rows["train-split"].cells] == ["–", "75.0"]
+    # Each is alone on its split: both are the top of their own column, neither is ranked against the other.
+    assert rows["honest"].cells[0].group == "a" and rows["train-split"].cells[1].group == "a"
+
+
+def test_an_average_is_only_over_the_same_tasks_and_coverage_is_shown():
+    from evalsuite.leaderboard.standings import verified_table
+
+    seven = entry("three-tasks", {"nq": ("test", [1, 0]), "triviaqa": ("test", [1, 0]), "bamboogle": ("test", [0, 0])})
+    one = entry("one-task", {"bamboogle": ("test", [1, 1])})
+    table = verified_table([one, seven], "em")
+    rows = {r.name: r for r in table.rows}
+    assert (rows["three-tasks"].average.text, rows["three-tasks"].average.coverage) == ("33.3", "3 of 3 tasks")
+    assert (rows["one-task"].average.text, rows["one-task"].average.coverage) == ("–", "1 of 3 tasks")
+    assert [r.name for r in table.rows] == ["three-tasks", "one-task"]  # the one-task entry's 100 does not rank first
