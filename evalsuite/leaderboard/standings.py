@@ -80,7 +80,12 @@ class TaskSplit:
 
     @property
     def key(self) -> str:
-        return f"{self.task}:{self.split}"
+        """The task's name for its eval split (as reported tables key it), `task:split` for any other split."""
+        try:
+            evaluated = get_task(self.task).eval_split == self.split
+        except EvalsuiteError:
+            evaluated = False
+        return self.task if evaluated else f"{self.task}:{self.split}"
 
 
 def split_columns(entries: Sequence[Entry]) -> list[TaskSplit]:
@@ -123,6 +128,7 @@ class Row:
     citation: str = ""
     citation_title: str = ""
     note: str = ""  # verified rows: "paper setting" or how the entry differs from its method's paper setting
+    proof: str = ""  # verified rows: what the badge proves and what is only declared (VerificationReport.proof_line)
 
 
 @dataclass
@@ -244,7 +250,7 @@ def verified_table(entries: Sequence[Entry], metric: str, entry_href: str = "ent
         paper = entry.report.paper_setting
         table.rows.append(Row(name=info.name, badge="verified", cells=cells, average=_average(entry, metric, splits),
                               href=entry_href.format(id=entry.id), method=info.method, model=info.model.name,
-                              note=paper.summary() if paper else ""))
+                              note=paper.summary() if paper else "", proof=entry.report.proof_line()))
     table.rows.sort(key=lambda r: -(r.average.value if r.average.value is not None else -1))
     return table
 

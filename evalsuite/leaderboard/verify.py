@@ -63,8 +63,8 @@ TOLERANCE = 1e-9
 # Per check and file, how many individual problems are spelled out before the rest are only counted.
 SHOWN_PER_CHECK = 10
 # Bumped when verification.json gains or changes fields (2: settings checks, predictions re-derived; 3: paper_setting;
-# 4: each task's scoring version and metric versions).
-VERIFICATION_FORMAT = 4
+# 4: each task's scoring version and metric versions; 5: n_failed per task, proof).
+VERIFICATION_FORMAT = 5
 SETTINGS = ("method", "corpus", "retriever", "topk", "max_turns")
 
 
@@ -140,6 +140,33 @@ class VerificationReport:
         self._shown[key] += 1
         self.problems.append(Problem(check, where, message))
 
+    def proof(self) -> dict[str, list[str]]:
+        """What this entry's badge rests on, by docs/guarantees.md's field table: `proven` (recomputed, or checked
+        against data the verifier holds), `recorded` (settings every run manifest records, compared by content where
+        it can be: the corpus by passage count and hash, the encoder by its weights' identity) and `declared` (the
+        submitter's word only). The site shows these next to every badge."""
+        failed = sum(t.summary.n_failed for t in self.tasks.values())
+        proven = ["scores recomputed from the trajectories against the registry's gold answers",
+                  "every id of each declared split, questions and gold answers as the registry's"]
+        if failed:
+            proven.append(f"{failed} failed record{'s' if failed != 1 else ''} scored 0")
+        recorded, declared = [], []
+        for name in ("corpus", "retriever", "topk", "max_turns"):
+            how = self.settings.get(name, "")
+            label = {"topk": "top-k", "max_turns": "turn limit"}.get(name, name)
+            (recorded if how == "matches every run manifest" else declared).append(label)
+        declared += ["model", "training data"]
+        return {"proven": proven, "recorded": recorded, "declared": declared}
+
+    def proof_line(self) -> str:
+        """`proof()` in one line: "proven: scores, splits · recorded by the runs: … · declared: …"."""
+        proof = self.proof()
+        parts = ["proven: scores, splits" + ("".join(f", {p}" for p in proof["proven"][2:]))]
+        if proof["recorded"]:
+            parts.append("recorded by the runs: " + ", ".join(proof["recorded"]))
+        parts.append("declared only: " + ", ".join(proof["declared"]))
+        return " · ".join(parts)
+
     def problem_lines(self) -> list[str]:
         lines = [str(p) for p in self.problems]
         lines += [f"[{check}] {where}: … and {n} more of the same" for (check, where), n in sorted(self.omitted.items())]
@@ -155,6 +182,7 @@ class VerificationReport:
             "info": self.meta.info.model_dump() if self.meta else None,
             "settings": self.settings,
             "paper_setting": self.paper_setting.to_dict() if self.paper_setting else None,
+            "proof": self.proof() if self.accepted else None,
             "tasks": {
                 name: {"split": t.split, "run": t.run, "n": t.summary.n, "n_failed": t.summary.n_failed, "data_source": Path(t.data_source).name,
                        "data_sha256": t.data_sha256, "metric_convention": METRIC_CONVENTION,

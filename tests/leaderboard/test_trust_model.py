@@ -161,7 +161,7 @@ def test_a_training_split_entry_is_never_ranked_with_test_split_entries():
     honest = entry("honest", {"adqa": ("test", [1, 0, 0, 0])})
     trained_on = entry("train-split", {"adqa": ("train", [1, 1, 1, 0])})
     table = verified_table([honest, trained_on], "em")
-    assert [(c.key, c.label) for c in table.columns] == [("adqa:test", "AD-QA (open)"), ("adqa:train", "AD-QA (open) (train)")]
+    assert [(c.key, c.label) for c in table.columns] == [("adqa", "AD-QA (open)"), ("adqa:train", "AD-QA (open) (train)")]
     rows = {r.name: r for r in table.rows}
     assert [c.text for c in rows["honest"].cells] == ["25.0", "–"]
     assert [c.text for c in rows["train-split"].cells] == ["–", "75.0"]
