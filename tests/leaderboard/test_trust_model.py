@@ -179,3 +179,57 @@ def test_an_average_is_only_over_the_same_tasks_and_coverage_is_shown():
     assert (rows["three-tasks"].average.text, rows["three-tasks"].average.coverage) == ("33.3", "3 of 3 tasks")
     assert (rows["one-task"].average.text, rows["one-task"].average.coverage) == ("–", "1 of 3 tasks")
     assert [r.name for r in table.rows] == ["three-tasks", "one-task"]  # the one-task entry's 100 does not rank first
+
+
+# --- Filing: names that look the same, two adds at once -----------------------------------------------------
+
+def test_a_name_that_only_looks_like_a_filed_one_is_refused(packed, tmp_path, benchmarks_dir):
+    import shutil
+
+    import pytest
+
+    from evalsuite.errors import EvalsuiteError
+    from evalsuite.leaderboard import add_submission
+    from evalsuite.leaderboard.results import entry_id, name_key
+
+    board = tmp_path / "leaderboard"
+    add_submission(packed, board, data_dir=benchmarks_dir)
+    honest = json_name(packed)
+    # A Cyrillic "а" and a zero-width space: it reads as the filed name, and its slug would have been another id.
+    lookalike = honest.replace("a", "\u0430", 1).replace(" ", " \u200b", 1)
+    assert name_key(lookalike) == name_key(honest) and entry_id(lookalike) == entry_id(honest)
+    copy = tmp_path / "copy"
+    shutil.copytree(packed, copy)
+    edit_json(copy / "submission.json", lambda m: m["info"].update(name=lookalike))
+    write_checksums(copy)
+    with pytest.raises(EvalsuiteError) as refused:
+        add_submission(copy, board, data_dir=benchmarks_dir, entry="another-id")
+    assert refused.value.message == (f"{copy / 'submission.json'}: info.name {lookalike!r} reads the same as filed entry "
+                                     f"{entry_id(honest)!r} (compared after Unicode normalisation and confusable folding)")
+    assert sorted(p.name for p in (board / "entries").iterdir()) == [entry_id(honest)]  # nothing half-written
+
+
+def json_name(sub: Path) -> str:
+    import json
+
+    return json.loads((sub / "submission.json").read_text())["info"]["name"]
+
+
+def test_leaderboard_add_waits_for_the_lock_on_the_folder(packed, tmp_path, benchmarks_dir):
+    import threading
+    import time
+
+    from evalsuite.leaderboard import add_submission
+    from evalsuite.leaderboard.results import folder_lock
+
+    board = tmp_path / "leaderboard"
+    board.mkdir()
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (add_submission(packed, board, data_dir=benchmarks_dir), done.set()))
+    with folder_lock(board):
+        worker.start()
+        time.sleep(1.5)  # verification takes well under this; the filing then waits on the lock
+        assert not done.is_set()
+        assert list((board / "entries").iterdir()) == []  # verified, and waiting: nothing filed yet
+    worker.join(timeout=60)
+    assert done.is_set() and [p.name for p in (board / "entries").iterdir()] == ["search-r1-base-test"]
