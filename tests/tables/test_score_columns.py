@@ -83,3 +83,44 @@ def test_a_scores_file_inside_the_run_directory_is_never_read(write_run, tmp_pat
     (run,) = load_runs([path])
     assert run.scores("em").tasks["nq"] == {"nq-00": 1.0, "nq-01": 0.0, "nq-02": 0.0}
     assert set(run.tasks) == {"nq", "bamboogle"}
+
+
+def test_a_forged_run_directory_shows_only_what_its_predictions_say(write_run, tmp_path_factory):
+    """Issue 26's forger on `evalsuite table`: whatever it does to scores.npz, metrics.json or the predictions' mtime,
+    the table's numbers are those of predictions.jsonl as it now is (a failed example 0)."""
+    import json
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(edit=st.sampled_from(("none", "value", "status")), cache=st.sampled_from(("none", "forged", "garbage")),
+           metrics=st.booleans(), keep_mtime=st.booleans())
+    def forge(edit, cache, metrics, keep_mtime):
+        path = _run(write_run, tmp_path_factory.mktemp("forged"))
+        predictions = path / "predictions.jsonl"
+        stat = predictions.stat()
+        lines = predictions.read_text().splitlines()
+        first = json.loads(lines[0])
+        if edit == "value":
+            first["metrics"]["em"] = 0.0
+        elif edit == "status":
+            first["status"] = "failed"
+        lines[0] = json.dumps(first, separators=(",", ":"))
+        predictions.write_text("\n".join(lines) + "\n")
+        if keep_mtime:
+            os.utime(predictions, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        if cache == "forged":
+            np.savez(path / SCORES_FILE, format=np.array(1), source_sha256=np.array(file_sha256(predictions)),
+                     source_size=np.array(predictions.stat().st_size), source_mtime_ns=np.array(predictions.stat().st_mtime_ns),
+                     tasks=np.array(["nq"]), **{"0/ids": np.array(["nq-00", "nq-01", "nq-02"]), "0/failed": np.zeros(3, bool),
+                                               "0/metric:em": np.ones(3)})
+        elif cache == "garbage":
+            (path / SCORES_FILE).write_bytes(b"PK\x03\x04 not really")
+        if metrics:
+            (path / "metrics.json").write_text((path / "metrics.json").read_text().replace('"mean":0.', '"mean":1.'))
+        (run,) = load_runs([path])
+        expected = {"nq-00": 0.0 if edit != "none" else 1.0, "nq-01": 0.0, "nq-02": 0.0}
+        assert run.scores("em").tasks["nq"] == expected
+
+    forge()
