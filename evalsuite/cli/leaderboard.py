@@ -29,8 +29,10 @@ def _parse_splits(values: list[str]) -> dict[str, str]:
 def _load_info_file(path: Path) -> dict:
     import yaml
 
+    from evalsuite.files import MAX_CONFIG_BYTES, load_untrusted_yaml, read_untrusted_bytes
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_untrusted_yaml(read_untrusted_bytes(path, MAX_CONFIG_BYTES, "metadata file").decode("utf-8"), path)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise DataError(f"{path}: cannot read the metadata file ({exc})") from None
     if not isinstance(data, dict):

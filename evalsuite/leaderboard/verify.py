@@ -123,6 +123,9 @@ class VerificationReport:
     # The declared setting against the method's paper evaluation setting (None: the method has no paper setting).
     paper_setting: PaperCheck | None = None
     _shown: Counter = field(default_factory=Counter, repr=False)
+    # The registry's rows of each (task, split), loaded once per verification: a submission that declares one split
+    # in many runs costs one load of it, so verification stays linear in the submission's records.
+    _gold: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
 
     @property
     def accepted(self) -> bool:
@@ -513,6 +516,8 @@ def _gold(task: str, split: str, data_dir: str | Path | None, root: Path, where:
     if split not in allowed:
         report.add("split", where, f"{split[:100]!r} is not a registered split of {task}; declare one of: {', '.join(allowed)}")
         return None
+    if (task, split) in report._gold:
+        return report._gold[(task, split)]
     try:
         loaded = load_split(registered, split, data_dir)
     except EvalsuiteError as exc:
@@ -523,6 +528,7 @@ def _gold(task: str, split: str, data_dir: str | Path | None, root: Path, where:
         report.add("gold", where, f"the {task}/{split} gold file resolves inside the submission; gold answers never "
                                   "come from a submission")
         return None
+    report._gold[(task, split)] = loaded
     return loaded
 
 

@@ -233,3 +233,23 @@ def test_leaderboard_add_waits_for_the_lock_on_the_folder(packed, tmp_path, benc
         assert list((board / "entries").iterdir()) == []  # verified, and waiting: nothing filed yet
     worker.join(timeout=60)
     assert done.is_set() and [p.name for p in (board / "entries").iterdir()] == ["search-r1-base-test"]
+
+
+def test_gold_is_loaded_once_per_task_and_split(submission, benchmarks_dir, monkeypatch):
+    """Verification cost is linear in the records: many runs declaring one split load its gold file once."""
+    import shutil
+
+    import evalsuite.leaderboard.verify as verify
+
+    run = submission / RUN
+    for i in range(5):
+        shutil.copytree(run, submission / "runs" / f"copy{i}")
+    edit_json(submission / "submission.json", lambda m: m["runs"].extend(
+        {"name": f"copy{i}", "tasks": {"bamboogle": "test"}} for i in range(5)))
+    write_checksums(submission)
+    loads = []
+    real = verify.load_split
+    monkeypatch.setattr(verify, "load_split", lambda *a, **k: loads.append(a[1]) or real(*a, **k))
+    report = verify_submission(submission, benchmarks_dir)
+    assert [p.check for p in report.problems] == ["duplicate-task"] * 5  # one task per entry, refused
+    assert loads == ["test"]
