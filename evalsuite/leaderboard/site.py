@@ -207,7 +207,7 @@ def build_site(leaderboard_dir: str | Path | None, out_dir: str | Path, data_dir
     by_setting: dict[str, list[Entry]] = defaultdict(list)
     for entry in entries:
         assert entry.report.info is not None
-        by_setting[entry.report.info.setting.key()].append(entry)
+        by_setting[entry.report.setting_key()].append(entry)
     metrics = leaderboard_metrics()
     settings = [{"key": key, "slug": f"setting-{i + 1}", "tables": [verified_table(members, m) for m in metrics],
                  "n": len(members)} for i, (key, members) in enumerate(sorted(by_setting.items()))]

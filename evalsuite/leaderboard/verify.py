@@ -161,6 +161,22 @@ class VerificationReport:
         declared += ["model", "training data"]
         return {"proven": proven, "recorded": recorded, "declared": declared}
 
+    def setting_key(self) -> str:
+        """The key entries are grouped and ranked by: the declared setting with the corpus named by content wherever
+        every run recorded it ("custom corpus (N passages, sha …)" unless it is a known corpus), and marked
+        "(declared)" when any part of it rests on the declaration alone, so a declared setting never shares a
+        table with a checked one."""
+        assert self.meta is not None
+        setting = self.meta.info.setting
+        corpus = setting.corpus
+        if self.settings.get("corpus") == "matches every run manifest" and self.manifests:
+            labels = {RunSetting.from_manifest(m).corpus_label() for m in self.manifests.values()}
+            corpus = labels.pop() if len(labels) == 1 and None not in labels else corpus
+        key = setting.model_copy(update={"corpus": corpus}).key()
+        declared = [name for name, how in self.settings.items() if how.startswith("declared only")
+                    and name in ("corpus", "retriever", "topk", "max_turns")]
+        return key + (" (declared)" if declared else "")
+
     def proof_line(self) -> str:
         """`proof()` in one line: "proven: scores, splits · recorded by the runs: … · declared: …"."""
         proof = self.proof()

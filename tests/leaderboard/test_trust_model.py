@@ -253,3 +253,14 @@ def test_gold_is_loaded_once_per_task_and_split(submission, benchmarks_dir, monk
     report = verify_submission(submission, benchmarks_dir)
     assert [p.check for p in report.problems] == ["duplicate-task"] * 5  # one task per entry, refused
     assert loads == ["test"]
+
+
+def test_the_setting_an_entry_is_ranked_in_names_its_corpus_by_content(submission, benchmarks_dir):
+    sample = {"name": "my-corpus.jsonl", "num_documents": 10_813,
+              "sha256": "609bfd8ea834cfe05ce1ffddead0859f8571bcba29713da4a99be7ce0b03724f"}
+    evalsuite_run(submission, {**sample, "sha256": "cd" * 32}, E5)
+    edit_json(submission / "submission.json", lambda m: m["info"]["setting"].update(corpus="my-corpus"))
+    write_checksums(submission)
+    report = verify_submission(submission, benchmarks_dir)
+    assert report.accepted, report.problem_lines()
+    assert report.setting_key() == "custom corpus (10,813 passages, sha cdcdcdcdcdcd…) · e5 · top-3 · 4 turns"
