@@ -79,3 +79,13 @@ def test_a_run_directory_whose_predictions_are_a_pipe_is_refused(tmp_path):
     with pytest.raises(DataError) as refused:
         read_predictions(tmp_path / "predictions.jsonl")
     assert refused.value.message == f"{tmp_path / 'predictions.jsonl'}: not a regular file"
+
+
+def test_a_judge_panel_file_is_bounded_too(tmp_path):
+    from evalsuite.judges.config import load_panel
+
+    path = tmp_path / "panel.yaml"
+    path.write_text(LAUGHS)
+    with pytest.raises(DataError) as refused:
+        load_panel(path)
+    assert refused.value.message == f"{path}: the YAML expands to more than {MAX_YAML_NODES:,} values (anchors and aliases)"
