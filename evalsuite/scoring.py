@@ -53,7 +53,10 @@ def behaviour_metrics(turns: Sequence[Turn], prediction: str | None) -> dict[str
 
 def score_record(record: ExampleRecord, metrics: Sequence[str] | None = None) -> dict[str, float]:
     """The rule-based metrics of one example, from its prediction, gold answers and turns: `metrics` when given,
-    else its task's."""
+    else its task's. A failed example scores 0 on every metric whatever its prediction or turns say: a record
+    marked failed is not an answer (and a forger could otherwise fill one with the gold answer)."""
     task = _task(record.task)
+    if record.status == "failed":
+        return dict.fromkeys(metrics or _metrics_of(task), 0.0)
     example = metric_input(record, task)
     return {name: float(get_metric(name).compute(example)) for name in (metrics or _metrics_of(task))}

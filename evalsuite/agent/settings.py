@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evalsuite.runs import Manifest
+from evalsuite.runs.setting import RunSetting
 
 # Options and backend-info keys that change the speed or robustness of a run, never its text. Anything not listed
 # (top_p, repeat_penalty, model_name, n_ctx, seed, dtype, an option a future backend adds, ...) must match.
@@ -38,52 +39,33 @@ def generation_options(options: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in sorted(options.items()) if key not in OPERATIONAL_OPTIONS}
 
 
-def _model(manifest: Manifest) -> Any:
-    """A model file's or directory's hash; for a name (hub model, endpoint) the name plus the hub commit it resolved
-    to, or the model the backend resolved it to (an endpoint URL plus the model name that server reports)."""
-    model = manifest.model or {}
-    if model.get("sha256") or model.get("model_hash"):
-        return model.get("sha256") or model.get("model_hash")
-    served = (manifest.backend or {}).get("model")
-    spec = model.get("spec")
-    if model.get("revision"):
-        return {"spec": spec, "revision": model["revision"]}
-    return spec if served in (None, spec) else {"spec": spec, "served": served}
-
-
-def _backend(manifest: Manifest) -> dict[str, Any]:
+def _backend(setting: RunSetting) -> dict[str, Any]:
     """The backend's name, version and every setting it reports or was given that can change a generation."""
-    backend = dict(manifest.backend or {})
+    backend = setting.backend.model_dump(exclude_none=True)
     options = backend.pop("options", None) or {}
     settings = {key: value for key, value in backend.items() if key not in OPERATIONAL_OPTIONS and key not in _NOT_BACKEND_SETTINGS}
     return {**settings, **{f"option {key}": value for key, value in generation_options(options).items()}}
 
 
-def _retriever(manifest: Manifest) -> Any:
-    retriever = manifest.retriever or {}
-    return retriever.get("index_hash") or retriever.get("spec")
-
-
-def _task_rows(manifest: Manifest) -> dict[str, Any]:
-    return {task: files.get("rows_sha256") for task, files in sorted((manifest.data_files or {}).items())}
-
-
-# What must be equal, each as a name for messages and how to read it from a manifest.
-RESULT_SETTINGS: dict[str, Callable[[Manifest], Any]] = {
-    "model": _model,
+# What must be equal, each as a name for messages and how to read it from the run's setting (runs/setting.py, the one
+# reading of a manifest's setting).
+RESULT_SETTINGS: dict[str, Callable[[RunSetting], Any]] = {
+    # A model file's or directory's hash; for a name (hub model, endpoint) the name plus the hub commit it resolved
+    # to, or the model the backend resolved it to (an endpoint URL plus the model name that server reports).
+    "model": lambda s: s.model.identity(served=s.backend.model),
     "backend": _backend,
-    "method": lambda m: m.method,
-    "prompt_template_hash": lambda m: m.prompt_template_hash,
-    "decoding": lambda m: m.decoding,
-    "max_turns": lambda m: m.max_turns,
-    "topk": lambda m: m.topk,
-    "retriever": _retriever,
-    "tasks": lambda m: m.tasks,
-    "splits": lambda m: m.splits,
-    "subset": lambda m: m.subset,
-    "subset_ids_hash": lambda m: m.subset_ids_hash,
-    "task rows": _task_rows,
-    "shard": lambda m: getattr(m, "shard", None),
+    "method": lambda s: s.method,
+    "prompt_template_hash": lambda s: s.prompt_template_hash,
+    "decoding": lambda s: s.decoding,
+    "max_turns": lambda s: s.max_turns,
+    "topk": lambda s: s.topk,
+    "retriever": lambda s: s.retriever.index_hash or s.retriever.spec,
+    "tasks": lambda s: s.tasks,
+    "splits": lambda s: s.splits,
+    "subset": lambda s: s.subset,
+    "subset_ids_hash": lambda s: s.subset_ids_hash,
+    "task rows": lambda s: s.task_rows,
+    "shard": lambda s: s.shard,
 }
 RESUME_KEYS = tuple(RESULT_SETTINGS)
 MERGE_KEYS = tuple(key for key in RESULT_SETTINGS if key != "shard")
@@ -108,4 +90,5 @@ def _shown(key: str, values: dict[str, Any]) -> str:
 
 def settings_differences(old: Manifest, new: Manifest, keys: tuple[str, ...] = RESUME_KEYS) -> list[str]:
     """Human-readable lines naming each result-changing setting that differs between two manifests."""
-    return [line for key in keys for line in _differences(key, RESULT_SETTINGS[key](old), RESULT_SETTINGS[key](new))]
+    before, after = RunSetting.from_manifest(old), RunSetting.from_manifest(new)
+    return [line for key in keys for line in _differences(key, RESULT_SETTINGS[key](before), RESULT_SETTINGS[key](after))]

@@ -17,6 +17,10 @@ from evalsuite.errors import EvalsuiteError
 MANIFEST_CONFIG_FIELD = "run_config"
 # Where a run is written and how it is printed, not what it computes: a repeated run goes to a new directory.
 NOT_RECORDED = frozenset({"config", "out", "resume", "as_json"})
+# What a manifest (possibly someone else's run) may never decide, even when its run_config holds it: where to write,
+# whether to continue or overwrite a directory, and whether a model's own code runs (issue 26).
+FROM_MANIFEST_REFUSED = frozenset({*NOT_RECORDED, "overwrite", "force"})
+REFUSED_BACKEND_OPTIONS = frozenset({"trust_remote_code"})
 
 
 def config_key(param: typer.CallbackParam) -> str:
@@ -64,6 +68,8 @@ def read_config(path: Path, ctx: typer.Context) -> dict[str, Any]:
         if not isinstance(data, dict):
             raise EvalsuiteError(f"{path}: this run manifest records no run config (the run was imported or scored, "
                                  f"or written by an older evalsuite)", hint="pass the run's options as flags, or in a YAML file")
+    if where:
+        _refuse_operational(path, data, lines)
     params = _params_by_key(ctx.command)
     values: dict[str, Any] = {}
     for key, value in data.items():
@@ -78,6 +84,24 @@ def read_config(path: Path, ctx: typer.Context) -> dict[str, Any]:
         if value is not None:  # null: not given, the option keeps its default
             values[param.name] = _checked(ctx, param, _click_value(param, value), at)
     return values
+
+
+def _refuse_operational(path: Path, config: dict, lines: dict[tuple[str, ...], int]) -> None:
+    """A manifest's run_config may repeat what a run computed, never where it writes, whether it resumes or whether
+    remote code runs: one line naming the file, the field and what to do."""
+    for key, value in config.items():
+        name = str(key).replace("-", "_")
+        line = lines.get((MANIFEST_CONFIG_FIELD, str(key)))
+        at = f"{path}:{line}" if line else str(path)
+        if name in FROM_MANIFEST_REFUSED and value not in (None, False):
+            raise EvalsuiteError(f"{at}: run_config.{key}: a manifest may not say where to write or whether to resume",
+                                 hint="give -o/--resume on the command line; the manifest only repeats what the run computed")
+        if name in ("backend_option", "backend_options"):
+            options = value.keys() if isinstance(value, dict) else [str(v).split("=", 1)[0] for v in (value or [])]
+            refused = sorted(REFUSED_BACKEND_OPTIONS & {str(o).strip() for o in options})
+            if refused:
+                raise EvalsuiteError(f"{at}: run_config.{key}: {refused[0]} may not come from a manifest",
+                                     hint=f"pass --backend-option {refused[0]}=true on the command line if you trust the model's code")
 
 
 def _params_by_key(command) -> dict[str, typer.CallbackParam]:
@@ -134,14 +158,16 @@ def _load_mapping(path: Path) -> tuple[dict, dict[tuple[str, ...], int]]:
     level down (a manifest's run_config)."""
     import yaml
 
+    from evalsuite.files import MAX_CONFIG_BYTES, load_untrusted_yaml, read_untrusted_bytes
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_untrusted_bytes(path, MAX_CONFIG_BYTES, "config file").decode("utf-8")
     except FileNotFoundError:
         raise EvalsuiteError(f"{path}: no such config file", hint="give --config a YAML/JSON file, a run's manifest.json or a run directory") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise EvalsuiteError(f"{path}: cannot read the config file ({exc})") from None
     try:
-        data = yaml.safe_load(text)
+        data = load_untrusted_yaml(text, path)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)

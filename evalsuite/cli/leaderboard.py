@@ -29,8 +29,10 @@ def _parse_splits(values: list[str]) -> dict[str, str]:
 def _load_info_file(path: Path) -> dict:
     import yaml
 
+    from evalsuite.files import MAX_CONFIG_BYTES, load_untrusted_yaml, read_untrusted_bytes
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_untrusted_yaml(read_untrusted_bytes(path, MAX_CONFIG_BYTES, "metadata file").decode("utf-8"), path)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise DataError(f"{path}: cannot read the metadata file ({exc})") from None
     if not isinstance(data, dict):
@@ -57,7 +59,7 @@ def submit_command(
     description: Optional[str] = typer.Option(None, "--description", help="What this entry is, in a sentence or two."),
     split: list[str] = typer.Option([], "--split", help="TASK=SPLIT: the split a task's ids cover in full (e.g. nq=test_sub1000)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output."),
-    include_failed: bool = typer.Option(False, "--include-failed", help="Submit runs that hold failed records (declared as such; they score as recorded)."),
+    include_failed: bool = typer.Option(False, "--include-failed", help="Submit runs that hold failed records (declared as such; each scores 0 on every metric)."),
 ) -> None:
     """Pack run directories with metadata and checksums into a leaderboard submission."""
     from pydantic import ValidationError

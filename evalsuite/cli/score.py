@@ -136,7 +136,7 @@ def _with_process(metrics, process: dict):
 
 
 def _write_scores(run_dir: Path, records) -> None:
-    """scores.npz beside the predictions just written: the per-example scores `evalsuite table` reads."""
+    """Cache the per-example score columns of the predictions just written (by content hash): what `evalsuite table` reads."""
     from evalsuite.runs.columns import write_scores
 
     write_scores(run_dir, records)

@@ -71,9 +71,14 @@ def load_panel(path: str | Path) -> PanelConfig:
     """Read a panel YAML file; errors name the file and the offending field."""
     import yaml
 
+    from evalsuite.files import MAX_CONFIG_BYTES, load_untrusted_yaml, read_untrusted_bytes
+
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        # A panel file may be someone else's: a regular file, bounded, with bounded alias expansion (issue 26).
+        data = load_untrusted_yaml(read_untrusted_bytes(path, MAX_CONFIG_BYTES, "panel file").decode("utf-8"), path)
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: the panel file is not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except FileNotFoundError:
         raise DataError(f"panel file {path} does not exist", hint="see examples/panels/ for panel files") from None
     except yaml.YAMLError as exc:

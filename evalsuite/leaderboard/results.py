@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import unicodedata
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,12 +31,33 @@ DEFAULT_DIR = "leaderboard"
 PARTIAL_PREFIX = ".partial-"
 STAGED_PREFIX = ".staged-"
 REPLACED_PREFIX = ".replaced-"
+LOCK_FILE = ".add.lock"
 _ENTRY_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+# Letters from other scripts that render like Latin ones (Unicode's confusables for the Latin alphabet, the ones
+# common fonts draw identically): folded before names are compared, so "Seаrch-R1" with a Cyrillic "а" is the
+# filed "Search-R1", not a second entry that reads the same.
+_CONFUSABLES = str.maketrans({
+    "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t",
+    "у": "y", "х": "x", "ѕ": "s", "і": "i", "ј": "j", "һ": "h", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ӏ": "l",
+    "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u",
+    "χ": "x", "ω": "w", "ı": "i", "ℓ": "l", "Ɩ": "l",
+})
+
+
+def name_key(name: str) -> str:
+    """How entry names are compared: NFKC (full-width and compatibility forms), case folded, invisible format
+    characters (zero-width spaces, joiners, direction marks) dropped, confusable letters folded to Latin, runs of
+    whitespace made one space."""
+    text = unicodedata.normalize("NFKC", name).casefold()
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf").translate(_CONFUSABLES)
+    return " ".join(unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").split()) or text
 
 
 def entry_id(name: str) -> str:
     """A stable, URL- and file-safe id from an entry's display name, e.g. 'search-r1-qwen2-5-3b-base'."""
-    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    ascii_name = name_key(name)
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")[:80].strip("-")
     if not slug:
         raise EvalsuiteError(f"cannot make an entry id from the name {name!r}", hint="pass --id ID")
@@ -164,15 +186,53 @@ def add_submission(submission: Path, leaderboard_dir: Path, data_dir: str | Path
     if entry is not None and identifier != entry:
         raise EvalsuiteError(f"entry id {entry!r} is not a slug", hint=f"use {identifier!r}")
     base = Path(leaderboard_dir) / ENTRIES_DIR
-    target = base / identifier
     base.mkdir(parents=True, exist_ok=True)
+    with folder_lock(Path(leaderboard_dir)):
+        return _file(Path(submission), base, identifier, report, replace)
+
+
+@contextmanager
+def folder_lock(leaderboard_dir: Path):
+    """An exclusive lock on the leaderboard folder for one `add`: a second `add` waits for the first (the kernel
+    drops the lock when its holder dies, so a killed `add` never leaves it held)."""
+    import fcntl
+
+    with open(leaderboard_dir / LOCK_FILE, "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def filed_names(base: Path) -> dict[str, str]:
+    """name_key → entry id of every filed entry (read from its submission.json; an unreadable one is skipped, as
+    `build` names it)."""
+    names: dict[str, str] = {}
+    for identifier, path in scan_entries(base.parent).entries.items():
+        try:
+            meta = json.loads((path / SUBMISSION_FILE).read_text(encoding="utf-8")[:1 << 20])
+            names[name_key(str(meta["info"]["name"]))] = identifier
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return names
+
+
+def _file(submission: Path, base: Path, identifier: str, report: VerificationReport, replace: bool) -> tuple[Path, VerificationReport]:
+    assert report.info is not None
+    target = base / identifier
     settle(base, identifier)
+    clash = filed_names(base).get(name_key(report.info.name))
+    if clash is not None and clash != identifier:
+        raise EvalsuiteError(f"{submission / SUBMISSION_FILE}: info.name {report.info.name!r} reads the same as filed entry "
+                             f"{clash!r} (compared after Unicode normalisation and confusable folding)",
+                             hint="give the submission a name that differs in its letters, not only in how they are encoded")
     if target.exists() and not replace:
         raise EvalsuiteError(f"{target} already exists", hint="pass --overwrite to file this submission over it, or --id ID")
     record = report.to_dict()
     provenance = provenance_fields()
     record.update({"verified_at": provenance.pop("created_at"), **provenance})
-    with opened_submission(Path(submission)) as root:
+    with opened_submission(submission) as root:
         staged = _stage(root, base, identifier, record)
     replaced = base / f"{REPLACED_PREFIX}{identifier}"
     if target.exists():

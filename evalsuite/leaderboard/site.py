@@ -169,7 +169,7 @@ def _entry_context(entry: Entry) -> dict:
         for name, m in entry.report.manifests.items()
     }
     tasks = [
-        {"task": t, "name": task_label(t), "split": v.split, "run": v.run, "n": v.summary.n,
+        {"task": t, "name": task_label(t), "split": v.split, "run": v.run, "n": v.summary.n, "n_failed": v.summary.n_failed,
          "data_source": Path(v.data_source).name, "data_sha256": v.data_sha256,
          "metrics": {m.name: v.summary.metrics.get(m.name) for m in summary_metrics()}}
         for t in task_columns([entry])
@@ -207,7 +207,7 @@ def build_site(leaderboard_dir: str | Path | None, out_dir: str | Path, data_dir
     by_setting: dict[str, list[Entry]] = defaultdict(list)
     for entry in entries:
         assert entry.report.info is not None
-        by_setting[entry.report.info.setting.key()].append(entry)
+        by_setting[entry.report.setting_key()].append(entry)
     metrics = leaderboard_metrics()
     settings = [{"key": key, "slug": f"setting-{i + 1}", "tables": [verified_table(members, m) for m in metrics],
                  "n": len(members)} for i, (key, members) in enumerate(sorted(by_setting.items()))]

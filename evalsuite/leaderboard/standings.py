@@ -52,6 +52,10 @@ class Entry:
         verified = self.report.tasks.get(task)
         return verified is not None and metric in verified.summary.metrics
 
+    def covers(self, column: TaskSplit, metric: str) -> bool:
+        """Whether the entry covers this task *on this split*, scored with `metric`."""
+        return self.has(column.task, metric) and self.report.tasks[column.task].split == column.split
+
 
 def leaderboard_metrics() -> dict[str, str]:
     """name → label of the metrics with a leaderboard table: registered ones in [0, 1] that macro-average over
@@ -66,6 +70,39 @@ def task_columns(entries: Sequence[Entry] = ()) -> tuple[str, ...]:
     return TASK_COLUMNS + tuple(extra)
 
 
+@dataclass(frozen=True)
+class TaskSplit:
+    """One ranking column: a task on one split. Entries on another split of the task (a training or dev split, a
+    subsample) get a column of their own and are never ranked against this one."""
+
+    task: str
+    split: str
+
+    @property
+    def key(self) -> str:
+        """The task's name for its eval split (as reported tables key it), `task:split` for any other split."""
+        try:
+            evaluated = get_task(self.task).eval_split == self.split
+        except EvalsuiteError:
+            evaluated = False
+        return self.task if evaluated else f"{self.task}:{self.split}"
+
+
+def split_columns(entries: Sequence[Entry]) -> list[TaskSplit]:
+    """The (task, split) pairs the entries cover, in `task_columns` order, each task's eval split first."""
+    pairs = {TaskSplit(t, v.split) for e in entries for t, v in e.report.tasks.items()}
+    order = {task: i for i, task in enumerate(task_columns(entries))}
+
+    def eval_first(column: TaskSplit) -> tuple[int, int, str]:
+        try:
+            evaluated = get_task(column.task).eval_split == column.split
+        except EvalsuiteError:
+            evaluated = False
+        return order[column.task], 0 if evaluated else 1, column.split
+
+    return sorted(pairs, key=eval_first)
+
+
 @dataclass
 class Cell:
     """One table cell: the sort value (percent), its text, CI and significance mark."""
@@ -76,6 +113,7 @@ class Cell:
     title: str = ""
     group: str = ""  # "a" / "b" / "" (not tested)
     css: str = ""
+    coverage: str = ""  # Avg cells: "3 of 7 tasks", always shown
 
 
 @dataclass
@@ -90,6 +128,7 @@ class Row:
     citation: str = ""
     citation_title: str = ""
     note: str = ""  # verified rows: "paper setting" or how the entry differs from its method's paper setting
+    proof: str = ""  # verified rows: what the badge proves and what is only declared (VerificationReport.proof_line)
 
 
 @dataclass
@@ -127,6 +166,18 @@ def columns(tasks: Sequence[str] = TASK_COLUMNS) -> list[Column]:
     return cols
 
 
+def split_column_header(column: TaskSplit) -> Column:
+    """A column's header: the task's name, with the split named whenever it is not the task's eval split."""
+    try:
+        spec = get_task(column.task)
+        evaluated = spec.eval_split == column.split
+        title = f"{spec.display_name}: {spec.category}, {column.split} split"
+    except EvalsuiteError:
+        evaluated, title = False, f"{column.task}, {column.split} split"
+    label = task_label(column.task) if evaluated else f"{task_label(column.task)} ({column.split})"
+    return Column(column.key, label, title + ("" if evaluated else "; ranked only against entries on the same split"))
+
+
 def _pct(value: float) -> float:
     return round(100.0 * value, 6)
 
@@ -136,14 +187,13 @@ def interval_method(metric: str) -> str:
     return method_name(declared_interval(metric))
 
 
-def _significance(entries: Sequence[Entry], task: str, metric: str) -> tuple[str | None, dict[str, float]]:
-    """The top entry on a task and each other entry's raw p-value against it (same split only)."""
-    present = [e for e in entries if e.has(task, metric)]
-    if not present:
+def _significance(entries: Sequence[Entry], column: TaskSplit, metric: str) -> tuple[str | None, dict[str, float]]:
+    """The top entry of a (task, split) column and each other entry's raw p-value against it."""
+    task = column.task
+    paired = [e for e in entries if e.covers(column, metric)]
+    if not paired:
         return None, {}
-    top = max(present, key=lambda e: (e.report.tasks[task].summary.metrics[metric].mean, e.id))
-    split = top.report.tasks[task].split
-    paired = [e for e in present if e.report.tasks[task].split == split]
+    top = max(paired, key=lambda e: (e.report.tasks[task].summary.metrics[metric].mean, e.id))
     if len(paired) < 2:
         return top.id, {}
     systems = [SystemScores(e.id, {task: e.scores(task, metric)}) for e in paired]
@@ -153,62 +203,72 @@ def _significance(entries: Sequence[Entry], task: str, metric: str) -> tuple[str
 
 
 def verified_table(entries: Sequence[Entry], metric: str, entry_href: str = "entries/{id}/index.html") -> MetricTable:
-    """One setting's verified rows for one metric: per-task means with 95% CIs and significance groups."""
+    """One setting's verified rows for one metric: per-(task, split) means with 95% CIs and significance groups.
+
+    Each column is one task on one split, so a training or dev split is never ranked with a test split. The Avg
+    is given only to entries covering every column of the table (an average over the same tasks as every other
+    Avg it is sorted with); each row shows its coverage."""
     label = leaderboard_metrics()[metric]
-    tasks = task_columns(entries)
-    table = MetricTable(metric, label, columns(tasks))
-    tops: dict[str, str | None] = {}
-    raw: dict[str, dict[str, float]] = {}
-    for task in tasks:
-        tops[task], raw[task] = _significance(entries, task, metric)
+    splits = split_columns(entries)
+    table = MetricTable(metric, label, [split_column_header(c) for c in splits])
+    tops: dict[TaskSplit, str | None] = {}
+    raw: dict[TaskSplit, dict[str, float]] = {}
+    for column in splits:
+        tops[column], raw[column] = _significance(entries, column, metric)
     # Holm across the benchmarks on which each entry was tested against a top entry.
-    adjusted: dict[tuple[str, str], float] = {}
+    adjusted: dict[tuple[str, TaskSplit], float] = {}
     for entry in entries:
-        keys = [t for t in tasks if entry.id in raw[t]]
-        for task, p in zip(keys, holm([raw[t][entry.id] for t in keys])):
-            adjusted[(entry.id, task)] = float(p)
+        keys = [c for c in splits if entry.id in raw[c]]
+        for column, p in zip(keys, holm([raw[c][entry.id] for c in keys])):
+            adjusted[(entry.id, column)] = float(p)
     for entry in entries:
         info = entry.report.info
         assert info is not None
         cells = []
-        for task in tasks:
-            verified = entry.report.tasks.get(task)
-            if verified is None or metric not in verified.summary.metrics:
+        for column in splits:
+            if not entry.covers(column, metric):
                 cells.append(Cell())
                 continue
+            task = column.task
+            verified = entry.report.tasks[task]
             s = verified.summary.metrics[metric]
             cell = Cell(value=_pct(s.mean), text=f"{100 * s.mean:.1f}", ci=f"[{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]")
-            title = f"{task_label(task)} {verified.split}, n={verified.summary.n}: {label} {100 * s.mean:.2f}, 95% CI {cell.ci} ({interval_method(metric)})"
-            if tops[task] == entry.id:
+            failed = f" ({verified.summary.n_failed} failed, scored 0)" if verified.summary.n_failed else ""
+            title = f"{task_label(task)} {verified.split}, n={verified.summary.n}{failed}: {label} {100 * s.mean:.2f}, 95% CI {cell.ci} ({interval_method(metric)})"
+            if tops[column] == entry.id:
                 cell.group, cell.css = "a", "top"
                 title += "; top entry of this column"
-            elif (entry.id, task) in adjusted:
-                p = adjusted[(entry.id, task)]
+            elif (entry.id, column) in adjusted:
+                p = adjusted[(entry.id, column)]
                 cell.group = "b" if p <= ALPHA else "a"
                 cell.css = "sig-below" if cell.group == "b" else ""
                 title += f"; vs top: Holm-adjusted p = {p:.3g} ({'significantly below' if cell.group == 'b' else 'not significantly different'})"
             else:
-                title += "; not tested against the top (different split or no paired entry)"
+                title += "; not tested against the top (no other entry on this split)"
             cell.title = title
             cells.append(cell)
         paper = entry.report.paper_setting
-        table.rows.append(Row(name=info.name, badge="verified", cells=cells, average=_average(entry, metric, tasks),
+        table.rows.append(Row(name=info.name, badge="verified", cells=cells, average=_average(entry, metric, splits),
                               href=entry_href.format(id=entry.id), method=info.method, model=info.model.name,
-                              note=paper.summary() if paper else ""))
+                              note=paper.summary() if paper else "", proof=entry.report.proof_line()))
     table.rows.sort(key=lambda r: -(r.average.value if r.average.value is not None else -1))
     return table
 
 
-def _average(entry: Entry, metric: str, columns: Sequence[str]) -> Cell:
-    tasks = [t for t in columns if entry.has(t, metric)]
-    if not tasks:
-        return Cell()
-    mean = float(np.mean([entry.report.tasks[t].summary.metrics[metric].mean for t in tasks]))
-    names = ", ".join(task_label(t) for t in tasks)
-    text = f"{100 * mean:.1f}"
-    return Cell(value=_pct(mean), text=text, ci=f"{len(tasks)} of {len(columns)} tasks",
-                title=f"unweighted mean over the {len(tasks)} benchmarks this entry covers ({names}); "
-                      "entries covering different benchmarks are not directly comparable")
+def _average(entry: Entry, metric: str, columns: Sequence[TaskSplit]) -> Cell:
+    """The mean over every column of the table, or no value when the entry misses one: averages over different
+    task sets are not comparable, so only full-coverage rows get one. Coverage is shown either way."""
+    covered = [c for c in columns if entry.covers(c, metric)]
+    coverage = f"{len(covered)} of {len(columns)} tasks"
+    if not covered:
+        return Cell(coverage=coverage)
+    if len(covered) < len(columns):
+        return Cell(coverage=coverage, title=f"no average: this entry covers {len(covered)} of the table's {len(columns)} "
+                                             "task splits, and averages are only compared over the same tasks")
+    mean = float(np.mean([entry.report.tasks[c.task].summary.metrics[metric].mean for c in covered]))
+    names = ", ".join(f"{task_label(c.task)} {c.split}" for c in covered)
+    return Cell(value=_pct(mean), text=f"{100 * mean:.1f}", coverage=coverage,
+                title=f"unweighted mean over all {len(covered)} task splits of this table ({names})")
 
 
 def _reported_cell(table: ReportedTable, row: str, key: str | None) -> Cell:

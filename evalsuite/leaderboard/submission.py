@@ -122,7 +122,7 @@ def defined_file(rel: str, runs: set[str] | None) -> bool:
 
 class RunRef(BaseModel):
     """One packed run: its folder name under runs/, the split each of its tasks covers in full, and whether it
-    knowingly holds failed records (they score as recorded; without this flag a failed record is refused)."""
+    knowingly holds failed records (each scores 0 on every metric; without this flag a failed record is refused)."""
 
     model_config = ConfigDict(extra="forbid")
     name: str

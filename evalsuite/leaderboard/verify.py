@@ -52,6 +52,7 @@ from evalsuite.leaderboard.submission import (
 from evalsuite.metrics import extract_answer
 from evalsuite.metrics.registry import get_metric, is_registered
 from evalsuite.runs import SCHEMA_VERSION, ExampleRecord, Manifest, MetricsFile, TaskSummary, summarize
+from evalsuite.runs.setting import KNOWN_CORPORA, RunSetting
 from evalsuite.runs.schema import LEGACY_METRICS, MANIFEST_FILE, METRIC_CONVENTION, METRICS_FILE, PREDICTIONS_FILE
 from evalsuite.scoring import score_record, task_metrics
 from evalsuite.tasks.loader import load_split
@@ -62,8 +63,8 @@ TOLERANCE = 1e-9
 # Per check and file, how many individual problems are spelled out before the rest are only counted.
 SHOWN_PER_CHECK = 10
 # Bumped when verification.json gains or changes fields (2: settings checks, predictions re-derived; 3: paper_setting;
-# 4: each task's scoring version and metric versions).
-VERIFICATION_FORMAT = 4
+# 4: each task's scoring version and metric versions; 5: n_failed per task, proof).
+VERIFICATION_FORMAT = 5
 SETTINGS = ("method", "corpus", "retriever", "topk", "max_turns")
 
 
@@ -122,6 +123,9 @@ class VerificationReport:
     # The declared setting against the method's paper evaluation setting (None: the method has no paper setting).
     paper_setting: PaperCheck | None = None
     _shown: Counter = field(default_factory=Counter, repr=False)
+    # The registry's rows of each (task, split), loaded once per verification: a submission that declares one split
+    # in many runs costs one load of it, so verification stays linear in the submission's records.
+    _gold: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
 
     @property
     def accepted(self) -> bool:
@@ -139,6 +143,49 @@ class VerificationReport:
         self._shown[key] += 1
         self.problems.append(Problem(check, where, message))
 
+    def proof(self) -> dict[str, list[str]]:
+        """What this entry's badge rests on, by docs/guarantees.md's field table: `proven` (recomputed, or checked
+        against data the verifier holds), `recorded` (settings every run manifest records, compared by content where
+        it can be: the corpus by passage count and hash, the encoder by its weights' identity) and `declared` (the
+        submitter's word only). The site shows these next to every badge."""
+        failed = sum(t.summary.n_failed for t in self.tasks.values())
+        proven = ["scores recomputed from the trajectories against the registry's gold answers",
+                  "every id of each declared split, questions and gold answers as the registry's"]
+        if failed:
+            proven.append(f"{failed} failed record{'s' if failed != 1 else ''} scored 0")
+        recorded, declared = [], []
+        for name in ("corpus", "retriever", "topk", "max_turns"):
+            how = self.settings.get(name, "")
+            label = {"topk": "top-k", "max_turns": "turn limit"}.get(name, name)
+            (recorded if how == "matches every run manifest" else declared).append(label)
+        declared += ["model", "training data"]
+        return {"proven": proven, "recorded": recorded, "declared": declared}
+
+    def setting_key(self) -> str:
+        """The key entries are grouped and ranked by: the declared setting with the corpus named by content wherever
+        every run recorded it ("custom corpus (N passages, sha …)" unless it is a known corpus), and marked
+        "(declared)" when any part of it rests on the declaration alone, so a declared setting never shares a
+        table with a checked one."""
+        assert self.meta is not None
+        setting = self.meta.info.setting
+        corpus = setting.corpus
+        if self.settings.get("corpus") == "matches every run manifest" and self.manifests:
+            labels = {RunSetting.from_manifest(m).corpus_label() for m in self.manifests.values()}
+            corpus = labels.pop() if len(labels) == 1 and None not in labels else corpus
+        key = setting.model_copy(update={"corpus": corpus}).key()
+        declared = [name for name, how in self.settings.items() if how.startswith("declared only")
+                    and name in ("corpus", "retriever", "topk", "max_turns")]
+        return key + (" (declared)" if declared else "")
+
+    def proof_line(self) -> str:
+        """`proof()` in one line: "proven: scores, splits · recorded by the runs: … · declared: …"."""
+        proof = self.proof()
+        parts = ["proven: scores, splits" + ("".join(f", {p}" for p in proof["proven"][2:]))]
+        if proof["recorded"]:
+            parts.append("recorded by the runs: " + ", ".join(proof["recorded"]))
+        parts.append("declared only: " + ", ".join(proof["declared"]))
+        return " · ".join(parts)
+
     def problem_lines(self) -> list[str]:
         lines = [str(p) for p in self.problems]
         lines += [f"[{check}] {where}: … and {n} more of the same" for (check, where), n in sorted(self.omitted.items())]
@@ -154,8 +201,9 @@ class VerificationReport:
             "info": self.meta.info.model_dump() if self.meta else None,
             "settings": self.settings,
             "paper_setting": self.paper_setting.to_dict() if self.paper_setting else None,
+            "proof": self.proof() if self.accepted else None,
             "tasks": {
-                name: {"split": t.split, "run": t.run, "n": t.summary.n, "data_source": Path(t.data_source).name,
+                name: {"split": t.split, "run": t.run, "n": t.summary.n, "n_failed": t.summary.n_failed, "data_source": Path(t.data_source).name,
                        "data_sha256": t.data_sha256, "metric_convention": METRIC_CONVENTION,
                        "metric_versions": t.verified_metrics,
                        "metrics": {m: s.model_dump() for m, s in t.summary.metrics.items()}}
@@ -484,6 +532,8 @@ def _gold(task: str, split: str, data_dir: str | Path | None, root: Path, where:
     if split not in allowed:
         report.add("split", where, f"{split[:100]!r} is not a registered split of {task}; declare one of: {', '.join(allowed)}")
         return None
+    if (task, split) in report._gold:
+        return report._gold[(task, split)]
     try:
         loaded = load_split(registered, split, data_dir)
     except EvalsuiteError as exc:
@@ -494,6 +544,7 @@ def _gold(task: str, split: str, data_dir: str | Path | None, root: Path, where:
         report.add("gold", where, f"the {task}/{split} gold file resolves inside the submission; gold answers never "
                                   "come from a submission")
         return None
+    report._gold[(task, split)] = loaded
     return loaded
 
 
@@ -559,21 +610,39 @@ def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Pa
 
 
 def _setting_matches(setting: str, declared: Any, recorded: Any) -> bool:
+    """Whether a declared setting is what a run recorded. The corpus is compared by content: a declared known corpus
+    (`wiki-18`) must be the corpus the run's index counted and hashed; a declared custom name stands for any corpus
+    that is not a known one (the site shows it by passage count and hash, never by that name)."""
     if setting == "method":
         return recorded is not None and method_key(declared) == method_key(recorded)
     if setting == "retriever":
         return (not recorded) if declared is None else method_key(declared) in recorded
     if setting == "corpus":
-        return corpus_key(declared) == corpus_key(recorded)
+        if declared is None or recorded is None:
+            return declared is None and recorded is None
+        known = {c.key for c in KNOWN_CORPORA}
+        wanted = corpus_key(declared)
+        return recorded.key == wanted if wanted in known else recorded.key is None
     return declared == recorded
 
 
+def _shown_setting(setting: str, recorded: Any, run: RunSetting) -> Any:
+    if setting == "corpus":
+        return recorded.label() if recorded is not None else None
+    if setting == "retriever":
+        return run.retriever.label()
+    return recorded
+
+
 def manifest_setting(manifest: Manifest) -> dict[str, Any]:
-    """The setting a run manifest records, spelled as a submission declares it (`evalsuite submit`'s defaults)."""
-    retriever = manifest.retriever or {}
-    recorded = recorded_settings(manifest)
-    return {"corpus": recorded.get("corpus"), "topk": manifest.topk, "max_turns": manifest.max_turns,
-            "retriever": retriever.get("name") or retriever.get("retriever") or retriever.get("kind") or None}
+    """The setting a run manifest records, spelled as a submission declares it (`evalsuite submit`'s defaults): a
+    known corpus by its label, a custom one by its file name (shown by content on the site either way)."""
+    run = RunSetting.from_manifest(manifest)
+    corpus = run.corpus.known() if run.corpus is not None else None
+    keys = run.retriever.keys()
+    retriever = next((k for k in ("e5", *sorted(keys)) if k in keys), None)
+    return {"corpus": corpus.label if corpus else (run.corpus.name if run.corpus else None), "topk": manifest.topk,
+            "max_turns": manifest.max_turns, "retriever": retriever}
 
 
 def check_settings(info: SubmissionInfo, report: VerificationReport) -> None:
@@ -587,7 +656,7 @@ def check_settings(info: SubmissionInfo, report: VerificationReport) -> None:
             if setting not in recorded:
                 unrecorded[setting].append(name)
             elif not _setting_matches(setting, declared[setting], recorded[setting]):
-                shown = manifest_setting(manifest)["retriever"] if setting == "retriever" else recorded[setting]
+                shown = _shown_setting(setting, recorded[setting], RunSetting.from_manifest(manifest))
                 report.add("setting", f"{RUNS_DIR}/{name}/{MANIFEST_FILE}",
                            f"submission.json declares {setting} {declared[setting]!r} but this run recorded {shown!r}")
     for setting in SETTINGS:
@@ -601,10 +670,12 @@ def check_settings(info: SubmissionInfo, report: VerificationReport) -> None:
         report.add("setting", SUBMISSION_FILE, f"the runs evaluated different models ({listed}); one entry is one model")
 
 
-def paper_setting_check(info: SubmissionInfo, runs: list[RunRef], manifests: dict[str, Manifest]) -> PaperCheck | None:
+def paper_setting_check(info: SubmissionInfo, runs: list[RunRef], manifests: dict[str, Manifest],
+                        checked: dict[str, str] | None = None) -> PaperCheck | None:
     """The declared setting (held to the run manifests by `check_settings`) and the declared task splits against
     the declared method's paper evaluation setting; None for a method without one (a baseline). A top-k or turn
-    limit the submission does not declare counts as a difference: "paper setting" means every item was checked."""
+    limit the submission does not declare counts as a difference: "paper setting" means every item was checked, and
+    settings that `checked` (report.settings) says are declared only are named in the result."""
     method = method_key(info.method)
     if method not in EVALUATION:
         return None
@@ -616,7 +687,9 @@ def paper_setting_check(info: SubmissionInfo, runs: list[RunRef], manifests: dic
     undeclared = [f"{name}: not declared (paper {paper[name]})" for name in ("topk", "max_turns") if getattr(setting, name) is None]
     differences = run_differences(method, list(splits), setting.topk, setting.max_turns, splits=splits,
                                   retriever=retrievers, corpus=corpus_key(setting.corpus))
-    return PaperCheck(method, tuple(differences + undeclared))
+    declared_only = tuple(name for name, how in (checked or {}).items() if how.startswith("declared only")
+                          and name in ("corpus", "retriever", "topk", "max_turns"))
+    return PaperCheck(method, tuple(differences + undeclared), declared_only)
 
 
 def verify_submission(path: str | Path, data_dir: str | Path | None = None, limits: Limits | None = None) -> VerificationReport:
@@ -639,5 +712,5 @@ def verify_submission(path: str | Path, data_dir: str | Path | None = None, limi
         if not meta.runs:
             report.add("schema", SUBMISSION_FILE, "declares no runs")
         check_settings(meta.info, report)
-        report.paper_setting = paper_setting_check(meta.info, meta.runs, report.manifests)
+        report.paper_setting = paper_setting_check(meta.info, meta.runs, report.manifests, report.settings)
     return report

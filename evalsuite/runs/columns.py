@@ -1,10 +1,12 @@
-"""Per-example scores as columns (`scores.npz` beside predictions.jsonl): what tables and tests read.
+"""Per-example scores as columns, cached by the content hash of the predictions.jsonl they came from.
 
 Parsing predictions.jsonl validates every trajectory; a table only needs each example's task, id, status and
-metric values. `write_scores` stores those as numpy arrays when a run is summarized, together with the size,
-modification time and SHA-256 of the predictions.jsonl they came from; `read_scores` returns them only while
-predictions.jsonl is still that file (same size and mtime, or else the same hash), and None otherwise, so a reader
-falls back to predictions.jsonl whenever the columns are missing or stale.
+metric values. `write_scores` stores those as numpy arrays when a run is summarized, in the local cache folder
+(`evalsuite.files.cache_root()/scores/<sha256 of predictions.jsonl>.v<format>.npz`); `read_scores` hashes
+predictions.jsonl as it is now and returns the columns cached for exactly those bytes, else None, so a reader
+parses predictions.jsonl whenever they are missing. No size or modification time is trusted (`cp -p`, `rsync -t`
+and `tar x` restore an edited file's mtime), and nothing inside a run directory is read as a cache: the cache
+never crosses a trust boundary (issue 26).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import uuid
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,11 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
-from evalsuite.runs.schema import PREDICTIONS_FILE, SCORES_FILE, ExampleRecord
+from evalsuite.files import cache_root
+from evalsuite.runs.schema import PREDICTIONS_FILE, ExampleRecord
 
 log = logging.getLogger(__name__)
 _METRIC_PREFIX = "metric:"
-_FORMAT = 1
+_FORMAT = 2  # 2: failed examples are 0 on every metric; cached by content hash outside the run directory
 
 
 @dataclass
@@ -52,14 +56,11 @@ class ScoreColumns:
             tasks[task] = TaskColumns(
                 ids=np.array([row.id for row in rows], dtype=str),
                 failed=np.array([row.status == "failed" for row in rows], dtype=bool),
-                metrics={name: np.array([row.metrics.get(name, np.nan) for row in rows], dtype=float) for name in names},
+                # A failed example counts 0 on every metric whatever it carries (runs/summary.py's counted_value).
+                metrics={name: np.array([0.0 if row.status == "failed" else row.metrics.get(name, np.nan) for row in rows],
+                                        dtype=float) for name in names},
             )
         return cls(tasks)
-
-
-def _fingerprint(path: Path) -> tuple[int, int]:
-    stat = path.stat()
-    return stat.st_size, stat.st_mtime_ns
 
 
 def _sha256(path: Path) -> str:
@@ -70,17 +71,20 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def cache_path(source_sha256: str) -> Path:
+    """Where the columns of a predictions.jsonl with this content hash live: the local cache folder, never the run
+    directory, so a run directory (or a submission) copied from someone else brings no cache to be trusted."""
+    return cache_root() / "scores" / f"{source_sha256}.v{_FORMAT}.npz"
+
+
 def write_scores(run_dir: str | Path, records: Sequence[ExampleRecord]) -> Path | None:
-    """Write scores.npz for the records now in run_dir/predictions.jsonl; None (and nothing written) without one."""
-    run_dir = Path(run_dir)
-    predictions = run_dir / PREDICTIONS_FILE
+    """Cache the columns of the records now in run_dir/predictions.jsonl under its content hash; None (and nothing
+    written) without one."""
+    predictions = Path(run_dir) / PREDICTIONS_FILE
     if not predictions.is_file():
         return None
-    size, mtime = _fingerprint(predictions)
-    arrays: dict[str, np.ndarray] = {
-        "format": np.array(_FORMAT), "source_size": np.array(size), "source_mtime_ns": np.array(mtime),
-        "source_sha256": np.array(_sha256(predictions)),
-    }
+    source = _sha256(predictions)
+    arrays: dict[str, np.ndarray] = {"format": np.array(_FORMAT), "source_sha256": np.array(source)}
     columns = ScoreColumns.from_records(records)
     arrays["tasks"] = np.array(list(columns.tasks), dtype=str)
     for t, (task, data) in enumerate(columns.tasks.items()):
@@ -88,27 +92,33 @@ def write_scores(run_dir: str | Path, records: Sequence[ExampleRecord]) -> Path 
         arrays[f"{t}/failed"] = data.failed
         for name, values in data.metrics.items():
             arrays[f"{t}/{_METRIC_PREFIX}{name}"] = values
-    target = run_dir / SCORES_FILE
-    tmp = target.with_name(target.name + ".tmp.npz")
-    np.savez(tmp, **arrays)
-    os.replace(tmp, target)
+    target = cache_path(source)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # A name of its own per writer: two processes caching the same content never write one temporary file.
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp.npz")
+        np.savez(tmp, **arrays)
+        os.replace(tmp, target)
+    except OSError as exc:  # a cache is an optimisation: a read-only or full cache folder only costs a re-parse
+        log.warning("%s: cannot cache the score columns (%s)", target, exc)
+        return None
     return target
 
 
 def read_scores(run_dir: str | Path) -> ScoreColumns | None:
-    """The run's scores.npz when it describes the current predictions.jsonl, else None (missing, stale or unreadable)."""
-    run_dir = Path(run_dir)
-    path, predictions = run_dir / SCORES_FILE, run_dir / PREDICTIONS_FILE
-    if not path.is_file() or not predictions.is_file():
+    """The cached columns of run_dir/predictions.jsonl as its bytes are now (looked up by content hash), else None:
+    never cached, or unreadable. Whatever the run directory holds besides predictions.jsonl (an old `scores.npz`,
+    a forged one) is not read."""
+    predictions = Path(run_dir) / PREDICTIONS_FILE
+    if not predictions.is_file():
+        return None
+    source = _sha256(predictions)
+    path = cache_path(source)
+    if not path.is_file():
         return None
     try:
         with np.load(path, allow_pickle=False) as data:
-            if int(data["format"]) != _FORMAT:
-                return None
-            size, mtime = _fingerprint(predictions)
-            if int(data["source_size"]) != size:
-                return None
-            if int(data["source_mtime_ns"]) != mtime and str(data["source_sha256"]) != _sha256(predictions):
+            if int(data["format"]) != _FORMAT or str(data["source_sha256"]) != source:
                 return None
             tasks = {}
             for t, task in enumerate(data["tasks"].tolist()):

@@ -150,6 +150,8 @@ _LAYOUT_HINT = "pass a JSON list of results, a .jsonl file, or a FlashRAG run fo
 
 
 def _read_text(path: Path) -> str:
+    if path.exists() and not path.is_file():  # a pipe or device handed over as a result file would block or never end
+        raise DataError(f"{path}: not a regular file", hint=_LAYOUT_HINT)
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -214,8 +216,14 @@ _LenientLoader.add_multi_constructor("", _construct_any)
 
 
 def _read_config(path: Path) -> dict[str, Any]:
+    from evalsuite.files import MAX_CONFIG_BYTES, load_untrusted_yaml, read_untrusted_bytes
+
     try:
-        config = yaml.load(_read_text(path), Loader=_LenientLoader)
+        text = read_untrusted_bytes(path, MAX_CONFIG_BYTES, "FlashRAG config").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})", hint=_LAYOUT_HINT) from None
+    try:
+        config = load_untrusted_yaml(text, path, _LenientLoader)
     except yaml.YAMLError as exc:
         raise DataError(f"{path}: invalid YAML ({exc})") from None
     return config if isinstance(config, dict) else {}

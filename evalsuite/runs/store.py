@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from evalsuite.errors import DataError, EvalsuiteError
-from evalsuite.files import replace_atomically
+from evalsuite.files import MAX_CONFIG_BYTES, read_untrusted_bytes, replace_atomically
 from evalsuite.runs.schema import (
     MANIFEST_FILE,
     METRICS_FILE,
@@ -48,6 +48,8 @@ def read_predictions(path: Path, *, repair: bool = False) -> list[ExampleRecord]
     records: list[ExampleRecord] = []
     if not path.exists():
         return records
+    if not path.is_file():  # a pipe or a device would block or never end; run directories may be someone else's
+        raise DataError(f"{path}: not a regular file", hint="predictions.jsonl is a file written by `evalsuite run` or `score`")
     data = path.read_bytes()
     lines = data.split(b"\n")
     good_bytes = 0
@@ -194,7 +196,10 @@ class RunDirectory:
                 hint="pass a directory written by `evalsuite run` or `evalsuite score`",
             )
         try:
-            obj = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            # A run directory may be someone else's: a manifest is kilobytes, never a pipe or a device.
+            obj = json.loads(read_untrusted_bytes(self.manifest_path, MAX_CONFIG_BYTES, "manifest").decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{self.manifest_path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
         except json.JSONDecodeError as exc:
             raise DataError(f"{self.manifest_path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
         if not isinstance(obj, dict):

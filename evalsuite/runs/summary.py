@@ -40,9 +40,16 @@ def task_metric_summaries(task: str, rows: list[ExampleRecord]) -> dict[str, Met
     names = sorted({name for row in rows for name in row.metrics})
     summaries = {}
     for name in names:
-        (interval,) = intervals.mean_intervals(name, np.array([row.metrics.get(name, 0.0) for row in rows], dtype=float), task)
+        values = np.array([counted_value(row, name) for row in rows], dtype=float)
+        (interval,) = intervals.mean_intervals(name, values, task)
         summaries[name] = MetricSummary(mean=interval.mean, ci_low=interval.low, ci_high=interval.high)
     return summaries
+
+
+def counted_value(record: ExampleRecord, metric: str) -> float:
+    """What one example counts for in a mean: 0 when it failed, whatever metrics it carries (a failed record is
+    not an answer), else its value, 0 when it has none."""
+    return 0.0 if record.status == "failed" else record.metrics.get(metric, 0.0)
 
 
 def metric_versions(names: set[str]) -> dict[str, int]:

@@ -13,6 +13,7 @@ from evalsuite.errors import DataError, EvalsuiteError
 from evalsuite.runs import Manifest, MetricsFile, RunDirectory
 from evalsuite.runs.columns import ScoreColumns, read_scores
 from evalsuite.runs.schema import PREDICTIONS_FILE
+from evalsuite.runs.setting import RunSetting
 from evalsuite.stats import SystemScores
 from evalsuite.stats.intervals import Interval, method_name
 
@@ -70,25 +71,18 @@ class RunData:
 
     def settings(self) -> dict[str, str]:
         """The comparability settings as printable text ('not recorded' when the manifest lacks them)."""
-        m = self.manifest
-        values = {"corpus": _describe(m.corpus), "retriever": _describe(m.retriever), "topk": m.topk, "max_turns": m.max_turns,
-                  "subset": m.subset}
+        setting = RunSetting.from_manifest(self.manifest)
+        # The corpus by content (a known corpus's name only when its passages and hash match), the retriever by its
+        # kind and known encoder: two rows are comparable when these agree, whatever their files are called.
+        values = {"corpus": setting.corpus_label(), "retriever": setting.retriever.label(), "topk": setting.topk,
+                  "max_turns": setting.max_turns, "subset": setting.subset}
         return {k: "not recorded" if v in (None, "", {}) else str(v) for k, v in values.items()}
-
-
-def _describe(setting: dict) -> str | None:
-    if not setting:
-        return None
-    for key in ("name", "kind", "type", "path"):
-        if setting.get(key):
-            return str(setting[key])
-    return ", ".join(f"{k}={v}" for k, v in sorted(setting.items()))
 
 
 def load_runs(paths: Sequence[str | Path]) -> list[RunData]:
     """Read run directories; each is named by its directory (parent/name when two directories share a name).
 
-    Scores come from the run's scores.npz while it matches predictions.jsonl, else from predictions.jsonl.
+    Scores come from predictions.jsonl: from the columns cached for its exact bytes (runs/columns.py), else parsed.
     """
     if not paths:
         raise EvalsuiteError("no run directories given", hint="pass one or more directories written by `evalsuite run` or `evalsuite score`")

@@ -90,9 +90,10 @@ def test_leaderboard_in_chromium(page, server, tmp_path: Path):
     assert page.get_attribute(f"#{table} thead th[data-key='bamboogle']", "aria-sort") == "descending"
     header.click()
     assert column_values(page, table, "bamboogle") == sorted(values)
-    # NQ: only the base entry has it; empty cells stay last in either direction.
-    page.locator(f"#{table} thead th[data-key='nq'] button").click()
-    nq = column_values(page, table, "nq")
+    # NQ's 1,000-question subsample (its own column: never ranked with the full test split): only the base entry
+    # has it; empty cells stay last in either direction.
+    page.locator(f"#{table} thead th[data-key='nq:test_sub1000'] button").click()
+    nq = column_values(page, table, "nq:test_sub1000")
     assert nq[0] == pytest.approx(39.0) and nq[1:] == [None, None]
 
     # Filter and metric switch.
@@ -125,4 +126,28 @@ def test_site_works_from_file_urls(page, built_site: Path):
     header = page.locator("#setting-1-em thead th[data-key='bamboogle'] button")
     header.click()
     assert page.get_attribute("#setting-1-em thead th[data-key='bamboogle']", "aria-sort") == "descending"
+    assert page.problems == []
+
+
+def test_every_badge_says_what_was_proven_and_what_was_declared(page, server, tmp_path: Path):
+    """Issue 26: next to each verified badge, the site names what verification proved and what is only declared;
+    a setting the runs do not record (imported outputs) is never shown as checked."""
+    page.goto(f"{server}/index.html")
+    statuses = page.eval_on_selector_all("#setting-1-em tbody tr.verified td.status", "cells => cells.map(c => c.innerText)")
+    assert len(statuses) == 3
+    for text in statuses:
+        assert text.splitlines()[0].lower() == "verified"  # the badge (CSS upper-cases it)
+        assert "proven: scores, splits" in text
+        # The seeded entries and the test entries are imported outputs: their setting is the submitter's word.
+        assert "declared only: corpus, retriever, top-k, turn limit, model, training data" in text
+        assert "recorded by the runs" not in text
+    proof = page.locator("#setting-1-em tbody tr.verified td.status .proof >> nth=0")
+    assert proof.is_visible()  # shown by default, not behind a tooltip or the intervals switch
+    page.screenshot(path=str(tmp_path / "badges.png"), full_page=True)
+    page.locator("#setting-1-em th.name a >> nth=0").click()
+    page.wait_for_load_state("load")
+    block = page.inner_text("#entry-proof")
+    assert "Proven\nscores recomputed from the trajectories against the registry's gold answers" in block
+    assert "Declared only\ncorpus, retriever, top-k, turn limit, model, training data" in block
+    page.screenshot(path=str(tmp_path / "entry-proof.png"))
     assert page.problems == []

@@ -155,8 +155,11 @@ def test_files_the_format_does_not_define_are_refused(extra, submission, benchma
 def as_evalsuite_run(submission: Path, **recorded) -> None:
     """Give the packed run the manifest of an evalsuite run with the recorded settings."""
     fields = {"kind": "run", "method": "search-r1", "topk": 3, "max_turns": 4,
-              "retriever": {"retriever": "dense", "params": {"encoder": {"name": "intfloat/e5-base-v2"}},
-                            "corpus": {"name": "wiki-18.jsonl"}},
+              # What an index over wiki-18 with E5 from the hub records: the corpus counted and hashed, the encoder's
+              # fingerprint (identity is by content since issue 26, never by name).
+              "retriever": {"retriever": "dense", "params": {"encoder": {"name": "intfloat/e5-base-v2",
+                                                                         "fingerprint": "name:intfloat/e5-base-v2"}},
+                            "corpus": {"name": "wiki-18.jsonl", "num_documents": 21_015_324, "sha256": "0" * 64}},
               "model": {"spec": "PeterJinGo/SearchR1-nq_hotpotqa_train-qwen2.5-3b-em-ppo"}, **recorded}
     edit_json(submission / RUN / "manifest.json", lambda m: m.update(fields))
     write_checksums(submission)

@@ -31,13 +31,18 @@ def _submission(scored_runs: Path, out: Path, name: str, setting: Setting, metho
 def test_an_entry_in_the_paper_setting_says_so_in_the_report(scored_runs, benchmarks_dir, tmp_path):
     report = verify_submission(_submission(scored_runs, tmp_path, "paper setting run", PAPER), benchmarks_dir)
     assert report.accepted
-    assert report.to_dict()["paper_setting"] == {"method": "search-r1", "matches": True, "differences": []}
+    # The runs are imports, which record none of the setting: the match rests on the declaration and says so.
+    assert report.to_dict()["paper_setting"] == {"method": "search-r1", "matches": True, "differences": [],
+                                                 "declared_only": ["corpus", "retriever", "topk", "max_turns"]}
+    assert report.paper_setting.summary() == ("paper setting as declared (not recorded by the runs: corpus, retriever, "
+                                              "topk, max_turns)")
 
 
 def test_an_entry_at_top_5_differs_in_topk(scored_runs, benchmarks_dir, tmp_path):
     report = verify_submission(_submission(scored_runs, tmp_path, "top5 run", TOP5), benchmarks_dir)
     assert report.accepted  # a different setting is not a problem: the entry is only labelled
-    assert report.to_dict()["paper_setting"] == {"method": "search-r1", "matches": False, "differences": ["topk: 5 (paper 3)"]}
+    assert report.to_dict()["paper_setting"] == {"method": "search-r1", "matches": False, "differences": ["topk: 5 (paper 3)"],
+                                                 "declared_only": ["corpus", "retriever", "topk", "max_turns"]}
     assert report.paper_setting.summary() == "differs from the paper's evaluation setting in: topk: 5 (paper 3)"
 
 
@@ -65,10 +70,12 @@ def test_the_site_shows_the_check_on_entry_pages_and_in_the_standings(scored_run
     build_site(board, site, data_dir=benchmarks_dir)
     matching = (site / "entries" / "paper-setting-run" / "index.html").read_text()
     differing = (site / "entries" / "top5-run" / "index.html").read_text()
-    assert '<dd id="paper-setting">paper setting</dd>' in matching
+    assert ('<dd id="paper-setting">paper setting as declared (not recorded by the runs: corpus, retriever, topk, '
+            'max_turns)</dd>') in matching
     assert "differs from the paper&#39;s evaluation setting in: topk: 5 (paper 3)</dd>" in differing
     index = (site / "index.html").read_text()
-    assert '<span class="sub paper-setting matches">paper setting</span>' in index
+    assert ('<span class="sub paper-setting">paper setting as declared (not recorded by the runs: corpus, retriever, '
+            'topk, max_turns)</span>') in index
     assert '<span class="sub paper-setting">differs from the paper&#39;s evaluation setting in: topk: 5 (paper 3)</span>' in index
 
 
@@ -83,7 +90,8 @@ def test_splits_subset_and_retriever_extend_run_differences():
 def test_a_run_manifest_with_an_e5_index_over_wiki18_is_the_paper_setting():
     manifest = Manifest(evalsuite_version="test", created_at="2026-01-01T00:00:00Z", method="progress", tasks=["nq", "hotpotqa"],
                         splits={"nq": "test", "hotpotqa": "dev"}, subset="full", topk=3, max_turns=4,
-                        retriever={"kind": "dense", "params": {"encoder": {"name": "intfloat/e5-base-v2"}}, "corpus": {"name": "wiki-18"}})
+                        retriever={"kind": "dense", "params": {"encoder": {"name": "intfloat/e5-base-v2", "fingerprint": "name:intfloat/e5-base-v2"}},
+                                   "corpus": {"name": "wiki-18", "num_documents": 21_015_324, "sha256": "0" * 64}})
     assert manifest_paper_check(manifest).matches
     assert manifest_paper_check(manifest.model_copy(update={"max_turns": 2})).differences == ("max_turns: 2 (paper 4)",)
     assert manifest_paper_check(manifest.model_copy(update={"method": "my-baseline"})) is None
@@ -98,6 +106,7 @@ def test_evalsuite_run_records_the_check_and_prints_one_line(tmp_path, trajector
     differences = ["splits: nq test_sub1000 (paper test)", "subset: first:4 (paper: whole splits)", "topk: 5 (paper 3)",
                    "retriever: replay (paper e5)", "corpus: not recorded (paper wiki18)"]
     manifest = RunDirectory(out).read_manifest()
-    assert manifest.model_extra["paper_setting"] == {"method": "search-r1", "matches": False, "differences": differences}
+    assert manifest.model_extra["paper_setting"] == {"method": "search-r1", "matches": False, "differences": differences,
+                                                     "declared_only": []}
     line = "search-r1: differs from the paper's evaluation setting in: " + "; ".join(differences)
     assert line in " ".join(result.output.split())

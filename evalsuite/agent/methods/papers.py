@@ -26,6 +26,7 @@ from typing import Any
 
 from evalsuite.errors import DataError
 from evalsuite.runs.schema import Manifest
+from evalsuite.runs.setting import RunSetting, corpus_name_key, name_key
 
 LABELS = ("paper", "inherited", "assumed")
 # The seed text of each method (../shared/seeds/README.md); Search-R1 has none.
@@ -300,23 +301,31 @@ NAMED_RETRIEVERS: dict[str, tuple[str, str | None]] = {
 
 @dataclass(frozen=True)
 class PaperCheck:
-    """A run's or a leaderboard entry's setting checked against its method's paper evaluation setting."""
+    """A run's or a leaderboard entry's setting checked against its method's paper evaluation setting.
+
+    `declared_only` names the settings that matched only as the submitter declared them (imported runs do not
+    record them): a match that rests on them is never shown as a checked "paper setting"."""
 
     method: str
     differences: tuple[str, ...]
+    declared_only: tuple[str, ...] = ()
 
     @property
     def matches(self) -> bool:
         return not self.differences
 
     def summary(self) -> str:
-        """"paper setting", or "differs from the paper's evaluation setting in: …" (one line)."""
+        """"paper setting", "paper setting as declared (not recorded by the runs: …)", or "differs from the paper's
+        evaluation setting in: …" (one line)."""
+        if self.matches and self.declared_only:
+            return "paper setting as declared (not recorded by the runs: " + ", ".join(self.declared_only) + ")"
         if self.matches:
             return "paper setting"
         return "differs from the paper's evaluation setting in: " + "; ".join(self.differences)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"method": self.method, "matches": self.matches, "differences": list(self.differences)}
+        return {"method": self.method, "matches": self.matches, "differences": list(self.differences),
+                "declared_only": list(self.declared_only)}
 
 
 def paper_splits(method: str) -> dict[str, str]:
@@ -371,7 +380,7 @@ def run_differences(method: str, tasks: list[str], topk: int | None, max_turns: 
 
 def method_key(name: str) -> str:
     """`Search-R1`, `search_r1` and `search r1` all → `search-r1` (the registry's spelling)."""
-    return re.sub(r"[\s_]+", "-", name.strip().lower())
+    return name_key(name)
 
 
 def setting_names(*values: Any) -> set[str]:
@@ -380,28 +389,15 @@ def setting_names(*values: Any) -> set[str]:
 
 
 def recorded_settings(manifest: Manifest) -> dict[str, Any]:
-    """What a run manifest records of each setting a submission declares. An evalsuite run records them all (None
-    or no retriever name: not used); an import manifest leaves out what the imported file does not say."""
-    retriever = manifest.retriever or {}
-    encoder = (retriever.get("params") or {}).get("encoder") or {}
-    encoder_name = str(encoder.get("name") or "").rsplit("/", 1)[-1] if isinstance(encoder, dict) else ""
-    # `e5` names a dense index over intfloat/e5-base-v2 as well as `dense` and the full encoder name do.
-    retrievers = setting_names(retriever.get("name"), retriever.get("retriever"), retriever.get("kind"), encoder_name,
-                               encoder_name.split("-")[0])
-    corpus = (manifest.corpus or {}).get("name") or (retriever.get("corpus") or {}).get("name")
-    recorded: dict[str, Any] = {"method": manifest.method, "corpus": corpus, "retriever": retrievers,
-                                "topk": manifest.topk, "max_turns": manifest.max_turns}
-    if manifest.kind == "import":
-        recorded = {k: v for k, v in recorded.items() if v not in (None, set())}
-    return recorded
+    """What a run manifest records of each setting a submission declares (runs/setting.py's `RunSetting.recorded`):
+    the corpus as a `CorpusIdentity` (identified by content), the retriever as the names its kind and its known
+    encoder go by."""
+    return RunSetting.from_manifest(manifest).recorded()
 
 
 def corpus_key(name: str | None) -> str | None:
-    """`wiki-18`, `wiki18.jsonl` and `Wiki_18.jsonl.gz` → `wiki18`: a corpus named by its file."""
-    if name is None:
-        return None
-    stem = re.sub(r"(\.(jsonl|json|tsv|parquet|gz))+$", "", name.strip().lower().rsplit("/", 1)[-1])
-    return re.sub(r"[^a-z0-9]+", "", stem)
+    """A *declared* corpus name spelled as `KNOWN_CORPORA` keys it (`wiki-18`, `wiki18.jsonl` → `wiki18`)."""
+    return corpus_name_key(name)
 
 
 def manifest_paper_check(manifest: Manifest) -> PaperCheck | None:
@@ -409,8 +405,10 @@ def manifest_paper_check(manifest: Manifest) -> PaperCheck | None:
     evaluation setting; None for a method without one."""
     if manifest.method not in EVALUATION:
         return None
-    recorded = recorded_settings(manifest)
+    setting = RunSetting.from_manifest(manifest)
     differences = run_differences(manifest.method, list(manifest.tasks), manifest.topk, manifest.max_turns,
                                   splits={t: manifest.splits.get(t) for t in manifest.tasks}, subset=manifest.subset,
-                                  retriever=recorded.get("retriever", set()), corpus=corpus_key(recorded.get("corpus")))
+                                  retriever=setting.retriever.keys(),
+                                  # a known corpus by its key; any other by its content ("custom corpus (N passages, sha …)")
+                                  corpus=setting.corpus_key or setting.corpus_label())
     return PaperCheck(manifest.method, tuple(differences))

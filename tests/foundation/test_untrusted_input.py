@@ -1,0 +1,91 @@
+"""Issue 26 item 6: files that may come from someone else are bounded: kind, size, YAML expansion, and a foreign
+manifest never says where to write, whether to resume or whether remote code runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+
+import pytest
+from typer.testing import CliRunner
+
+from evalsuite.cli import app
+from evalsuite.errors import DataError, EvalsuiteError
+from evalsuite.files import MAX_YAML_NODES, load_untrusted_yaml, read_untrusted_bytes
+
+LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(6))
+
+
+def test_a_pipe_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "manifest.json"
+    os.mkfifo(fifo)
+    result: list[BaseException] = []
+    worker = threading.Thread(target=lambda: _capture(result, lambda: read_untrusted_bytes(fifo, 1000, "manifest")), daemon=True)
+    worker.start()
+    worker.join(timeout=5)
+    assert not worker.is_alive(), "reading a FIFO blocked"
+    assert isinstance(result[0], DataError) and result[0].message == f"{fifo}: the manifest is not a regular file"
+
+
+def _capture(out: list, call) -> None:
+    try:
+        call()
+    except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+        out.append(exc)
+
+
+def test_a_file_over_the_bound_is_refused(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_bytes(b"x" * 101)
+    with pytest.raises(DataError) as refused:
+        read_untrusted_bytes(path, 100, "config file")
+    assert refused.value.message == f"{path}: the config file is over 100 bytes"
+    assert read_untrusted_bytes(path, 101) == b"x" * 101
+
+
+def test_a_billion_laughs_yaml_is_refused_by_its_expansion(tmp_path):
+    # Seven lines that expand to 10**7 strings; a loader that builds or walks them runs out of memory or time.
+    with pytest.raises(DataError) as refused:
+        load_untrusted_yaml(LAUGHS, tmp_path / "c.yaml")
+    assert refused.value.message == f"{tmp_path / 'c.yaml'}: the YAML expands to more than {MAX_YAML_NODES:,} values (anchors and aliases)"
+    assert load_untrusted_yaml("a: &a [1, 2]\nb: *a\n", "ok.yaml") == {"a": [1, 2], "b": [1, 2]}
+
+
+def test_run_config_of_a_laughing_yaml_is_one_line(tmp_path):
+    path = tmp_path / "laughs.yaml"
+    path.write_text(LAUGHS)
+    result = CliRunner().invoke(app, ["run", "--config", str(path)])
+    assert isinstance(result.exception, EvalsuiteError) and "expands to more than" in result.exception.message
+
+
+@pytest.mark.parametrize(("key", "value", "field"), [("out", "/etc/evalsuite-run", "out"), ("resume", True, "resume"),
+                                                     ("backend_option", ["trust_remote_code=true"], "backend_option")])
+def test_a_foreign_manifest_may_not_say_where_to_write_resume_or_run_remote_code(tmp_path, key, value, field):
+    manifest = {"schema_version": 1, "kind": "run", "run_config": {"model": "m", key: value}}
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest))
+    result = CliRunner().invoke(app, ["run", "--config", str(path)])
+    assert isinstance(result.exception, EvalsuiteError), result.output
+    assert result.exception.message.startswith(f"{path}:1: run_config.{field}: ")
+    assert "\n" not in result.exception.message
+
+
+def test_a_run_directory_whose_predictions_are_a_pipe_is_refused(tmp_path):
+    from evalsuite.runs.store import read_predictions
+
+    os.mkfifo(tmp_path / "predictions.jsonl")
+    with pytest.raises(DataError) as refused:
+        read_predictions(tmp_path / "predictions.jsonl")
+    assert refused.value.message == f"{tmp_path / 'predictions.jsonl'}: not a regular file"
+
+
+def test_a_judge_panel_file_is_bounded_too(tmp_path):
+    from evalsuite.judges.config import load_panel
+
+    path = tmp_path / "panel.yaml"
+    path.write_text(LAUGHS)
+    with pytest.raises(DataError) as refused:
+        load_panel(path)
+    assert refused.value.message == f"{path}: the YAML expands to more than {MAX_YAML_NODES:,} values (anchors and aliases)"
