@@ -151,12 +151,15 @@ def build_grpo(config: TrainConfig, model_path: str, out: Path, rows: list[dict[
         "rollout_func": rollout, "callbacks": [make_callback(out / LOG_FILE, "grpo"), *(extra_callbacks or [])],
     }
     trainer_class, extra = recipe.grpo_trainer(trl, config, reward, rollout)
-    trainer = trainer_class(**options, **extra)
-    rollout.retriever = load_retriever(config.retriever)
     if grpo_config.use_vllm:
-        from evalsuite.training.vllm_sync import install_weight_sync
+        from evalsuite.training.vllm_sync import cpu_engine_settings, install_weight_sync
 
+        with cpu_engine_settings(True):  # vLLM's CPU engine: fp32 and eager, as the evaluation backends
+            trainer = trainer_class(**options, **extra)
         install_weight_sync(trainer)  # vLLM's CPU engine: TRL's sync cannot write its repacked weights
+    else:
+        trainer = trainer_class(**options, **extra)
+    rollout.retriever = load_retriever(config.retriever)
     return trainer, rollout
 
 

@@ -1,6 +1,12 @@
 """GRPO generation through vLLM (TRL's `use_vllm=True, vllm_mode="colocate"`): the rollout plays on TRL's colocated
 engine, and the engine gets the policy's weights after every optimizer step.
 
+TRL 1.16 starts that engine with vLLM's dtype "auto", which turns a float32 checkpoint into bfloat16 (vLLM downcasts
+fp32 models), and with compilation; on vLLM's CPU engine both are what the evaluation backends avoid (bf16 greedy
+output depended on the batch, and its log-probabilities sat ~0.1 nats from the fp32 policy's). TRL has no option for
+either, so while the trainer is built (and only then) the vLLM constructor TRL calls is given the CPU-safe settings
+(`cpu_engine_settings`); on a GPU nothing is changed.
+
 TRL's weight sync (`VLLMGeneration.sync_weights`, TRL 1.16) calls the vLLM model's `load_weights` tensor by tensor.
 On vLLM's CPU engine that fails at the first step (`'Parameter' object has no attribute 'weight_loader'`): after
 loading, the CPU path repacks linear weights into its kernels' layout and drops the loaders. vLLM's own
@@ -13,6 +19,8 @@ TRL's own sync cannot work (vLLM's CPU platform); on a GPU TRL's sync runs uncha
 from __future__ import annotations
 
 import types
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -44,6 +52,35 @@ def install_weight_sync(trainer: Any) -> bool:
         return False
     generation.sync_weights = types.MethodType(sync_weights_by_reload, generation)
     return True
+
+
+@contextmanager
+def cpu_engine_settings(use_vllm: bool) -> Iterator[None]:
+    """While TRL builds its colocated engine on vLLM's CPU platform: float32 (unless a dtype is given) and eager mode.
+    The constructor TRL's module calls is wrapped for the duration and restored after, in this process only."""
+    if not use_vllm:
+        yield
+        return
+    from vllm.platforms import current_platform
+
+    if not current_platform.is_cpu():
+        yield
+        return
+    import trl.generation.vllm_generation as trl_vllm
+
+    original = trl_vllm.LLM
+
+    def build(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("dtype") in (None, "auto"):
+            kwargs["dtype"] = "float32"
+        kwargs.setdefault("enforce_eager", True)
+        return original(*args, **kwargs)
+
+    trl_vllm.LLM = build
+    try:
+        yield
+    finally:
+        trl_vllm.LLM = original
 
 
 def engine_logprobs(llm: Any, prompt_ids: list[int], completion_ids: list[int]) -> list[float]:
