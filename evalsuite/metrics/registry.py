@@ -24,7 +24,8 @@ MetricKind = Literal["binary", "continuous", "count"]
 # How a metric's benchmark means combine into a group average: the unweighted mean of benchmark means (the papers'
 # "Avg." columns), or not averaged at all.
 Averaging = Literal["macro", "none"]
-IntervalMethod = Literal["wilson", "bootstrap"]
+# wilson: 0/1 scores; effective_wilson: scores bounded in [0, 1] (evalsuite.stats.intervals); bootstrap: any others.
+IntervalMethod = Literal["wilson", "effective_wilson", "bootstrap"]
 SignificanceTest = Literal["mcnemar", "randomization", "bootstrap"]
 
 _INTERVAL_BY_KIND: dict[str, IntervalMethod] = {"binary": "wilson", "continuous": "bootstrap", "count": "bootstrap"}

@@ -115,7 +115,8 @@ def _current_metrics(directory: RunDirectory) -> MetricsFile | None:
     except (EvalsuiteError, ValueError):
         return None
     ci = metrics.extra.get("ci") or {}
-    current = ci.get("binary") == method_name("wilson") and ci.get("continuous") == method_name("bootstrap")
+    current = (ci.get("binary") == method_name("wilson") and ci.get("continuous") == method_name("bootstrap")
+               and ci.get("bounded") == method_name("effective_wilson"))
     return metrics if current else None
 
 
