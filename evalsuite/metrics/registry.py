@@ -26,7 +26,8 @@ MetricKind = Literal["binary", "continuous", "count"]
 # "Avg." columns), or not averaged at all.
 Averaging = Literal["macro", "none"]
 # wilson: 0/1 scores; effective_wilson: scores bounded in [0, 1] (evalsuite.stats.intervals); bootstrap: any others.
-IntervalMethod = Literal["wilson", "effective_wilson", "bootstrap"]
+# cluster_wilson: the same for a question's mean over its samples (avg@K, pass@k), whose design effect may be small.
+IntervalMethod = Literal["wilson", "effective_wilson", "cluster_wilson", "bootstrap"]
 SignificanceTest = Literal["mcnemar", "randomization", "bootstrap"]
 
 _INTERVAL_BY_KIND: dict[str, IntervalMethod] = {"binary": "wilson", "continuous": "bootstrap", "count": "bootstrap"}
@@ -171,11 +172,11 @@ def sample_metric(name: str) -> MetricSpec | None:
     elif match["stat"] == "avg":
         kind: MetricKind = "count" if base.kind == "count" else "continuous"
         spec = MetricSpec(name, f"{base.label} avg@K", kind, base.compute, base.higher_is_better, base.average,
-                          "effective_wilson" if bounded else "bootstrap", percent=base.percent, summary=False,
+                          "cluster_wilson" if bounded else "bootstrap", percent=base.percent, summary=False,
                           default=False, version=base.version, description=f"{base.label} averaged over the samples (avg@K)")
     elif base.kind == "binary":
         spec = MetricSpec(name, f"{base.label} pass@{match['k']}", "continuous", base.compute, base.higher_is_better,
-                          base.average, "effective_wilson", summary=False, default=False, version=base.version,
+                          base.average, "cluster_wilson", summary=False, default=False, version=base.version,
                           description=f"unbiased pass@{match['k']} of {base.label} (Chen et al., 2021)")
     else:
         return None

@@ -85,7 +85,7 @@ def summarize(records: list[ExampleRecord]) -> MetricsFile:
             if all(name in tasks[t].metrics for t in members)
         }
     ci = {"binary": intervals.method_name("wilson"), "continuous": intervals.method_name("bootstrap"),
-          "bounded": intervals.method_name("effective_wilson"),
+          "bounded": intervals.method_name("effective_wilson"), "over_samples": intervals.method_name("cluster_wilson"),
           "resamples": intervals.INTERVAL_RESAMPLES, "seed": intervals.INTERVAL_SEED, "confidence": intervals.CONFIDENCE,
           "failed_examples": "score 0 and count in n"}
     versions = metric_versions({name for summary in tasks.values() for name in summary.metrics})

@@ -35,6 +35,11 @@ CONFIDENCE = 0.95
 # floor a run of a few equal partial scores would get an interval too narrow to cover (88% at n = 125 for an F1
 # that is nonzero 3% of the time; 0.6 keeps every simulated cell within 94.5–97%).
 DEFF_FLOOR = 0.6
+# The same for a question's mean over K samples (avg@K, pass@k: `interval="cluster_wilson"`): a mean of K 0/1
+# samples has a design effect of 1/K or more, so the floor only keeps a degenerate run (every question with the same
+# mean) off a zero-width interval; 1/64 is that of 64 samples, more than runs draw. A floor of 0.6 there over-covers
+# (99% at K = 4 for a 10% rate): the clustering of samples legitimately narrows the interval.
+CLUSTER_DEFF_FLOOR = 1 / 64
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,8 @@ def method_name(method: IntervalMethod) -> str:
         return "Wilson score interval"
     if method == "effective_wilson":
         return f"Wilson score interval at the effective sample size n/deff (deff = s²/(p̂(1−p̂)) within [{DEFF_FLOOR}, 1])"
+    if method == "cluster_wilson":
+        return "Wilson score interval over questions at the effective sample size n/deff (deff = s²/(p̂(1−p̂)) within [1/64, 1])"
     return f"percentile bootstrap ({INTERVAL_RESAMPLES} resamples, seed {INTERVAL_SEED}, one stream per benchmark)"
 
 
@@ -70,19 +77,19 @@ def wilson(successes: np.ndarray, n: int | np.ndarray, confidence: float = CONFI
     return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
 
 
-def design_effects(scores: np.ndarray) -> np.ndarray:
-    """Each row's variance as a share of a 0/1 variable's with its mean, within [DEFF_FLOOR, 1]; 1 at a mean of 0 or 1."""
+def design_effects(scores: np.ndarray, floor: float = DEFF_FLOOR) -> np.ndarray:
+    """Each row's variance as a share of a 0/1 variable's with its mean, within [floor, 1]; 1 at a mean of 0 or 1."""
     n = scores.shape[1]
     means = scores.mean(axis=1)
     binary_variance = means * (1.0 - means)
     variance = scores.var(axis=1, ddof=1) if n > 1 else np.zeros_like(means)
     ratio = np.divide(variance, binary_variance, out=np.ones_like(means), where=binary_variance > 0)
-    return np.clip(ratio, DEFF_FLOOR, 1.0)
+    return np.clip(ratio, floor, 1.0)
 
 
-def effective_wilson(scores: np.ndarray, confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
+def effective_wilson(scores: np.ndarray, confidence: float = CONFIDENCE, floor: float = DEFF_FLOOR) -> tuple[np.ndarray, np.ndarray]:
     """Wilson's interval of each row's mean of [0, 1] scores at its effective sample size n / deff."""
-    effective_n = scores.shape[1] / design_effects(scores)
+    effective_n = scores.shape[1] / design_effects(scores, floor)
     return wilson(scores.mean(axis=1) * effective_n, effective_n, confidence)
 
 
@@ -105,11 +112,12 @@ def mean_intervals(metric: str, scores: np.ndarray, key: str, confidence: float 
             raise EvalsuiteError(f"{metric} is declared binary but {key} holds scores other than 0 and 1",
                                  hint="rescore the run with `evalsuite score`, or declare the metric continuous")
         low, high = wilson(scores.sum(axis=1), n, confidence)
-    elif method == "effective_wilson":
+    elif method in ("effective_wilson", "cluster_wilson"):
         if np.any((scores < 0.0) | (scores > 1.0)):
             raise EvalsuiteError(f"{metric} is declared bounded in [0, 1] but {key} holds scores outside it",
                                  hint="rescore the run with `evalsuite score`, or declare the metric's interval 'bootstrap'")
-        low, high = effective_wilson(scores, confidence)
+        floor = DEFF_FLOOR if method == "effective_wilson" else CLUSTER_DEFF_FLOOR
+        low, high = effective_wilson(scores, confidence, floor)
     elif n < 2:
         low = high = means
     else:

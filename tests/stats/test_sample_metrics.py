@@ -66,7 +66,7 @@ def test_pass_columns_cover_one_powers_of_two_and_k():
 
 
 def test_sample_metrics_are_declared_from_their_metric():
-    assert get_metric("em_avg").interval == "effective_wilson" and get_metric("em_avg").kind == "continuous"
+    assert get_metric("em_avg").interval == "cluster_wilson" and get_metric("em_avg").kind == "continuous"
     assert get_metric("em_maj").kind == "binary" and get_metric("em_maj").test == "mcnemar"
     assert get_metric("em_pass@4").label == "EM pass@4"
     assert get_metric("n_searches_avg").kind == "count" and get_metric("n_searches_avg").interval == "bootstrap"

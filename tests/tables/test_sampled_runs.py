@@ -12,7 +12,7 @@ from evalsuite.errors import DataError
 from evalsuite.provenance import provenance_fields
 from evalsuite.runs import ExampleRecord, Manifest, RunDirectory, summarize
 from evalsuite.runs.columns import ScoreColumns, read_scores, write_scores
-from evalsuite.stats.intervals import effective_wilson, wilson
+from evalsuite.stats.intervals import CLUSTER_DEFF_FLOOR, effective_wilson, wilson
 
 # question → the K = 4 predictions; gold "paris" for every question
 PREDICTIONS = {
@@ -45,7 +45,7 @@ def test_metrics_json_counts_questions_not_samples():
     # EM of sample 0: q0 only; 1: q0; 2: none; 3: q0 and q1 → the sd of [1/3, 1/3, 0, 2/3]
     assert samples["spread"]["nq"]["em"] == pytest.approx(np.std([1 / 3, 1 / 3, 0, 2 / 3], ddof=1))
     # the interval of avg@K is over the 3 questions' means (Wilson at the effective n), not over 12 samples
-    low, high = effective_wilson(np.array([[0.75, 0.25, 0.0]]))
+    low, high = effective_wilson(np.array([[0.75, 0.25, 0.0]]), floor=CLUSTER_DEFF_FLOOR)
     assert (nq.metrics["em_avg"].ci_low, nq.metrics["em_avg"].ci_high) == pytest.approx((low[0], high[0]))
     low12, _ = wilson(np.array([4]), 12)
     assert nq.metrics["em_avg"].ci_low != pytest.approx(low12[0])
