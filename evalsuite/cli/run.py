@@ -228,8 +228,11 @@ def run_command(
     else:
         # the model the backend reports (a server's served model, not the last part of its URL)
         served = result.directory.read_manifest().backend.get("model") or spec.model
-        print_table(results_table(result.metrics, f"{spec.method} · {Path(str(served)).name} · {spec.backend}"))
-        if (per_sample := sampled_table(result.metrics)) is not None:
+        per_sample = sampled_table(result.metrics)  # a sampled run has no per-record EM: its table is per question
+        if per_sample is None:
+            print_table(results_table(result.metrics, f"{spec.method} · {Path(str(served)).name} · {spec.backend}"))
+        else:
+            per_sample.title = f"{spec.method} · {Path(str(served)).name} · {spec.backend} · {per_sample.title}"
             print_table(per_sample)
         console = out_console(markup=True)
         console.print(f"run directory: {escape(str(result.directory.path))}")
