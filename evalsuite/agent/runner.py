@@ -18,6 +18,7 @@ from evalsuite.agent.method import Method, get_method
 from evalsuite.agent.methods.papers import PaperCheck
 from evalsuite.agent.settings import generation_options, settings_differences
 from evalsuite.errors import EvalsuiteError
+from evalsuite.metrics.termination import RUN_METRICS
 from evalsuite.models.base import Backend, ScheduleUnsupported
 from evalsuite.models.identity import model_identity
 from evalsuite.models.registry import backend_class, load_backend
@@ -218,7 +219,8 @@ def to_record(example: Example, rollout: Rollout, method: Method) -> ExampleReco
         metadata={**example.row.metadata, "prompt": rollout.prompt, "prompt_tokens": rollout.prompt_tokens, "context_tokens": rollout.context_tokens},
         position=example.position,
     )
-    record.metrics = score_record(record)
+    # termination and cost (evalsuite.metrics.termination): only a run records what they read
+    record.metrics = {**score_record(record), **score_record(record, RUN_METRICS)}
     return record
 
 
