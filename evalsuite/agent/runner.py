@@ -83,6 +83,8 @@ class RunSpec:
     schedule: str | None = None
     # K sampled trajectories per question (sample j drawn with seed rollout.seed + j); 1: one greedy-style record
     samples: int = 1
+    # `--seeds 1,2,3`: sample j drawn with seeds[j] instead of rollout.seed + j (len(seeds) == samples)
+    seeds: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -182,7 +184,8 @@ def build_manifest(spec: RunSpec, backend_info: dict[str, Any], style: str, temp
         max_turns=spec.rollout.max_turns,
         topk=spec.rollout.topk,
         retriever=retriever,
-        seeds={"seed": spec.rollout.seed, **({"samples": spec.samples} if spec.samples > 1 else {})},
+        seeds={"seed": spec.rollout.seed, **({"samples": spec.samples} if spec.samples > 1 else {}),
+               **{f"sample_{j}": seed for j, seed in enumerate(spec.seeds or ())}},
         shard=str(spec.shard) if spec.shard else None,
         batch_size=spec.batch_size,
         notes=spec.notes,
@@ -279,7 +282,10 @@ def sample_indices(spec: RunSpec) -> list[int | None]:
 
 
 def sample_seed(spec: RunSpec, sample: int | None) -> int:
-    """The seed sample j is drawn with: the run's --seed plus j (the run's seed itself for a one-trajectory run)."""
+    """The seed sample j is drawn with: --seeds' j-th, else the run's --seed plus j (the run's seed itself for a
+    one-trajectory run)."""
+    if spec.seeds is not None and sample is not None:
+        return spec.seeds[sample]
     return spec.rollout.seed + (sample or 0)
 
 

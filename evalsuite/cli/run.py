@@ -62,6 +62,21 @@ def check_run_options(out: Path | None, batch_size: int, topk: int, max_turns: i
         raise EvalsuiteError(f"-o {out} is an existing file, not a run directory", hint="give -o a new directory (or a run directory with --resume)")
 
 
+def parse_seeds(seeds: str | None, samples: int) -> tuple[int, ...] | None:
+    """`--seeds 1,2,3` as a tuple of distinct integers; it sets the number of samples, so --samples must agree."""
+    if seeds is None:
+        return None
+    try:
+        parsed = tuple(int(part) for part in seeds.split(",") if part.strip())
+    except ValueError:
+        raise EvalsuiteError(f"--seeds {seeds!r} is not a comma-separated list of integers", hint="e.g. --seeds 1,2,3") from None
+    if len(parsed) < 2 or len(set(parsed)) != len(parsed):
+        raise EvalsuiteError(f"--seeds {seeds!r} needs two or more distinct seeds", hint="e.g. --seeds 1,2,3 (one seed: --seed)")
+    if samples not in (1, len(parsed)):
+        raise EvalsuiteError(f"--samples {samples} disagrees with the {len(parsed)} --seeds", hint="drop --samples: --seeds sets it")
+    return parsed
+
+
 def check_sampling_options(samples: int, temperature: float, top_p: float | None, backend: str | None, ray: str | None) -> None:
     """Refuse a sampling setting that cannot give what it asks for, in one line each."""
     from evalsuite.models.base import TOP_P_BACKENDS
@@ -148,6 +163,7 @@ def run_command(
     temperature: float = typer.Option(0.0, "--temperature", help="0 = greedy (Search-R1 evaluation)."),
     seed: int = typer.Option(0, "--seed", help="Seed of sampling (with --temperature above 0); with --samples K, sample j uses seed + j."),
     samples: int = typer.Option(1, "--samples", help="K sampled trajectories per question (needs --temperature above 0): avg@K, pass@k and maj@K are reported per question."),
+    seeds: Optional[str] = typer.Option(None, "--seeds", help="Comma-separated seeds, one sampled trajectory per question each (e.g. 1,2,3: like --samples 3 with those seeds); the run reports the mean and the spread over seeds."),
     top_p: Optional[float] = typer.Option(None, "--top-p", help="Nucleus sampling threshold in (0, 1] (llamacpp and openai backends; default: the backend's)."),
     batch_size: int = typer.Option(16, "--batch-size", help="Examples per batch (async: trajectories in flight); a kill loses at most those."),
     schedule: Optional[str] = typer.Option(None, "--schedule", help="async (each trajectory on its own; servers, vllm-async) | sync (turn by turn in batches). Default: async where the backend supports it."),
@@ -171,6 +187,8 @@ def run_command(
     recorded = resolved_config(ctx)
     subset = subset_with_limit(subset, limit)
     check_run_options(out, batch_size, topk, max_turns, max_tokens, max_obs_tokens, max_context_tokens)
+    seed_list = parse_seeds(seeds, samples)
+    samples = len(seed_list) if seed_list else samples
     check_sampling_options(samples, temperature, top_p, backend or (guess_backend(model) if model else None), ray)
     note = None
     style = prompt_style
@@ -207,6 +225,7 @@ def run_command(
             max_context_tokens=max_context_tokens, topk=topk, temperature=temperature, seed=seed, top_p=top_p,
         ),
         samples=samples,
+        seeds=seed_list,
         batch_size=batch_size,
         shard=parse_shard(shard),
         resume=resume,

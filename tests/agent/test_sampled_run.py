@@ -82,3 +82,22 @@ def test_bad_sampling_options_are_one_line_each(tmp_path, options, message):
     assert done.returncode == 2
     assert done.stderr.splitlines()[0] == message
     assert not (tmp_path / "out").exists()
+
+
+def test_seeds_give_each_sample_its_own_seed(tmp_path, trajectories_dir, benchmarks_dir):
+    spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "run", subset="first:2", samples=3, seeds=(11, 5, 42),
+                       schedule="sync")
+    execute(spec)
+    records = RunDirectory(spec.out).read_predictions()
+    assert [(r.sample, r.sample_seed) for r in records] == [(0, 11), (1, 5), (2, 42)] * 2
+    assert RunDirectory(spec.out).read_manifest().seeds == {"seed": 0, "samples": 3, "sample_0": 11, "sample_1": 5, "sample_2": 42}
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (["--seeds", "1,x"], "error: --seeds '1,x' is not a comma-separated list of integers"),
+    (["--seeds", "3,3"], "error: --seeds '3,3' needs two or more distinct seeds"),
+    (["--seeds", "1,2,3", "--samples", "4", "--temperature", "0.7"], "error: --samples 4 disagrees with the 3 --seeds"),
+    (["--seeds", "1,2"], "error: --samples 2 with --temperature 0: greedy decoding makes the 2 samples identical"),
+])
+def test_bad_seeds_are_one_line_each(tmp_path, options, message):
+    test_bad_sampling_options_are_one_line_each(tmp_path, options, message)
