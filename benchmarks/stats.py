@@ -1,7 +1,7 @@
 """Statistics at Search-R1's full evaluation size: compare() and `evalsuite table`, against earlier implementations.
 
     python benchmarks/stats.py [--systems 10] [--resamples 10000] [--old-ref 31863aa --old-ref 3e41e1f]
-                               [--no-table] [--all-old-tables]
+                               [--no-table] [--all-old-tables] [--samples K]
 
 Workload: Search-R1's seven benchmarks at full size (NQ 3,610, TriviaQA 11,313, PopQA 14,267, HotpotQA 7,405,
 2Wiki 12,576, MuSiQue 2,417, Bamboogle 125: 51,713 examples per system), S systems, every system compared with the
@@ -10,6 +10,10 @@ permutations. Scores are synthetic but shaped like real runs: a per-question dif
 (U-shaped: many questions every system answers, many none does; the share where all systems agree is printed), EM
 0/1, and token F1 that is 1 when EM is, a token-overlap fraction (2c / (p + g), up to 8 tokens each) for a quarter
 of the wrong answers and 0 otherwise (the recorded Search-R1 runs: 45% zeros, 42% ones, 26 distinct values).
+
+`--samples K` makes every system a sampled run: K trajectories per question (each sample's own noise around the
+shared difficulty), compared as avg@K per question (`em_avg`, `f1_avg`: questions are the unit, see
+docs/statistics.md); earlier revisions are then timed only when `--old-ref` names them.
 
 Each earlier implementation is a git revision (`--old-ref`, repeatable; default 31863aa, the pattern-count
 bootstrap with index picks and a sparse selection matrix that the Poisson-count picks replaced, and 3e41e1f, the
@@ -59,18 +63,22 @@ print(json.dumps([time.perf_counter() - wall, time.process_time() - cpu]))
 """
 
 
-def make_workload(n_systems: int, seed: int = 0) -> dict[str, np.ndarray]:
-    """Per benchmark: ids, and (systems × n) EM and F1 scores."""
+def make_workload(n_systems: int, seed: int = 0, samples: int = 1) -> dict[str, np.ndarray]:
+    """Per benchmark: ids, and (systems × n) EM and F1 scores (with samples > 1: their avg@K, as em_avg and f1_avg)."""
     rng = np.random.default_rng(seed)
     arrays: dict[str, np.ndarray] = {"systems": np.array(n_systems), "tasks": np.array(json.dumps(list(SIZES)))}
+    suffix = "_avg" if samples > 1 else ""
     for task, n in SIZES.items():
         difficulty = rng.beta(0.6, 0.6, n)  # many questions every system gets right, many none does
         skill = 0.35 + 0.02 * np.arange(n_systems)[:, None]
-        em = (skill + rng.normal(0, 0.1, (n_systems, n)) > difficulty).astype(float)
-        partial = (em == 0) & (rng.random((n_systems, n)) < 0.25)
-        f1 = np.where(em == 1, 1.0, np.where(partial, rng.choice(PARTIAL_F1, size=(n_systems, n)), 0.0))
+        em_sum, f1_sum = np.zeros((n_systems, n)), np.zeros((n_systems, n))
+        for _ in range(samples):
+            em = (skill + rng.normal(0, 0.1, (n_systems, n)) > difficulty).astype(float)
+            partial = (em == 0) & (rng.random((n_systems, n)) < 0.25)
+            em_sum += em
+            f1_sum += np.where(em == 1, 1.0, np.where(partial, rng.choice(PARTIAL_F1, size=(n_systems, n)), 0.0))
         arrays[f"{task}/ids"] = np.array([f"{task}_{i}" for i in range(n)])
-        arrays[f"{task}/em"], arrays[f"{task}/f1"] = em, f1
+        arrays[f"{task}/em{suffix}"], arrays[f"{task}/f1{suffix}"] = em_sum / samples, f1_sum / samples
     return arrays
 
 
@@ -130,28 +138,30 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--old-ref", action="append", help="an earlier git revision to time (repeatable)")
     parser.add_argument("--no-table", action="store_true", help="skip the end-to-end `evalsuite table` timing")
+    parser.add_argument("--samples", type=int, default=1, help="K sampled trajectories per question (compared as avg@K)")
     parser.add_argument("--all-old-tables", action="store_true",
                         help="time `evalsuite table` for every --old-ref, not only the first (3e41e1f: minutes)")
     args = parser.parse_args()
-    refs = args.old_ref or ["31863aa", "3e41e1f"]
+    refs = args.old_ref or ([] if args.samples > 1 else ["31863aa", "3e41e1f"])
+    metrics = ("em_avg", "f1_avg") if args.samples > 1 else ("em", "f1")
     n_total = sum(SIZES.values())
-    print(f"workload: {args.systems} systems × 7 benchmarks ({n_total:,} examples each), {args.resamples:,} resamples "
-          f"and permutations; earlier implementations: git {', '.join(refs)}")
+    print(f"workload: {args.systems} systems × 7 benchmarks ({n_total:,} examples each, {args.samples} sample(s) each), "
+          f"{args.resamples:,} resamples and permutations; earlier implementations: git {', '.join(refs) or 'none'}")
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs at the start")
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
-        arrays = make_workload(args.systems)
+        arrays = make_workload(args.systems, samples=args.samples)
         workload = tmp_path / "workload.npz"
         np.savez(workload, **arrays)
-        f1 = np.concatenate([arrays[f"{t}/f1"][0] for t in SIZES])
-        agree = np.mean(np.concatenate([(arrays[f"{t}/f1"] == arrays[f"{t}/f1"][0]).all(axis=0) for t in SIZES]))
+        f1 = np.concatenate([arrays[f"{t}/{metrics[1]}"][0] for t in SIZES])
+        agree = np.mean(np.concatenate([(arrays[f"{t}/{metrics[1]}"] == arrays[f"{t}/{metrics[1]}"][0]).all(axis=0) for t in SIZES]))
         print(f"F1 of sys0: {np.mean(f1 == 0):.0%} zeros, {np.mean(f1 == 1):.0%} ones, {len(np.unique(f1))} distinct values; "
               f"all systems' F1 equal on {agree:.0%} of the examples")
         trees = [ROOT] + [old_tree(ref, tmp_path / f"old-{ref}") for ref in refs]
         rows: list[tuple[str, list[tuple[float, float]]]] = []
-        for metric in ("em", "f1"):
+        for metric in metrics:
             rows.append((f"compare(), {metric.upper()}", [time_compare(tree, workload, metric, args.resamples) for tree in trees]))
-        if not args.no_table:
+        if not args.no_table and args.samples == 1:
             dirs = write_runs(arrays, tmp_path / "runs")
             timed = trees if args.all_old_tables else trees[:2]
             for metric in ("em", "f1"):

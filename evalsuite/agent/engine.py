@@ -65,15 +65,19 @@ class RolloutConfig:
     topk: int = 3
     temperature: float = 0.0
     seed: int = 0
+    top_p: float | None = None  # None: the backend's own default
 
     def decoding(self) -> dict[str, Any]:
-        return {
+        decoding: dict[str, Any] = {
             "temperature": self.temperature,
             "seed": self.seed,
             "max_tokens": self.max_tokens,
             "max_obs_tokens": self.max_obs_tokens,
             "max_context_tokens": self.max_context_tokens,
         }
+        if self.top_p is not None:  # recorded only when set, so runs made before --top-p existed still resume
+            decoding["top_p"] = self.top_p
+        return decoding
 
 
 @dataclass
@@ -346,6 +350,7 @@ class RolloutEngine:
             max_tokens=budget,
             temperature=self.config.temperature,
             seed=self.config.seed,
+            top_p=self.config.top_p,
             key=(rollout.key, turn_index),
         )
         generation = yield NeedGeneration(request)
@@ -375,7 +380,7 @@ class RolloutEngine:
         # Search-o1's extra model call that condenses the documents; its text and cost go in Turn.extra.
         condensed = yield NeedGeneration(GenerationRequest(
             prompt=prompt, stop=[], max_tokens=self.config.max_obs_tokens, temperature=self.config.temperature,
-            seed=self.config.seed, key=(rollout.key, -len(rollout.turns)),
+            seed=self.config.seed, top_p=self.config.top_p, key=(rollout.key, -len(rollout.turns)),
         ))
         text = condensed.text if condensed.error is None else ""
         pending.turn.extra["condense"] = {

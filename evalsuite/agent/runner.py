@@ -18,6 +18,7 @@ from evalsuite.agent.method import Method, get_method
 from evalsuite.agent.methods.papers import PaperCheck
 from evalsuite.agent.settings import generation_options, settings_differences
 from evalsuite.errors import EvalsuiteError
+from evalsuite.metrics.termination import RUN_METRICS
 from evalsuite.models.base import Backend, ScheduleUnsupported
 from evalsuite.models.identity import model_identity
 from evalsuite.models.packaged import resolve_model
@@ -81,6 +82,10 @@ class RunSpec:
     # "sync" (turn-synchronous batches), "async" (each trajectory on its own; `batch_size` trajectories in flight),
     # None: async where the backend supports it
     schedule: str | None = None
+    # K sampled trajectories per question (sample j drawn with seed rollout.seed + j); 1: one greedy-style record
+    samples: int = 1
+    # `--seeds 1,2,3`: sample j drawn with seeds[j] instead of rollout.seed + j (len(seeds) == samples)
+    seeds: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -182,11 +187,12 @@ def build_manifest(spec: RunSpec, backend_info: dict[str, Any], style: str, temp
         method=spec.method,
         prompt_template_hash=template_hash,
         backend={**backend_info, "prompt_style": style, "options": generation_options(spec.backend_options), "schedule": schedule},
-        decoding=spec.rollout.decoding(),
+        decoding={**spec.rollout.decoding(), **({"samples": spec.samples} if spec.samples > 1 else {})},
         max_turns=spec.rollout.max_turns,
         topk=spec.rollout.topk,
         retriever=retriever,
-        seeds={"seed": spec.rollout.seed},
+        seeds={"seed": spec.rollout.seed, **({"samples": spec.samples} if spec.samples > 1 else {}),
+               **{f"sample_{j}": seed for j, seed in enumerate(spec.seeds or ())}},
         shard=str(spec.shard) if spec.shard else None,
         batch_size=spec.batch_size,
         notes=spec.notes,
@@ -223,7 +229,8 @@ def to_record(example: Example, rollout: Rollout, method: Method) -> ExampleReco
         metadata={**example.row.metadata, "prompt": rollout.prompt, "prompt_tokens": rollout.prompt_tokens, "context_tokens": rollout.context_tokens},
         position=example.position,
     )
-    record.metrics = score_record(record)
+    # termination and cost (evalsuite.metrics.termination): only a run records what they read
+    record.metrics = {**score_record(record), **score_record(record, RUN_METRICS)}
     return record
 
 
@@ -246,10 +253,10 @@ def prepare_directory(spec: RunSpec, manifest: Manifest) -> tuple[RunDirectory, 
             hint="rerun with the run's original settings, or write to a new -o directory",
         )
     records = directory.read_predictions(repair=True)
-    kept: dict[tuple[str, str], ExampleRecord] = {}
+    kept: dict[tuple[str, str, int | None], ExampleRecord] = {}
     for record in records:
         if record.status == "ok":
-            kept.setdefault((record.task, record.id), record)
+            kept.setdefault((record.task, record.id, record.sample), record)
     if len(kept) != len(records):
         # failed or duplicated lines are rewritten away so the retried examples appear once; atomically, so a kill
         # or a full disk during the rewrite leaves the old file with every finished record
@@ -267,11 +274,26 @@ def open_run(spec: RunSpec, manifest: Manifest, examples: list[Example], on_star
     examples are done: (directory, finished records, examples still to do, paper check)."""
     paper = record_paper_check(manifest)
     directory, done = prepare_directory(spec, manifest)
-    finished = {(r.task, r.id) for r in done}
-    todo = [e for e in examples if (e.task, e.row.id) not in finished]
-    if on_start:
+    finished = {(r.task, r.id, r.sample) for r in done}
+    todo = [e for e in examples if any((e.task, e.row.id, j) not in finished for j in sample_indices(spec))]
+    if on_start and spec.samples > 1:  # progress in trajectories: K per question
+        on_start(len(examples) * spec.samples, len(finished))
+    elif on_start:
         on_start(len(examples), len(examples) - len(todo))
     return directory, done, todo, paper
+
+
+def sample_indices(spec: RunSpec) -> list[int | None]:
+    """The sample index of each trajectory a question gets: [None] for a one-trajectory run, else 0..K−1."""
+    return [None] if spec.samples == 1 else list(range(spec.samples))
+
+
+def sample_seed(spec: RunSpec, sample: int | None) -> int:
+    """The seed sample j is drawn with: --seeds' j-th, else the run's --seed plus j (the run's seed itself for a
+    one-trajectory run)."""
+    if spec.seeds is not None and sample is not None:
+        return spec.seeds[sample]
+    return spec.rollout.seed + (sample or 0)
 
 
 def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, on_batch: ProgressHook | None = None, backend: Backend | None = None) -> RunResult:
@@ -287,26 +309,28 @@ def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, o
     retriever = load_retriever_spec(spec.retriever, backend)
     manifest = build_manifest(spec, backend.info(), style, method.template_hash(style), retriever_info(retriever, spec.retriever), fields, schedule)
     directory, done, todo, paper = open_run(spec, manifest, examples, on_start)
-    engine = RolloutEngine(backend, method, retriever, spec.rollout, style)
+    finished = {(r.task, r.id, r.sample) for r in done}
     new: list[ExampleRecord] = []
     stopped = None
     with directory.writer() as writer:
-
-        def keep(batch_records: list[ExampleRecord]) -> None:
-            writer.extend(batch_records)  # appended as they finish: a kill loses only trajectories in flight
-            new.extend(batch_records)
-            if on_batch:
-                on_batch(batch_records)
-
         try:
-            if schedule == "async":
-                items = [(e.row.id, e.row.question) for e in todo]
-                asyncio.run(engine.run_async(items, spec.batch_size, lambda index, rollout: keep([to_record(todo[index], rollout, method)])))
-            else:
-                for start in range(0, len(todo), spec.batch_size):
-                    batch = todo[start : start + spec.batch_size]
-                    rollouts = engine.run([(e.row.id, e.row.question) for e in batch])
-                    keep([to_record(e, r, method) for e, r in zip(batch, rollouts)])
+            # Sampled runs repeat the rollout loop once per sample index, each with its own seed; a resume redoes
+            # only the (question, sample) pairs not yet recorded.
+            for sample in sample_indices(spec):
+                seed = sample_seed(spec, sample)
+                engine = RolloutEngine(backend, method, retriever, replace(spec.rollout, seed=seed), style)
+                pending = [e for e in todo if (e.task, e.row.id, sample) not in finished]
+
+                def keep(batch_records: list[ExampleRecord], sample: int | None = sample, seed: int = seed) -> None:
+                    if sample is not None:
+                        for record in batch_records:
+                            record.sample, record.sample_seed = sample, seed
+                    writer.extend(batch_records)  # appended as they finish: a kill loses only trajectories in flight
+                    new.extend(batch_records)
+                    if on_batch:
+                        on_batch(batch_records)
+
+                _roll_out(engine, method, pending, schedule, spec.batch_size, keep)
         except RetrievalUnavailable as exc:
             stopped = exc.message
     appended = list(done) + new  # the file's order: the kept records, then the new ones as they finished
@@ -318,16 +342,30 @@ def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, o
     return RunResult(directory=directory, records=records, metrics=metrics, stopped=stopped, paper=paper)
 
 
+def _roll_out(engine: RolloutEngine, method: Method, todo: list[Example], schedule: str, batch_size: int,
+              keep: Callable[[list[ExampleRecord]], None]) -> None:
+    """Roll out `todo` on one engine, handing each finished batch (async: each trajectory) to `keep`."""
+    if schedule == "async":
+        items = [(e.row.id, e.row.question) for e in todo]
+        asyncio.run(engine.run_async(items, batch_size, lambda index, rollout: keep([to_record(todo[index], rollout, method)])))
+        return
+    for start in range(0, len(todo), batch_size):
+        batch = todo[start : start + batch_size]
+        rollouts = engine.run([(e.row.id, e.row.question) for e in batch])
+        keep([to_record(e, r, method) for e, r in zip(batch, rollouts)])
+
+
 def in_example_order(records: list[ExampleRecord], examples: list[Example]) -> list[ExampleRecord]:
-    """Records in the order of the run's examples (task by task, subset order), as a single-process run has them."""
+    """Records in the order of the run's examples (task by task, subset order; a question's samples in sample
+    order), as a single-process run has them."""
     order = {(example.task, example.row.id): position for position, example in enumerate(examples)}
-    return sorted(records, key=lambda record: order.get((record.task, record.id), len(order)))
+    return sorted(records, key=lambda record: (order.get((record.task, record.id), len(order)), record.sample or 0))
 
 
 def keep_in_example_order(directory: RunDirectory, written: list[ExampleRecord], ordered: list[ExampleRecord]) -> None:
     """A completed run's predictions.jsonl holds its records in example order, whatever order they were appended in
     (the asynchronous schedule, a resume, Ray actors), so two runs of the same setting give the same file."""
-    if [(r.task, r.id) for r in written] != [(r.task, r.id) for r in ordered]:
+    if [(r.task, r.id, r.sample) for r in written] != [(r.task, r.id, r.sample) for r in ordered]:
         directory.rewrite_predictions(ordered)
 
 

@@ -1,4 +1,4 @@
-"""`evalsuite judge`: add panel judgments (completeness, granularity, coverage, usefulness) to a run directory."""
+"""`evalsuite judge`: add panel judgments (completeness, granularity, coverage, usefulness, accuracy) to a run directory."""
 
 from __future__ import annotations
 
@@ -25,6 +25,14 @@ def _results_table(results: dict) -> Table:
             if name == "coverage":
                 table.add_row(task, "coverage F1 (P/R)", f"{_fmt(r['f1'])} ({_fmt(r['precision'])}/{_fmt(r['recall'])})", "-", ", ".join(f"{k}={_fmt(v)}" for k, v in r["per_judge_f1"].items()), "-", str(r["n_examples"]), "-")
                 continue
+            if name == "accuracy":
+                table.add_row(task, "acc_judge", _fmt(r["acc_judge"]), "-", "-", "-", str(r["n"]), f"{r['n_undecided']} undecided")
+                for other, agree in r["agreement"].items():
+                    t = agree["table"]
+                    table.add_row(task, f"  vs {other}: Cohen κ {_fmt(agree['kappa'])}",
+                                  f"yes&1={t['judge_yes_metric_1']} yes&0={t['judge_yes_metric_0']}",
+                                  f"no&1={t['judge_no_metric_1']} no&0={t['judge_no_metric_0']}", "-", "-", "-", "-")
+                continue
             score = r["usefulness"] if name == "usefulness" else r
             table.add_row(task, name, _fmt(score["score"]), _fmt(score["majority"]), ", ".join(f"{k}={_fmt(v)}" for k, v in score["per_judge"].items()), _fmt(score["fleiss_kappa"]), str(score["n_items"]), str(score["n_unparseable"]))
             if name == "usefulness":
@@ -44,7 +52,7 @@ def _usage_table(usage: dict) -> Table:
 def judge_command(
     run_dir: Path = typer.Argument(..., help="A scored run directory (from `evalsuite run` or `evalsuite score`).", exists=True, file_okay=False),
     panel: Path = typer.Option(..., "--panel", help="Panel YAML file (see examples/panels/)."),
-    metrics: str = typer.Option("completeness,granularity", "--metrics", help="Comma-separated: completeness, granularity, coverage, usefulness."),
+    metrics: str = typer.Option("completeness,granularity", "--metrics", help="Comma-separated: completeness, granularity, coverage, usefulness, accuracy (acc_judge: the answer judged against the golds, with Cohen's κ against EM and cover-EM)."),
     cache: Optional[Path] = typer.Option(None, "--cache", help="SQLite judge cache (default: the panel's, else ~/.cache/evalsuite/judges.sqlite)."),
     teacher_queries: Optional[Path] = typer.Option(None, "--teacher-queries", help="Teacher-query JSONL for coverage (default: gold decompositions from the task data)."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Task data directory, for gold decompositions."),
@@ -62,6 +70,11 @@ def judge_command(
     print_table(_results_table(result.results))
     print_table(_usage_table(result.usage))
     console.print(f"{len(result.judgments)} judgments written to {run_dir / JUDGMENTS_FILE}; metrics.json updated")
+    for task, task_results in result.results.items():
+        undecided = task_results.get("accuracy", {}).get("n_undecided", 0)
+        if undecided:  # judges that answered neither yes nor no (or tied): said once, in one line
+            console.print(f"{task}: acc_judge has no majority verdict for {undecided} of {task_results['accuracy']['n']} "
+                          "answers (replies neither yes nor no, or a tie); they score 0, see judgments.jsonl")
     missing = result.missing_message()
     if missing:
         raise EvalsuiteError(missing, hint="rerun the same command when the judges answer: replies already received are cached and cost nothing")

@@ -62,6 +62,38 @@ def check_run_options(out: Path | None, batch_size: int, topk: int, max_turns: i
         raise EvalsuiteError(f"-o {out} is an existing file, not a run directory", hint="give -o a new directory (or a run directory with --resume)")
 
 
+def parse_seeds(seeds: str | None, samples: int) -> tuple[int, ...] | None:
+    """`--seeds 1,2,3` as a tuple of distinct integers; it sets the number of samples, so --samples must agree."""
+    if seeds is None:
+        return None
+    try:
+        parsed = tuple(int(part) for part in seeds.split(",") if part.strip())
+    except ValueError:
+        raise EvalsuiteError(f"--seeds {seeds!r} is not a comma-separated list of integers", hint="e.g. --seeds 1,2,3") from None
+    if len(parsed) < 2 or len(set(parsed)) != len(parsed):
+        raise EvalsuiteError(f"--seeds {seeds!r} needs two or more distinct seeds", hint="e.g. --seeds 1,2,3 (one seed: --seed)")
+    if samples not in (1, len(parsed)):
+        raise EvalsuiteError(f"--samples {samples} disagrees with the {len(parsed)} --seeds", hint="drop --samples: --seeds sets it")
+    return parsed
+
+
+def check_sampling_options(samples: int, temperature: float, top_p: float | None, backend: str | None, ray: str | None) -> None:
+    """Refuse a sampling setting that cannot give what it asks for, in one line each."""
+    from evalsuite.models.base import TOP_P_BACKENDS
+
+    if samples < 1:
+        raise EvalsuiteError(f"--samples {samples} is out of range", hint="give --samples a value of at least 1 (1: one trajectory per question)")
+    if samples > 1 and temperature <= 0:
+        raise EvalsuiteError(f"--samples {samples} with --temperature {temperature:g}: greedy decoding makes the {samples} samples identical",
+                             hint="set --temperature above 0 (e.g. 0.7) to sample, or drop --samples")
+    if samples > 1 and ray is not None:
+        raise EvalsuiteError("--samples with --ray is not supported yet", hint="run sampled evaluations without --ray")
+    if top_p is not None and not 0 < top_p <= 1:
+        raise EvalsuiteError(f"--top-p {top_p:g} is out of range", hint="give --top-p a value in (0, 1]")
+    if top_p is not None and backend is not None and backend not in TOP_P_BACKENDS:
+        raise EvalsuiteError(f"--top-p is not passed on by the {backend} backend", hint=f"use one of {', '.join(TOP_P_BACKENDS)}, or drop --top-p")
+
+
 def metric_headers() -> list[str]:
     """The summary metrics' labels (evalsuite.metrics.registry), the first followed by its 95% interval."""
     from evalsuite.metrics.registry import summary_metrics
@@ -79,6 +111,24 @@ def metric_cells(summaries: dict) -> list[str]:
     first = summaries.get(specs[0].name) if specs else None
     ci = f"[{first.ci_low * 100:.1f}, {first.ci_high * 100:.1f}]" if first is not None and specs[0].percent else "-"
     return cells[:1] + [ci] + cells[1:]
+
+
+def sampled_table(metrics) -> Table | None:
+    """A sampled run's avg@K, pass@K and maj@K of EM (and F1 avg@K) per task with their 95% intervals; None if greedy."""
+    samples = metrics.extra.get("samples")
+    if not samples:
+        return None
+    k = samples["k"]
+    columns = {"em_avg": f"EM avg@{k}", f"em_pass@{k}": f"EM pass@{k}", "em_maj": f"EM maj@{k}", "f1_avg": f"F1 avg@{k}"}
+    table = Table(title=f"{k} samples per question (intervals over questions)", caption_justify="left")
+    for column in ("task", "questions", *columns.values(), "EM spread (sd over samples)"):
+        table.add_column(column, justify="right" if column != "task" else "left")
+    for task, summary in metrics.tasks.items():
+        cells = [f"{100 * m.mean:.1f} [{100 * m.ci_low:.1f}, {100 * m.ci_high:.1f}]" if (m := summary.metrics.get(name)) else "-"
+                 for name in columns]
+        spread = samples["spread"].get(task, {}).get("em")
+        table.add_row(task, str(summary.n), *cells, "-" if spread is None else f"{100 * spread:.1f}")
+    return table
 
 
 def results_table(metrics, title: str) -> Table:
@@ -111,7 +161,10 @@ def run_command(
     max_obs_tokens: int = typer.Option(500, "--max-obs-tokens", help="Tokens of retrieved text per observation."),
     max_context_tokens: int = typer.Option(4096, "--max-context-tokens", help="Total budget: prompt plus response."),
     temperature: float = typer.Option(0.0, "--temperature", help="0 = greedy (Search-R1 evaluation)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of sampling (with --temperature above 0)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of sampling (with --temperature above 0); with --samples K, sample j uses seed + j."),
+    samples: int = typer.Option(1, "--samples", help="K sampled trajectories per question (needs --temperature above 0): avg@K, pass@k and maj@K are reported per question."),
+    seeds: Optional[str] = typer.Option(None, "--seeds", help="Comma-separated seeds, one sampled trajectory per question each (e.g. 1,2,3: like --samples 3 with those seeds); the run reports the mean and the spread over seeds."),
+    top_p: Optional[float] = typer.Option(None, "--top-p", help="Nucleus sampling threshold in (0, 1] (llamacpp and openai backends; default: the backend's)."),
     batch_size: int = typer.Option(16, "--batch-size", help="Examples per batch (async: trajectories in flight); a kill loses at most those."),
     schedule: Optional[str] = typer.Option(None, "--schedule", help="async (each trajectory on its own; servers, vllm-async) | sync (turn by turn in batches). Default: async where the backend supports it."),
     shard: Optional[str] = typer.Option(None, "--shard", help="i/n: evaluate a deterministic share; combine with `evalsuite merge`."),
@@ -134,6 +187,9 @@ def run_command(
     recorded = resolved_config(ctx)
     subset = subset_with_limit(subset, limit)
     check_run_options(out, batch_size, topk, max_turns, max_tokens, max_obs_tokens, max_context_tokens)
+    seed_list = parse_seeds(seeds, samples)
+    samples = len(seed_list) if seed_list else samples
+    check_sampling_options(samples, temperature, top_p, backend or (guess_backend(model) if model else None), ray)
     note = None
     style = prompt_style
     if model is None:
@@ -166,8 +222,10 @@ def run_command(
         retriever=retriever,
         rollout=RolloutConfig(
             max_turns=4 if max_turns is None else max_turns, max_tokens=max_tokens or 500, max_obs_tokens=max_obs_tokens,
-            max_context_tokens=max_context_tokens, topk=topk, temperature=temperature, seed=seed,
+            max_context_tokens=max_context_tokens, topk=topk, temperature=temperature, seed=seed, top_p=top_p,
         ),
+        samples=samples,
+        seeds=seed_list,
         batch_size=batch_size,
         shard=parse_shard(shard),
         resume=resume,
@@ -189,7 +247,12 @@ def run_command(
     else:
         # the model the backend reports (a server's served model, not the last part of its URL)
         served = result.directory.read_manifest().backend.get("model") or spec.model
-        print_table(results_table(result.metrics, f"{spec.method} · {Path(str(served)).name} · {spec.backend}"))
+        per_sample = sampled_table(result.metrics)  # a sampled run has no per-record EM: its table is per question
+        if per_sample is None:
+            print_table(results_table(result.metrics, f"{spec.method} · {Path(str(served)).name} · {spec.backend}"))
+        else:
+            per_sample.title = f"{spec.method} · {Path(str(served)).name} · {spec.backend} · {per_sample.title}"
+            print_table(per_sample)
         console = out_console(markup=True)
         console.print(f"run directory: {escape(str(result.directory.path))}")
         if result.paper is not None and not result.paper.matches:

@@ -22,12 +22,13 @@ def table_command(
     layout: str = typer.Option("compact", "--layout", help="progress-table1, oases-table1 or compact."),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Run name (directory name) or manifest method of the baseline; default the first run."),
     metric: str = typer.Option("em", "--metric", help="Per-example metric: em, cover_em, f1, retrieval_hit, ..."),
-    ci: bool = typer.Option(False, "--ci", help="Show ± the half-width of each mean's 95% interval (Wilson for 0/1 metrics, bootstrap otherwise; as in metrics.json)."),
+    ci: bool = typer.Option(False, "--ci", help="Show each mean's 95% interval as [low, high] (Wilson for 0/1 metrics, bootstrap otherwise; as in metrics.json)."),
     differences: bool = typer.Option(True, "--differences/--no-differences", help="Also print the paired-differences table (Δ, CI, test, p, Holm p)."),
     test: str = typer.Option("auto", "--test", help="auto (McNemar for 0/1 metrics, else randomization), mcnemar, randomization or bootstrap."),
     resamples: int = typer.Option(10_000, "--resamples", min=100, help="Bootstrap resamples."),
     permutations: int = typer.Option(10_000, "--permutations", min=100, help="Approximate-randomization permutations."),
     seed: int = typer.Option(12345, "--seed", help="Seed of every resampling."),
+    holm_across: str = typer.Option("benchmarks", "--holm-across", help="Holm's family: benchmarks (of each run), systems (on each benchmark) or all."),
     emphasis: str = typer.Option("auto", "--emphasis", help="Reported tables: auto, computed, paper or none."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the table(s) to this file instead of printing."),
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write every mean, interval and p-value as JSON."),
@@ -56,7 +57,7 @@ def table_command(
         tables = [_reported_table(reported, emphasis)]
     else:
         tables = _run_tables(runs or [], layout, baseline, metric, ci, differences, test, resamples, permutations, seed,
-                             stats_json, plot_bars, plot_forest)
+                             stats_json, plot_bars, plot_forest, holm_across)
     if as_json:
         echo_json({"tables": [dataclasses.asdict(t) for t in tables]})
     elif output is not None:
@@ -80,16 +81,19 @@ def _reported_table(key: str, emphasis: str):
     return table_from_reported(load_reported(key), emphasis)  # type: ignore[arg-type]
 
 
-def _run_tables(runs, layout, baseline, metric, ci, differences, test, resamples, permutations, seed, stats_json, plot_bars, plot_forest):
+def _run_tables(runs, layout, baseline, metric, ci, differences, test, resamples, permutations, seed, stats_json, plot_bars, plot_forest,
+                holm_across="benchmarks"):
     from evalsuite.tables.layouts import build_run_table, differences_table, get_layout
     from evalsuite.tables.sources import load_runs, resolve_baseline
 
     if test not in ("auto", "mcnemar", "randomization", "bootstrap"):
         raise EvalsuiteError(f"unknown test {test!r}", hint="choose auto, mcnemar, randomization or bootstrap")
+    if holm_across not in ("benchmarks", "systems", "all"):
+        raise EvalsuiteError(f"unknown --holm-across {holm_across!r}", hint="choose benchmarks, systems or all")
     data = load_runs(runs)
     base = resolve_baseline(data, baseline)
     built = build_run_table(data, get_layout(layout), metric, base, with_ci=ci, test=test, n_resamples=resamples,
-                            n_permutations=permutations, seed=seed)
+                            n_permutations=permutations, seed=seed, correction=holm_across)
     order = [r.name for r in data]
     main = built.comparisons.get(metric) or next(iter(built.comparisons.values()))
     tables = [built.table]

@@ -14,6 +14,7 @@ import numpy as np
 from evalsuite.errors import DataError, EvalsuiteError
 from evalsuite.files import cache_root, replace_atomically
 from evalsuite.judges import prompts
+from evalsuite.judges.accuracy import accuracy_requests, accuracy_scores
 from evalsuite.judges.config import PanelConfig
 from evalsuite.judges.panel import Judgment, JudgeRequest, add_usage, majority_vote, run_panel
 from evalsuite.metrics.coverage import coverage
@@ -24,7 +25,7 @@ from evalsuite.runs.schema import ExampleRecord, MetricSummary, Turn
 from evalsuite.runs.summary import mean_ci
 
 JUDGMENTS_FILE = "judgments.jsonl"
-METRICS = ("completeness", "granularity", "coverage", "usefulness")
+METRICS = ("completeness", "granularity", "coverage", "usefulness", "accuracy")
 DOC_CHARS = 300
 
 
@@ -75,6 +76,8 @@ def build_requests(records: Sequence[ExampleRecord], metrics: Sequence[str], tea
             for k, ti in enumerate(_search_turns(r.turns)):
                 values = usefulness_values(r.question, r.golden_answers, r.turns, ti)
                 requests.append(JudgeRequest(r.id, r.task, "usefulness", f"r{k}", prompts.USEFULNESS, values))
+    if "accuracy" in metrics:
+        requests.extend(accuracy_requests(records))
     return requests
 
 
@@ -157,6 +160,8 @@ def aggregate(records: Sequence[ExampleRecord], judgments: Sequence[Judgment], j
             result["coverage"] = _coverage_scores(rows, table, judges, teacher)
         if "usefulness" in metrics:
             result["usefulness"] = _usefulness_scores(rows, table, judges, max_overlap)
+        if "accuracy" in metrics:
+            result["accuracy"], result["_acc_judge"] = accuracy_scores(rows, table, len(judges))
         out[task] = result
     return out
 
@@ -184,6 +189,8 @@ def _task_summaries(results: dict[str, dict[str, Any]], judgments: Sequence[Judg
             for part in ("precision", "recall", "f1"):
                 entries[f"coverage_{part}"] = _summary([getattr(c, part) for c in result["coverage"]["_examples"]])
             result["coverage"].pop("_examples")
+        if "_acc_judge" in result:
+            entries["acc_judge"] = result.pop("_acc_judge")  # Wilson: the panel's verdict is 0/1 per example
         out[task] = {k: v for k, v in entries.items() if v is not None}
     return out
 

@@ -78,6 +78,21 @@ USEFULNESS = PromptTemplate(
     fields=("question", "answer", "history", "query", "documents"),
 )
 
+# acc_judge (evalsuite.judges.evaluate): whether the prediction answers the question, given the gold answers. EM
+# under-credits a right answer worded otherwise ("Thomas Jefferson" against "Jefferson", a paraphrase); the judge
+# is told to credit those and nothing that changes the answer.
+ANSWER_ACCURACY = PromptTemplate(
+    name="answer_accuracy",
+    system="You grade the final answer of a question-answering agent against the gold answers. " + _VERDICT_FORMAT,
+    user=(
+        "Question: {question}\nGold answers (any one is correct): {golds}\nAgent's answer: {prediction}\n\n"
+        "Is the agent's answer correct? Count it correct when it names the same entity, value or fact as one gold "
+        "answer, even if worded differently, more or less fully (a full name for a surname, a paraphrase, another "
+        "unit of the same value). Count it wrong when it is a different answer, hedges between several, or is empty."
+    ),
+    fields=("question", "golds", "prediction"),
+)
+
 TEACHER_QUERIES = PromptTemplate(
     name="teacher_queries",
     system=(
@@ -88,4 +103,4 @@ TEACHER_QUERIES = PromptTemplate(
     fields=("question",),
 )
 
-TEMPLATES: dict[str, PromptTemplate] = {t.name: t for t in (COMPLETENESS, GRANULARITY, COVERAGE_MATCH, USEFULNESS, TEACHER_QUERIES)}
+TEMPLATES: dict[str, PromptTemplate] = {t.name: t for t in (COMPLETENESS, GRANULARITY, COVERAGE_MATCH, USEFULNESS, ANSWER_ACCURACY, TEACHER_QUERIES)}

@@ -16,6 +16,7 @@ from evalsuite.metrics.answer import (
 # The standard metrics register themselves on import. Python runs this package's __init__ before any of its modules,
 # so every reader of evalsuite.metrics.registry sees them (and the registry itself imports no declarations).
 from evalsuite.metrics import standard as _standard  # noqa: E402,F401
+from evalsuite.metrics import termination as _termination  # noqa: E402,F401
 
 __all__ = [
     "answer_metrics",

@@ -12,6 +12,7 @@ approximate randomization, even on a run where every F1 happens to be 0 or 1.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,7 +25,9 @@ MetricKind = Literal["binary", "continuous", "count"]
 # How a metric's benchmark means combine into a group average: the unweighted mean of benchmark means (the papers'
 # "Avg." columns), or not averaged at all.
 Averaging = Literal["macro", "none"]
-IntervalMethod = Literal["wilson", "bootstrap"]
+# wilson: 0/1 scores; effective_wilson: scores bounded in [0, 1] (evalsuite.stats.intervals); bootstrap: any others.
+# cluster_wilson: the same for a question's mean over its samples (avg@K, pass@k), whose design effect may be small.
+IntervalMethod = Literal["wilson", "effective_wilson", "cluster_wilson", "bootstrap"]
 SignificanceTest = Literal["mcnemar", "randomization", "bootstrap"]
 
 _INTERVAL_BY_KIND: dict[str, IntervalMethod] = {"binary": "wilson", "continuous": "bootstrap", "count": "bootstrap"}
@@ -120,7 +123,7 @@ def register_metric(spec: MetricSpec) -> MetricSpec:
 
 
 def is_registered(name: str) -> bool:
-    return name in _REGISTRY
+    return name in _REGISTRY or sample_metric(name) is not None
 
 
 def get_metric(name: str) -> MetricSpec:
@@ -128,7 +131,57 @@ def get_metric(name: str) -> MetricSpec:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise unknown_name("metric", name, _REGISTRY) from None
+        derived = sample_metric(name)
+        if derived is None:
+            raise unknown_name("metric", name, _REGISTRY) from None
+        return derived
+
+
+# A metric over the K samples of a question (evalsuite.metrics.samples): <metric>_avg, <metric>_maj, <metric>_pass@k.
+# Declared on first use and kept apart from _REGISTRY: list_metrics() names the metrics an example is scored with.
+_SAMPLE_METRICS: dict[str, MetricSpec] = {}
+_SAMPLE_METRIC = re.compile(r"^(?P<base>.+)_(?:(?P<stat>avg|maj)|pass@(?P<k>[1-9][0-9]*))$")
+
+
+def one_sample_metric(name: str) -> str | None:
+    """The metric a metric over samples equals on one sample (a greedy run): X for X_avg, X_maj and X_pass@1."""
+    match = _SAMPLE_METRIC.match(name)
+    if match is None or match["k"] not in (None, "1"):
+        return None
+    return match["base"]
+
+
+def sample_metric(name: str) -> MetricSpec | None:
+    """The declaration of a metric over samples, registered on first use; None when `name` is not one.
+
+    avg@K of a 0/1 or [0, 1] metric lies in [0, 1] (Wilson at the effective sample size), of a count is a count;
+    maj@K keeps its metric's kind; pass@k exists for 0/1 metrics only. On one sample (a greedy record) each is its
+    metric, so `compute` is the metric's own.
+    """
+    match = _SAMPLE_METRIC.match(name)
+    if match is None or match["base"] not in _REGISTRY:
+        return None
+    if name in _SAMPLE_METRICS:
+        return _SAMPLE_METRICS[name]
+    base = _REGISTRY[match["base"]]
+    bounded = base.kind == "binary" or base.interval == "effective_wilson"
+    if match["stat"] == "maj":
+        spec = MetricSpec(name, f"{base.label} maj@K", base.kind, base.compute, base.higher_is_better, base.average,
+                          base.interval, base.test, base.percent, summary=False, default=False, version=base.version,
+                          description=f"{base.label} of the majority answer over the samples (maj@K)")
+    elif match["stat"] == "avg":
+        kind: MetricKind = "count" if base.kind == "count" else "continuous"
+        spec = MetricSpec(name, f"{base.label} avg@K", kind, base.compute, base.higher_is_better, base.average,
+                          "cluster_wilson" if bounded else "bootstrap", percent=base.percent, summary=False,
+                          default=False, version=base.version, description=f"{base.label} averaged over the samples (avg@K)")
+    elif base.kind == "binary":
+        spec = MetricSpec(name, f"{base.label} pass@{match['k']}", "continuous", base.compute, base.higher_is_better,
+                          base.average, "cluster_wilson", summary=False, default=False, version=base.version,
+                          description=f"unbiased pass@{match['k']} of {base.label} (Chen et al., 2021)")
+    else:
+        return None
+    _SAMPLE_METRICS[name] = spec
+    return spec
 
 
 def list_metrics() -> list[MetricSpec]:
@@ -144,7 +197,7 @@ def default_metrics() -> tuple[str, ...]:
 
 def averaged_metrics() -> list[str]:
     """The metrics that macro-average over benchmarks (metrics.json group rows, leaderboard tables)."""
-    return [m.name for m in _REGISTRY.values() if m.average == "macro"]
+    return [m.name for m in (*_REGISTRY.values(), *_SAMPLE_METRICS.values()) if m.average == "macro"]
 
 
 def summary_metrics() -> list[MetricSpec]:
@@ -172,10 +225,10 @@ def get_normalizer(name: str) -> Callable[[str], str]:
 @contextmanager
 def scratch_registry() -> Iterator[None]:
     """Metrics and normalizations registered inside the block are forgotten after it (tests trying one out)."""
-    saved = dict(_REGISTRY), dict(_NORMALIZERS)
+    saved = dict(_REGISTRY), dict(_NORMALIZERS), dict(_SAMPLE_METRICS)
     try:
         yield
     finally:
-        for registry, before in zip((_REGISTRY, _NORMALIZERS), saved):
+        for registry, before in zip((_REGISTRY, _NORMALIZERS, _SAMPLE_METRICS), saved):
             registry.clear()
             registry.update(before)  # type: ignore[arg-type]

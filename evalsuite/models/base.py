@@ -21,6 +21,7 @@ class GenerationRequest:
     max_tokens: int = 512
     temperature: float = 0.0
     seed: int = 0
+    top_p: float | None = None  # nucleus sampling (None: the backend's default); only TOP_P_BACKENDS read it
     key: tuple[str, int] | None = None
 
 
@@ -32,6 +33,10 @@ def request_seed(request: GenerationRequest) -> int:
         return request.seed
     digest = hashlib.sha256(repr((request.seed, request.key)).encode("utf-8")).digest()
     return int.from_bytes(digest[:4], "little")
+
+
+# The backends that pass GenerationRequest.top_p to their sampler; a run asks for --top-p only of these.
+TOP_P_BACKENDS = ("llamacpp", "openai")
 
 
 @dataclass

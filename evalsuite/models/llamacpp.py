@@ -71,8 +71,10 @@ class LlamaCppBackend(Backend):
         try:
             self._empty_context()
             # Streamed without server-side stops so the matched stop string stays in the text (Search-R1 keeps it).
+            nucleus = {} if request.top_p is None else {"top_p": request.top_p}  # else llama.cpp's default, 0.95
             stream = self.llm.create_completion(
                 request.prompt, max_tokens=request.max_tokens, temperature=request.temperature, seed=request.seed, stream=True,
+                **nucleus,
             )
             for chunk in stream:
                 choice = chunk["choices"][0]

@@ -132,6 +132,8 @@ class OpenAIBackend(Backend):
             "model": self.model_name, "max_tokens": request.max_tokens, "temperature": request.temperature,
             "seed": request.seed, "stop": request.stop, "timeout": timeout_s,
         }
+        if request.top_p is not None:
+            common["top_p"] = request.top_p
         if self.api == "completions":
             return await client.completions.create(prompt=request.prompt, extra_body=self.extra or None, **common)
         user, _, response = request.prompt.partition(_ASSISTANT)

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from evalsuite.files import cache_root
+from evalsuite.runs.sampled import is_sampled, sampled_task
 from evalsuite.runs.schema import PREDICTIONS_FILE, ExampleRecord
 
 log = logging.getLogger(__name__)
@@ -44,12 +45,18 @@ class ScoreColumns:
     """A run's per-example scores by task."""
 
     tasks: dict[str, TaskColumns]
+    # K of a sampled run, whose columns hold one row per question (avg@K, maj@K, pass@k: evalsuite.runs.sampled)
+    samples: int = 1
 
     @classmethod
     def from_records(cls, records: Sequence[ExampleRecord]) -> ScoreColumns:
         by_task: dict[str, list[ExampleRecord]] = {}
         for record in records:
             by_task.setdefault(record.task, []).append(record)
+        if is_sampled(records):
+            parts = {task: sampled_task(task, rows) for task, rows in by_task.items()}
+            return cls({t: TaskColumns(p.ids, p.failed, p.metrics) for t, p in parts.items()},
+                       max(p.samples for p in parts.values()))
         tasks = {}
         for task, rows in by_task.items():
             names = sorted({name for row in rows for name in row.metrics})
@@ -87,6 +94,7 @@ def write_scores(run_dir: str | Path, records: Sequence[ExampleRecord]) -> Path 
     arrays: dict[str, np.ndarray] = {"format": np.array(_FORMAT), "source_sha256": np.array(source)}
     columns = ScoreColumns.from_records(records)
     arrays["tasks"] = np.array(list(columns.tasks), dtype=str)
+    arrays["samples"] = np.array(columns.samples)
     for t, (task, data) in enumerate(columns.tasks.items()):
         arrays[f"{t}/ids"] = data.ids
         arrays[f"{t}/failed"] = data.failed
@@ -125,7 +133,7 @@ def read_scores(run_dir: str | Path) -> ScoreColumns | None:
                 prefix = f"{t}/{_METRIC_PREFIX}"
                 metrics = {key[len(prefix):]: data[key] for key in data.files if key.startswith(prefix)}
                 tasks[task] = TaskColumns(ids=data[f"{t}/ids"], failed=data[f"{t}/failed"], metrics=metrics)
-            return ScoreColumns(tasks)
+            return ScoreColumns(tasks, int(data["samples"]) if "samples" in data.files else 1)
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
         log.warning("%s: unreadable (%s); reading %s instead", path, exc, PREDICTIONS_FILE)
         return None

@@ -76,6 +76,10 @@ class ExampleRecord(BaseModel):
     error: str | None = None
     metrics: dict[str, float] = Field(default_factory=dict)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # Sampled runs (`evalsuite run --samples K`): which of the question's K trajectories this is and the seed it was
+    # drawn with; None in greedy runs.
+    sample: int | None = None
+    sample_seed: int | None = None
 
 
 class Manifest(Provenance):

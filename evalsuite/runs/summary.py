@@ -8,6 +8,7 @@ import numpy as np
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.metrics.registry import averaged_metrics, get_metric, is_registered
+from evalsuite.runs.sampled import SampledTask, is_sampled, sampled_task
 from evalsuite.runs.schema import ExampleRecord, MetricsFile, MetricSummary, TaskSummary
 from evalsuite.stats import intervals
 from evalsuite.stats.resample import bootstrap_means, percentile_interval, stream
@@ -65,7 +66,15 @@ def summarize(records: list[ExampleRecord]) -> MetricsFile:
     for record in records:
         by_task[record.task].append(record)
     tasks: dict[str, TaskSummary] = {}
+    sampled = is_sampled(records)
+    samples: dict[str, SampledTask] = {}
     for task, rows in by_task.items():
+        if sampled:
+            # one row per question: K samples are never counted as K questions (evalsuite.runs.sampled)
+            samples[task] = part = sampled_task(task, rows)
+            tasks[task] = TaskSummary(n=part.ids.size, n_failed=int(part.failed.sum()),
+                                      metrics=_column_summaries(task, part.metrics))
+            continue
         tasks[task] = TaskSummary(n=len(rows), n_failed=sum(r.status == "failed" for r in rows),
                                   metrics=task_metric_summaries(task, rows))
     groups: dict[str, list[str]] = {"general": [], "multi-hop": [], "all": list(tasks)}
@@ -83,7 +92,25 @@ def summarize(records: list[ExampleRecord]) -> MetricsFile:
             if all(name in tasks[t].metrics for t in members)
         }
     ci = {"binary": intervals.method_name("wilson"), "continuous": intervals.method_name("bootstrap"),
+          "bounded": intervals.method_name("effective_wilson"), "over_samples": intervals.method_name("cluster_wilson"),
           "resamples": intervals.INTERVAL_RESAMPLES, "seed": intervals.INTERVAL_SEED, "confidence": intervals.CONFIDENCE,
           "failed_examples": "score 0 and count in n"}
     versions = metric_versions({name for summary in tasks.values() for name in summary.metrics})
-    return MetricsFile(tasks=tasks, averages=averages, metric_versions=versions, extra={"ci": ci})
+    extra: dict[str, object] = {"ci": ci}
+    if sampled:
+        extra["samples"] = {
+            "k": max(p.samples for p in samples.values()),
+            "unit": "question: avg@K, maj@K and pass@k per question; intervals over questions",
+            "incomplete_questions": {t: p.incomplete for t, p in samples.items() if p.incomplete},
+            "spread": {t: p.spread for t, p in samples.items()},
+        }
+    return MetricsFile(tasks=tasks, averages=averages, metric_versions=versions, extra=extra)
+
+
+def _column_summaries(task: str, columns: dict[str, np.ndarray]) -> dict[str, MetricSummary]:
+    """Each per-question column's mean and interval (values not yet computable, NaN, score 0 as missing ones do)."""
+    summaries = {}
+    for name in sorted(columns):
+        (interval,) = intervals.mean_intervals(name, np.nan_to_num(columns[name], nan=0.0), task)
+        summaries[name] = MetricSummary(mean=interval.mean, ci_low=interval.low, ci_high=interval.high)
+    return summaries

@@ -26,6 +26,14 @@ from evalsuite.stats.resample import DEFAULT_SEED, is_binary
 from evalsuite.stats.significance import mcnemar_pvalues
 
 TestChoice = Literal["auto", "mcnemar", "randomization", "bootstrap"]
+# The family Holm's correction runs over: one system's benchmarks (the default), one benchmark's systems, or every
+# (system, benchmark) test of the comparison.
+CorrectionFamily = Literal["benchmarks", "systems", "all"]
+CORRECTION_FAMILIES: dict[str, str] = {
+    "benchmarks": "holm across benchmarks, per system",
+    "systems": "holm across systems, per benchmark",
+    "all": "holm across all systems and benchmarks",
+}
 
 
 @dataclass(frozen=True)
@@ -137,23 +145,26 @@ def compare(
     seed: int = DEFAULT_SEED,
     confidence: float = 0.95,
     alpha: float = 0.05,
+    correction: CorrectionFamily = "benchmarks",
 ) -> Comparison:
     """Means with CIs for every system and benchmark, and paired tests of each system against the baseline.
 
     `test='auto'` uses the test the metric declares (evalsuite.metrics.registry: exact McNemar for binary metrics,
     approximate randomization for continuous and count ones and for unregistered metrics); every difference also gets a paired-bootstrap interval and p-value. Holm's correction runs over the benchmarks
-    of each system. `groups` (name → benchmarks) adds macro-averages by dataset-stratified bootstrap.
+    of each system (`correction='benchmarks'`), the systems of each benchmark ('systems') or every test ('all'). `groups` (name → benchmarks) adds macro-averages by dataset-stratified bootstrap.
     """
     names = [s.name for s in systems]
     if len(set(names)) != len(names):
         raise EvalsuiteError(f"system names must be unique, got {names}", hint="give each run a distinct name")
     if baseline not in names:
         raise EvalsuiteError(f"baseline {baseline!r} is not among the systems {names}")
+    if correction not in CORRECTION_FAMILIES:
+        raise EvalsuiteError(f"unknown correction family {correction!r}", hint=f"choose one of {', '.join(CORRECTION_FAMILIES)}")
     by_name = {s.name: s for s in systems}
     tasks = _ordered_tasks(systems)
     groups = {g: list(ts) for g, ts in (groups or {}).items()}
     result = Comparison(metric, baseline, names, tasks, groups, {}, {}, {}, {}, n_resamples, n_permutations, seed,
-                        confidence, alpha)
+                        confidence, alpha, CORRECTION_FAMILIES[correction])
 
     def one_task(task: str) -> tuple[Comparison, _TaskDraws]:
         part = replace(result, means={}, differences={}, notes=[], interval_methods=[])
@@ -176,7 +187,7 @@ def compare(
             result.notes.extend(part.notes)
             result.interval_methods.extend(m for m in part.interval_methods if m not in result.interval_methods)
             draws[task] = drawn
-    _correct(result)
+    _correct(result, correction)
     for group, members in groups.items():
         _average(result, group, members, draws)
     return result
@@ -206,7 +217,9 @@ def _estimates(result: Comparison, task: str, names: list[str], matrix: np.ndarr
 def _paired_task(result: Comparison, task: str, present: list[str], by_name: Mapping[str, SystemScores],
                  test: TestChoice) -> _TaskDraws:
     baseline = result.baseline
-    order = [baseline] + [n for n in present if n != baseline]
+    # Resampled in one canonical order (baseline, then by name): the shared bootstrap's score patterns are keyed in
+    # row order, so rows in argument order made the numbers depend on the order of runs on the command line.
+    order = [baseline] + sorted(n for n in present if n != baseline)
     _, matrix = aligned_matrix({n: by_name[n].tasks[task] for n in order}, reference=baseline, where=task, sort_ids=True)
     n = matrix.shape[1]
     means, diffs = resample.paired_means(matrix, result.n_resamples, result.seed, task)
@@ -258,9 +271,17 @@ def _unpaired_task(result: Comparison, task: str, present: list[str], by_name: M
     return _TaskDraws(present, np.column_stack(columns))
 
 
-def _correct(result: Comparison) -> None:
-    for system in result.systems:
-        keys = [(system, t) for t in result.tasks if (system, t) in result.differences]
+def _families(result: Comparison, correction: CorrectionFamily) -> list[list[tuple[str, str]]]:
+    """The (system, benchmark) keys of each family of tests Holm's correction runs over."""
+    if correction == "systems":
+        return [[(s, t) for s in result.systems if (s, t) in result.differences] for t in result.tasks]
+    if correction == "all":
+        return [[(s, t) for s in result.systems for t in result.tasks if (s, t) in result.differences]]
+    return [[(s, t) for t in result.tasks if (s, t) in result.differences] for s in result.systems]
+
+
+def _correct(result: Comparison, correction: CorrectionFamily) -> None:
+    for keys in _families(result, correction):
         if not keys:
             continue
         adjusted = holm([result.differences[k].p_value for k in keys])

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from evalsuite.errors import EvalsuiteError
 from evalsuite.metrics.registry import get_metric, is_registered
 from evalsuite.stats import Comparison, Difference, Estimate, compare
-from evalsuite.stats.compare import TestChoice
+from evalsuite.stats.compare import CorrectionFamily, TestChoice
 from evalsuite.tables.model import Cell, Column, ColumnGroup, Row, RowGroup, Table, mark_best
 from evalsuite.tables.sources import RunData, settings_notes
 from evalsuite.tasks.registry import get_task, list_tasks
@@ -125,7 +125,8 @@ def _value_cell(estimate: Estimate | None, diff: Difference | None, metric: str,
     marks = ""
     if diff is not None and diff.significant:
         marks = BETTER if diff.difference > 0 else WORSE
-    detail = f"±{_scaled((estimate.ci_high - estimate.ci_low) / 2, metric):.2f}" if with_ci else ""
+    # The bounds, never "± half-width": Wilson's and the bootstrap's intervals are asymmetric near 0 and 1.
+    detail = f"[{format_value(estimate.ci_low, metric)}, {format_value(estimate.ci_high, metric)}]" if with_ci else ""
     return Cell(format_value(estimate.mean, metric), _scaled(estimate.mean, metric), marks, detail=detail)
 
 
@@ -148,8 +149,9 @@ def build_run_table(
     n_resamples: int = 10_000,
     n_permutations: int = 10_000,
     seed: int = 12345,
+    correction: CorrectionFamily = "benchmarks",
 ) -> RunTable:
-    """Fill a layout from run directories: means, ▲/▼ against the baseline after Holm, optional ± intervals."""
+    """Fill a layout from run directories: means, ▲/▼ against the baseline after Holm, optional [low, high] intervals."""
     run_tasks = list(dict.fromkeys(t for r in runs for t in r.tasks))
     plan = layout.plan(run_tasks)
     metrics = list(dict.fromkeys(c.metric or metric for _, cols in plan for c in cols))
@@ -157,7 +159,8 @@ def build_run_table(
     for m in metrics:
         groups = {c.key: list(c.tasks) for _, cols in plan for c in cols if c.average and (c.metric or metric) == m}
         comparisons[m] = compare([r.scores(m) for r in runs], baseline, metric=m, groups=groups, test=test,
-                                 n_resamples=n_resamples, n_permutations=n_permutations, seed=seed)
+                                 n_resamples=n_resamples, n_permutations=n_permutations, seed=seed,
+                                 correction=correction)
     marks, notes = settings_notes(runs, baseline)
     rows = []
     for run in runs:
@@ -191,13 +194,13 @@ def _footnotes(comparisons: dict[str, Comparison], layout: Layout, baseline: str
     permutations = f", {comp.n_permutations} permutations" if "approximate-randomization" in tests else ""
     notes = [
         scale + "Averages are macro-averages over the benchmarks named.",
-        f"{BETTER}/{WORSE}: significantly higher/lower than the baseline {baseline} (p ≤ {comp.alpha} after Holm–Bonferroni across the benchmarks "
-        f"of each run; {', '.join(tests) or 'no paired benchmark'}{permutations}); "
+        f"{BETTER}/{WORSE}: significantly higher/lower than the baseline {baseline} (p ≤ {comp.alpha} after Holm–Bonferroni {_family_text(comp)}; "
+        f"{', '.join(tests) or 'no paired benchmark'}{permutations}); "
         f"averages: dataset-stratified paired bootstrap, {comp.n_resamples} resamples, uncorrected. Seed {comp.seed}.",
     ]
     if with_ci:
         methods = "; ".join(dict.fromkeys(m for c in comparisons.values() for m in c.interval_methods))
-        notes.append(f"±: half-width of each run's own {comp.confidence:.0%} interval of the mean, as in its metrics.json: {methods}. "
+        notes.append(f"[low, high]: each run's own {comp.confidence:.0%} interval of the mean, as in its metrics.json: {methods}. "
                      f"Averages: dataset-stratified bootstrap, {comp.n_resamples} resamples.")
     if layout.domain_marks:
         notes.append("†/⋆: in-domain/out-of-domain benchmarks for the NQ + HotpotQA training mix (Search-R1 protocol).")
@@ -208,6 +211,13 @@ def _footnotes(comparisons: dict[str, Comparison], layout: Layout, baseline: str
     for c in comparisons.values():
         notes.extend(c.notes)
     return notes
+
+
+def _family_text(comparison: Comparison) -> str:
+    """The family Holm's correction ran over, in words."""
+    return {"holm across systems, per benchmark": "across the runs on each benchmark",
+            "holm across all systems and benchmarks": "across every run and benchmark"}.get(
+        comparison.correction, "across the benchmarks of each run")
 
 
 _TEST_NAMES = {"mcnemar-exact": "McNemar (exact)", "approximate-randomization": "randomization", "paired-bootstrap": "bootstrap",
@@ -256,6 +266,6 @@ def differences_table(comparison: Comparison, order: Sequence[str]) -> Table:
         title=f"Paired differences from {comparison.baseline} ({m})", lead_headers=["System"],
         column_groups=[ColumnGroup("", columns)], row_groups=groups,
         footnotes=[f"Δ and its interval: paired bootstrap over the same resampled examples ({comparison.n_resamples} resamples, "
-                   f"seed {comparison.seed}); p: the paired test named; p (Holm): Holm–Bonferroni across the benchmarks of each system; "
+                   f"seed {comparison.seed}); p: the paired test named; p (Holm): Holm–Bonferroni {_family_text(comparison)}; "
                    f"{BETTER}/{WORSE}: p (Holm) ≤ {comparison.alpha} (averages: stratified bootstrap p, uncorrected)."],
     )

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from evalsuite.errors import DataError, EvalsuiteError
+from evalsuite.metrics.registry import one_sample_metric
 from evalsuite.runs import Manifest, MetricsFile, RunDirectory
 from evalsuite.runs.columns import ScoreColumns, read_scores
 from evalsuite.runs.schema import PREDICTIONS_FILE
@@ -42,6 +43,8 @@ class RunData:
         where = self.path / PREDICTIONS_FILE
         for task, data in self.columns.tasks.items():
             values = data.metrics.get(metric)
+            if values is None and self.columns.samples == 1 and (single := one_sample_metric(metric)) is not None:
+                values = data.metrics.get(single)  # a greedy run is K = 1: its EM is its EM avg@1, maj@1 and pass@1
             values = np.full(data.ids.shape, np.nan) if values is None else values
             missing = np.isnan(values) & ~data.failed
             if missing.any():
@@ -109,7 +112,8 @@ def _current_metrics(directory: RunDirectory) -> MetricsFile | None:
     except (EvalsuiteError, ValueError):
         return None
     ci = metrics.extra.get("ci") or {}
-    current = ci.get("binary") == method_name("wilson") and ci.get("continuous") == method_name("bootstrap")
+    current = (ci.get("binary") == method_name("wilson") and ci.get("continuous") == method_name("bootstrap")
+               and ci.get("bounded") == method_name("effective_wilson"))
     return metrics if current else None
 
 

@@ -70,8 +70,9 @@ def test_base_vs_instruct_em_with_mcnemar_and_bootstrap_ci(bamboogle_runs, recor
 
 def test_markdown_marks_significant_rows_and_carries_provenance(bamboogle_runs, cli):
     text = cli("table", *map(str, bamboogle_runs.values()), "--baseline", BASE, "--format", "markdown", "--ci").output
-    assert "| bamboogle_2026_04_29_06_48_search_r1_instruct_seed1 |   **34.40**▲ ±" in text
-    assert "| bamboogle_2026_04_24_17_37_search_r1_instruct       |         3.20 ±" in text
+    # Wilson's bounds as statsmodels' proportion_confint(k, 125, method="wilson") gives them, never "± half-width"
+    assert "| bamboogle_2026_04_29_06_48_search_r1_instruct_seed1 |  **34.40**▲ [26.65, 43.08] |" in text
+    assert "| bamboogle_2026_04_24_17_37_search_r1_instruct       |          3.20 [1.25, 7.94] |" in text
     assert f"Settings of {BASE}: corpus not recorded, retriever not recorded, top-k not recorded, max turns not recorded, subset ids:125." in text
     assert f"(imported from {BASE}.json)" in text
 
