@@ -85,6 +85,8 @@ def sampling_params(vllm: Any, request: GenerationRequest, final_only: bool = Fa
     kind = getattr(importlib.import_module("vllm.sampling_params"), "RequestOutputKind", None) if final_only else None
     if kind is not None:
         options["output_kind"] = kind.FINAL_ONLY
+    if request.top_p is not None:
+        options["top_p"] = request.top_p
     return vllm.SamplingParams(
         temperature=request.temperature, max_tokens=request.max_tokens, stop=request.stop, seed=request_seed(request),
         include_stop_str_in_output=True,  # Search-R1 keeps `</search>` in the response
