@@ -37,12 +37,13 @@ source = Path("train_recipes/configs") / method / "gpu.yaml"
 config = yaml.safe_load(source.read_text())
 device = {"use_cpu": True, "bf16": False} if on_cpu else {"bf16": True}
 config.update(model=model, tasks="adqa", split="train", subset="first:8", retriever="adqa")
-config["rollout"] = {**config.get("rollout", {}), "max_turns": 2, "max_tokens": 64 if on_cpu else 256, "max_obs_tokens": 128 if on_cpu else 500}
+config["rollout"] = {**config.get("rollout", {}), "max_turns": 2, "max_tokens": 32 if on_cpu else 256, "max_obs_tokens": 128 if on_cpu else 500}
 reward = config.setdefault("reward", {})
 reward.pop("panel", None)
 reward["matcher"] = "lexical"  # no judge server on a bare GPU machine
-config["grpo"] = {**config["grpo"], **device, "max_steps": steps, "per_device_train_batch_size": 8, "gradient_accumulation_steps": 1,
-                  "steps_per_generation": 1, "num_generations": 4, "warmup_steps": 0, "logging_steps": 1,
+rollouts, group = (4, 2) if on_cpu else (8, 4)  # the CPU run checks the path, not the speed
+config["grpo"] = {**config["grpo"], **device, "max_steps": steps, "per_device_train_batch_size": rollouts, "gradient_accumulation_steps": 1,
+                  "steps_per_generation": 1, "num_generations": group, "warmup_steps": 0, "logging_steps": 1,
                   # generation through vLLM, colocated with the trainer, as on the GPU
                   "use_vllm": True, "vllm_mode": "colocate", "vllm_max_model_length": 2048}
 # a check of the path, not of learning: a small model's task rewards are often all equal (zero advantages, no gradient)
@@ -52,7 +53,7 @@ for stage in ("sft", "dpo"):
         config[stage] = {**config[stage], **device, "max_steps": 1, "per_device_train_batch_size": 2, "gradient_accumulation_steps": 1}
 if config.get("refine"):
     config["refine"] = {**config["refine"], "slots": 1}
-config["deviations"] = [*config.get("deviations", []), f"gpu_smoke.sh: {steps} steps on one {'CPU' if on_cpu else 'GPU'}, model {model}, AD-QA first:8, BM25, lexical matching, 4 rollouts, no warmup, question-overlap reward 0.5, generation through vLLM (colocate)"]
+config["deviations"] = [*config.get("deviations", []), f"gpu_smoke.sh: {steps} steps on one {'CPU' if on_cpu else 'GPU'}, model {model}, AD-QA first:8, BM25, lexical matching, {rollouts} rollouts, no warmup, question-overlap reward 0.5, generation through vLLM (colocate)"]
 target.write_text(yaml.safe_dump(config, sort_keys=False))
 print(f"config: {target}")
 PY
