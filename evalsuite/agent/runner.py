@@ -297,8 +297,9 @@ def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, o
             else:
                 for start in range(0, len(todo), spec.batch_size):
                     batch = todo[start : start + spec.batch_size]
-                    rollouts = engine.run([(e.row.id, e.row.question) for e in batch])
-                    keep([to_record(e, r, method) for e, r in zip(batch, rollouts)])
+                    # each record is kept as its trajectory finishes, not when the whole batch has
+                    engine.run([(e.row.id, e.row.question) for e in batch],
+                               lambda index, rollout, batch=batch: keep([to_record(batch[index], rollout, method)]))
         except RetrievalUnavailable as exc:
             stopped = exc.message
     appended = list(done) + new  # the file's order: the kept records, then the new ones as they finished

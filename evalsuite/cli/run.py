@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as _dt
-import time
 from pathlib import Path
 from typing import Optional
 
@@ -145,6 +144,8 @@ def run_command(
         style = demo.prompt_style if prompt_style == "auto" else prompt_style
         max_tokens = max_tokens or demo.max_tokens
         max_turns = demo.max_turns if max_turns is None else max_turns
+        if getattr(ctx.get_parameter_source("batch_size"), "name", None) == "DEFAULT":
+            batch_size = recorded["batch_size"] = demo.batch_size
         note = DEMO_NOTE
     if tasks is None:
         raise EvalsuiteError("no task given", hint="pass --tasks nq,hotpotqa (see `evalsuite tasks`)")
@@ -205,31 +206,40 @@ def run_command(
 
 
 def _run_with_progress(spec, ray_options=None):
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+    """Run `spec`, showing each example as it finishes: bars with the elapsed and estimated time on a terminal, a
+    progress line every few seconds otherwise (a log, CI), each with the running headline metric per task."""
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from evalsuite.agent.runner import execute
-
+    from evalsuite.console import ProgressLine
     from evalsuite.metrics.registry import summary_metrics
 
     headline = summary_metrics()[0]  # shown per task as the run goes
     totals: dict[str, list[float]] = {}
-    state = {"started": time.perf_counter(), "new": 0}
+
+    def running_scores(records) -> str:
+        for record in records:
+            sums = totals.setdefault(record.task, [0.0, 0])
+            sums[0] += record.metrics.get(headline.name, 0.0)
+            sums[1] += 1
+        return "  ".join(f"{task} {headline.label} {headline.scaled(s / n):.1f}" for task, (s, n) in totals.items())
+
+    stderr = err_console()
     with progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[rate]}"), TextColumn("{task.fields[em]}")) as bars:
-        bar = bars.add_task("examples", total=None, rate="", em="")
+                  TextColumn("left"), TimeRemainingColumn(), TextColumn("{task.fields[em]}")) as bars:
+        bar = bars.add_task("examples", total=None, em="")
+        line = None if stderr.is_terminal else ProgressLine("examples", lambda text: stderr.print(text))
 
         def on_start(total: int, already: int) -> None:
             bars.update(bar, total=total, completed=already)
+            if line is not None:
+                line.start(total, already)
 
         def on_batch(records) -> None:
-            for record in records:
-                sums = totals.setdefault(record.task, [0.0, 0])
-                sums[0] += record.metrics.get(headline.name, 0.0)
-                sums[1] += 1
-            state["new"] += len(records)
-            rate = state["new"] / max(time.perf_counter() - state["started"], 1e-9)
-            em = "  ".join(f"{task} {headline.label} {headline.scaled(s / n):.1f}" for task, (s, n) in totals.items())
-            bars.update(bar, advance=len(records), rate=f"{rate:.2f} ex/s", em=em)
+            scores = running_scores(records)
+            bars.update(bar, advance=len(records), em=scores)
+            if line is not None:
+                line.advance(len(records), scores)
 
         if ray_options is not None:
             from evalsuite.agent.distributed import execute_on_ray
