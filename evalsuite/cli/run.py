@@ -193,6 +193,9 @@ def run_command(
         print_table(results_table(result.metrics, f"{spec.method} · {Path(str(served)).name} · {spec.backend}"))
         console = out_console(markup=True)
         console.print(f"run directory: {escape(str(result.directory.path))}")
+        from evalsuite.cli.view import view_command_line
+
+        console.print(f"see every example: {escape(view_command_line(result.directory.path))}")
         if result.paper is not None and not result.paper.matches:
             console.print(f"[yellow]{escape(spec.method)}:[/] {escape(result.paper.summary())}")
         if note:

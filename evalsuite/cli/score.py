@@ -229,6 +229,9 @@ def score_command(
         print_table(_process_table(scored))
         console = out_console(markup=True)
         console.print(f"run directories written under {escape(str(output))}")
+        from evalsuite.cli.view import view_command_line
+
+        console.print(f"see every example: {escape(view_command_line(*(item.out_dir for item in scored[:2])))}")
         if check_recorded:
             _print_check(console, scored, show)
     if check_recorded and any(item.differences for item in scored):

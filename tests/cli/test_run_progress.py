@@ -25,3 +25,15 @@ def test_a_run_logged_to_a_file_prints_progress_lines_not_bars(tmp_path, traject
     last = [line for line in lines if line.startswith("examples 5/5 ·")]
     assert len(last) == 1 and re.fullmatch(r"examples 5/5 · \d+:\d\d elapsed · about 0:00 left · nq EM \d+\.\d", last[0]), last
     assert not any("━" in line for line in lines)  # no bar characters in a log
+
+
+def test_a_run_prints_the_command_that_opens_its_examples(tmp_path, trajectories_dir, benchmarks_dir):
+    out = tmp_path / "run"
+    result = subprocess.run(
+        [sys.executable, "-m", "evalsuite", "run", "--backend", "replay", "--model", str(trajectories_dir / NQ_RECORDING),
+         "--retriever", "replay", "--tasks", "nq", "--split", "test_sub1000", "--data-dir", str(benchmarks_dir),
+         "--limit", "2", "-o", str(out)],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "100"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"see every example: evalsuite view {out} --open" in result.stdout.splitlines()
