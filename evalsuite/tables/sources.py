@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from evalsuite.errors import DataError, EvalsuiteError
+from evalsuite.agent.methods.papers import recorded_corpus
+from evalsuite.retrieval.manifest import corpus_display
 from evalsuite.runs import Manifest, MetricsFile, RunDirectory
 from evalsuite.runs.columns import ScoreColumns, read_scores
 from evalsuite.runs.schema import PREDICTIONS_FILE
@@ -71,7 +73,7 @@ class RunData:
     def settings(self) -> dict[str, str]:
         """The comparability settings as printable text ('not recorded' when the manifest lacks them)."""
         m = self.manifest
-        values = {"corpus": _describe(m.corpus), "retriever": _describe(m.retriever), "topk": m.topk, "max_turns": m.max_turns,
+        values = {"corpus": corpus_display(recorded_corpus(m)), "retriever": _describe(m.retriever), "topk": m.topk, "max_turns": m.max_turns,
                   "subset": m.subset}
         return {k: "not recorded" if v in (None, "", {}) else str(v) for k, v in values.items()}
 
