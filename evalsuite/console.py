@@ -23,7 +23,7 @@ from rich.text import Text
 
 TABLE_FORMATS = ("terminal", "markdown")
 
-__all__ = ["TABLE_FORMATS", "echo_json", "err_console", "escape", "out_console", "print_table", "progress", "ProgressLine", "format_duration", "table_markdown"]
+__all__ = ["TABLE_FORMATS", "echo_json", "err_console", "escape", "out_console", "never_cut", "print_table", "progress", "ProgressLine", "format_duration", "table_markdown"]
 
 
 def out_console(markup: bool = False) -> Console:
@@ -60,12 +60,21 @@ def table_markdown(table: Table) -> str:
     return (f"**{title}**\n\n" if title else "") + "\n".join(out) + "\n" + caption
 
 
+def never_cut(table: Table) -> Table:
+    """The table with no cell ever cut: a column rich would end with `…` when the terminal is narrow folds its text
+    onto more lines instead, so a run's name (`bamboogle_2026_04_24_16_17_search_r1_base`) is always there whole."""
+    for column in table.columns:
+        if column.overflow == "ellipsis":
+            column.overflow = "fold"
+    return table
+
+
 def print_table(table: Table, fmt: str | None = None) -> None:
     """Print a table: rich on a terminal, else (or with fmt='markdown') Markdown at full width."""
     if fmt is None:
         fmt = "terminal" if sys.stdout.isatty() else "markdown"
     if fmt == "terminal":
-        out_console().print(table)
+        out_console().print(never_cut(table))
     elif fmt == "markdown":
         sys.stdout.write(table_markdown(table) + "\n")
         sys.stdout.flush()
