@@ -193,6 +193,9 @@ def run_command(
         print_table(results_table(result.metrics, f"{spec.method} · {Path(str(served)).name} · {spec.backend}"))
         console = out_console(markup=True)
         console.print(f"run directory: {escape(str(result.directory.path))}")
+        plot = _write_plot(result, f"{spec.method} · {Path(str(served)).name}")
+        if plot is not None:
+            console.print(f"plot: {escape(str(plot))}")
         from evalsuite.cli.view import view_command_line
 
         console.print(f"see every example: {escape(view_command_line(result.directory.path))}")
@@ -206,6 +209,21 @@ def run_command(
         err_console().print(f"error: some examples failed; exit code {EXIT_FAILED_EXAMPLES} "
                             f"(--allow-failures exits 0; --resume -o {out} retries them)")
         raise typer.Exit(code=EXIT_FAILED_EXAMPLES)
+
+
+def _write_plot(result, title: str) -> Path | None:
+    """The run's headline metric per task with its interval, as metrics.png in the run directory; skipped (None)
+    where matplotlib is not installed (the [site] extra) or nothing was scored."""
+    import importlib.util
+
+    from evalsuite.metrics.registry import summary_metrics
+
+    if importlib.util.find_spec("matplotlib") is None:
+        return None
+    from evalsuite.tables.plots import RUN_PLOT, plot_run_metrics
+
+    headline = summary_metrics()[0]
+    return plot_run_metrics(result.metrics, result.directory.path / RUN_PLOT, headline.name, f"{title}: {headline.label} per task, 95% intervals")
 
 
 def _run_with_progress(spec, ray_options=None):

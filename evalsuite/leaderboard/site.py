@@ -177,6 +177,29 @@ def _plot(entry: Entry, metric: str, path: Path) -> Path | None:
     return plot_bars(compare([system], baseline=entry.id, metric=metric, n_resamples=2000), [entry.id], path)
 
 
+TOP_IN_CHART = 5
+
+
+def _top_entries_chart(members: list[Entry], metric: str, path: Path) -> Path | None:
+    """The front page's chart of a setting: its top entries (by their mean over the benchmarks they cover) per
+    benchmark, with the 95% intervals of the recomputed scores."""
+    from evalsuite.tables.plots import plot_top_entries
+
+    def average(entry: Entry) -> float:
+        means = [entry.report.tasks[t].summary.metrics[metric].mean for t in task_columns([entry]) if entry.has(t, metric)]
+        return sum(means) / len(means) if means else -1.0
+
+    top = sorted(members, key=average, reverse=True)[:TOP_IN_CHART]
+    tasks = [t for t in task_columns(top) if any(e.has(t, metric) for e in top)]
+    series = {}
+    for entry in top:
+        assert entry.report.info is not None
+        label = entry.report.info.name if entry.report.info.name not in series else f"{entry.report.info.name} ({entry.id})"
+        series[label] = {t: entry.report.tasks[t].summary.metrics[metric] for t in tasks if entry.has(t, metric)}
+    title = f"top {len(top)} of {len(members)} entr{'y' if len(members) == 1 else 'ies'} by their mean, {metric} per benchmark, 95% intervals"
+    return plot_top_entries(series, tasks, metric, path, title)
+
+
 def _turn_views(record: ExampleRecord) -> list[dict]:
     return [{"think": " … ".join(t.think), "query": t.query, "sub_queries": t.sub_queries, "answer": t.answer,
              "invalid": t.invalid_action, "passages": [{"title": p.title, "text": p.text} for p in t.passages]}
@@ -248,8 +271,13 @@ def build_site(leaderboard_dir: str | Path | None, out_dir: str | Path, data_dir
         by_setting[entry.report.info.setting.key()].append(entry)
     metrics = leaderboard_metrics()
     settings = [{"key": key, "slug": f"setting-{i + 1}", "tables": [verified_table(members, m) for m in metrics],
-                 "n": len(members)} for i, (key, members) in enumerate(sorted(by_setting.items()))]
+                 "n": len(members), "members": members} for i, (key, members) in enumerate(sorted(by_setting.items()))]
     _prepare_output(out_dir)
+    headline = next(iter(metrics))
+    for setting in settings:
+        chart = _top_entries_chart(setting.pop("members"), headline, out_dir / "charts" / f"{setting['slug']}-{headline}.svg")
+        setting["chart"] = f"charts/{chart.name}" if chart else None
+        setting["chart_label"] = metrics[headline]
     nav = {"index": "index.html", "methods": "methods.html"}
     _write(env, "index.html.j2", out_dir / "index.html", root="", settings=settings, reported=[reported[m] for m in metrics],
            metric_names=metrics, n_entries=len(entries), nav=nav, unverified=unverified, unverified_note=note)

@@ -1,5 +1,6 @@
-"""What `evalsuite run` shows while it runs when stderr is a log, not a terminal: one progress line per few seconds
-with the elapsed and estimated time, and the last example's line."""
+"""What `evalsuite run` shows when stderr is a log, not a terminal: one progress line per few seconds with the
+elapsed and estimated time, and the last example's line; what it prints at the end: the command that opens its
+examples and the plot it wrote."""
 
 from __future__ import annotations
 
@@ -7,19 +8,25 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.agent.test_run_directory import NQ_RECORDING
 
 
-def test_a_run_logged_to_a_file_prints_progress_lines_not_bars(tmp_path, trajectories_dir, benchmarks_dir):
-    out = tmp_path / "run"
+def replay_run(trajectories_dir: Path, benchmarks_dir: Path, out: Path, *options: str) -> subprocess.CompletedProcess:
+    """`evalsuite run` over recorded NQ trajectories in a subprocess, stdout and stderr captured (not terminals)."""
     result = subprocess.run(
         [sys.executable, "-m", "evalsuite", "run", "--backend", "replay", "--model", str(trajectories_dir / NQ_RECORDING),
          "--retriever", "replay", "--tasks", "nq", "--split", "test_sub1000", "--data-dir", str(benchmarks_dir),
-         "--limit", "5", "--schedule", "sync", "--batch-size", "2", "-o", str(out)],
+         "-o", str(out), *options],
         capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "100"},
     )
     assert result.returncode == 0, result.stderr
+    return result
+
+
+def test_a_run_logged_to_a_file_prints_progress_lines_not_bars(tmp_path, trajectories_dir, benchmarks_dir):
+    result = replay_run(trajectories_dir, benchmarks_dir, tmp_path / "run", "--limit", "5", "--schedule", "sync", "--batch-size", "2")
     lines = result.stderr.splitlines()
     assert "examples: 5 to run" in lines
     last = [line for line in lines if line.startswith("examples 5/5 ·")]
@@ -27,13 +34,9 @@ def test_a_run_logged_to_a_file_prints_progress_lines_not_bars(tmp_path, traject
     assert not any("━" in line for line in lines)  # no bar characters in a log
 
 
-def test_a_run_prints_the_command_that_opens_its_examples(tmp_path, trajectories_dir, benchmarks_dir):
+def test_a_run_prints_the_view_command_and_writes_its_plot(tmp_path, trajectories_dir, benchmarks_dir):
     out = tmp_path / "run"
-    result = subprocess.run(
-        [sys.executable, "-m", "evalsuite", "run", "--backend", "replay", "--model", str(trajectories_dir / NQ_RECORDING),
-         "--retriever", "replay", "--tasks", "nq", "--split", "test_sub1000", "--data-dir", str(benchmarks_dir),
-         "--limit", "2", "-o", str(out)],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "100"},
-    )
-    assert result.returncode == 0, result.stderr
-    assert f"see every example: evalsuite view {out} --open" in result.stdout.splitlines()
+    stdout = replay_run(trajectories_dir, benchmarks_dir, out, "--limit", "3").stdout.splitlines()
+    assert f"see every example: evalsuite view {out} --open" in stdout
+    assert f"plot: {out / 'metrics.png'}" in stdout
+    assert (out / "metrics.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
