@@ -133,6 +133,10 @@ def run_command(
     recorded = resolved_config(ctx)
     subset = subset_with_limit(subset, limit)
     check_run_options(out, batch_size, topk, max_turns, max_tokens, max_obs_tokens, max_context_tokens)
+    if method is not None:
+        from evalsuite.agent.method import check_method
+
+        check_method(method)  # before a model is loaded or the demo's GGUF assembled
     note = None
     style = prompt_style
     if model is None:

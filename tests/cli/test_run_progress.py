@@ -40,3 +40,12 @@ def test_a_run_prints_the_view_command_and_writes_its_plot(tmp_path, trajectorie
     assert f"see every example: evalsuite view {out} --open" in stdout
     assert f"plot: {out / 'metrics.png'}" in stdout
     assert (out / "metrics.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_an_unknown_method_is_refused_before_any_model_is_loaded(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "evalsuite", "run", "--method", "zerosearch", "-o", str(tmp_path / "run")],
+                            capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == ["error: unknown method 'zerosearch'",
+                                          "  hint: ZeroSearch checkpoints use Search-R1's tags: pass --method search-r1"]
+    assert not (tmp_path / "run").exists()
