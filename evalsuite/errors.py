@@ -36,10 +36,10 @@ class RequestRejected(EvalsuiteError):
 class MissingExtraError(EvalsuiteError):
     """An optional dependency is not installed."""
 
-    def __init__(self, package: str, extra: str, purpose: str):
+    def __init__(self, package: str, extra: str, purpose: str, hint: str | None = None):
         super().__init__(
             f"{purpose} needs the Python package '{package}', which is not installed.",
-            hint=f'pip install "evalsuite[{extra}]"',
+            hint=hint or f'pip install "evalsuite[{extra}]"',
         )
 
 

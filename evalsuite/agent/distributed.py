@@ -46,6 +46,7 @@ from evalsuite.agent.runner import (
     resolve_schedule,
     retriever_info,
     to_record,
+    with_local_model,
 )
 from evalsuite.errors import EvalsuiteError, require
 from evalsuite.models.registry import backend_class, load_backend
@@ -127,6 +128,7 @@ def execute_on_ray(spec: RunSpec, options: RayOptions, on_start: Callable[[int, 
     examples, fields = load_examples(spec)
     # resolved here, before Ray starts or any actor loads a model: a schedule the backend cannot run is one line
     spec = replace(spec, schedule=resolve_schedule(spec.schedule, backend_class(spec.backend).supports_async, spec.backend))
+    spec = with_local_model(spec)  # built once here, not by every actor
     method = get_method(spec.method)
     connect(ray, options)
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from evalsuite.agent.settings import generation_options, settings_differences
 from evalsuite.errors import EvalsuiteError
 from evalsuite.models.base import Backend, ScheduleUnsupported
 from evalsuite.models.identity import model_identity
+from evalsuite.models.packaged import resolve_model
 from evalsuite.models.registry import backend_class, load_backend
 from evalsuite.provenance import DataFile, now_iso, provenance_fields, rows_sha256
 from evalsuite.runs import ExampleRecord, Manifest, MetricsFile, RunDirectory, summarize
@@ -115,6 +116,12 @@ def load_examples(spec: RunSpec) -> tuple[list[Example], dict[str, Any]]:
             if spec.shard is None or spec.shard.takes(position):
                 examples.append(Example(task.name, loaded.split, position, row))
     return examples, fields
+
+
+def with_local_model(spec: RunSpec) -> RunSpec:
+    """`spec` with a packaged model's name (`smollm2-135m`) replaced by what its backend loads (the GGUF, or the
+    dequantized directory, built once), so the manifest identifies the weights themselves."""
+    return replace(spec, model=resolve_model(spec.model, spec.backend))
 
 
 def load_retriever_spec(spec: str | None, backend: Backend | None) -> Any:
@@ -272,6 +279,7 @@ def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, o
     examples, fields = load_examples(spec)
     if backend is None:
         resolve_schedule(spec.schedule, backend_class(spec.backend).supports_async, spec.backend)  # before loading a model
+        spec = with_local_model(spec)
     backend = backend or load_backend(spec.backend, spec.model, **spec.backend_options)
     schedule = resolve_schedule(spec.schedule, backend.supports_async, backend.name)
     method = get_method(spec.method)

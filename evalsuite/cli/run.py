@@ -94,8 +94,8 @@ def results_table(metrics, title: str) -> Table:
 def run_command(
     ctx: typer.Context,
     config: Optional[Path] = typer.Option(None, "--config", "-c", callback=fill_from_config, is_eager=True, help="YAML/JSON file of options (keys: the long names, e.g. max_turns), or a run's manifest.json to repeat that run; flags override it."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="Checkpoint: local path, hub name, GGUF file, endpoint model name, or recording (replay). Omit for the embedded CPU demo."),
-    backend: Optional[str] = typer.Option(None, "--backend", "-b", help="openai | hf | vllm | llamacpp | lmeval | replay (default: guessed from --model)."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="Checkpoint: local path, hub name, packaged model (evalsuite models list), GGUF file, endpoint URL, or recording (replay). Omit for the embedded CPU demo."),
+    backend: Optional[str] = typer.Option(None, "--backend", "-b", help="openai | hf | vllm | vllm-async | llamacpp | lmeval | replay (default: guessed from --model)."),
     method: Optional[str] = typer.Option(None, "--method", help="Agent method (prompt, action parser, observation format); default: the tasks' own, else search-r1."),
     prompt_style: str = typer.Option("auto", "--prompt-style", help="auto (chat template if the model has one) | base | instruct | base-1shot | base-fewshot."),
     tasks: Optional[str] = typer.Option(None, "--tasks", "-t", help="Comma-separated tasks, e.g. nq,hotpotqa."),

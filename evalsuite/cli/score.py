@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from evalsuite.runs.flashrag import Difference
+    from evalsuite.runs.recorded import MetricCheck
 
 
 @dataclass
@@ -27,6 +28,8 @@ class ScoredInput:
     # None for run directories: they carry no scores recorded by another pipeline to check against.
     differences: list[Difference] | None
     checked_averages: bool = False
+    layout: str | None = None  # the writer whose layout was read (evalsuite.runs.layouts)
+    metric_checks: list[MetricCheck] = dataclasses.field(default_factory=list)
 
 
 def _unique_name(path: Path, taken: set[str]) -> str:
@@ -41,9 +44,9 @@ def _unique_name(path: Path, taken: set[str]) -> str:
 
 
 def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str | None, data_dir: Path | None,
-                       metrics: list[str] | None = None) -> tuple[list[Difference], bool]:
-    """Score a result file or FlashRAG run folder into a run directory; return its differences from what it recorded
-    and whether it had averages (metric_score.txt) to check."""
+                       metrics: list[str] | None = None, pipeline: str | None = None, fields: str | None = None) -> ScoredInput:
+    """Score a result file or FlashRAG run folder into a run directory: its differences from what it recorded, whether
+    it had averages (metric_score.txt) to check, and what became of each metric it recorded."""
     from evalsuite.agent.method import get_method
     from evalsuite.files import file_sha256
     from evalsuite.metrics.process import add_process_metrics
@@ -56,7 +59,9 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
         infer_task,
         read_result_source,
         records_from_source,
+        resolve_layout,
     )
+    from evalsuite.runs.recorded import check_recorded_metrics
     from evalsuite.scoring import score_record
     from evalsuite.tasks.loader import resolve_data_dir
     from evalsuite.tasks.registry import default_method, get_task
@@ -65,8 +70,12 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
     source = read_result_source(path)
     # The task's own default method applies when --method is not given.
     task_name = get_task(task).name if task else infer_task(source.path, source.config)
+    method_given = method is not None
     method = method or default_method([get_task(task_name)], "search-r1")
-    task_name, records, recorded = records_from_source(source, task_name, get_method(method).parse)
+    layout = resolve_layout(source, pipeline, fields)
+    # A layout that names its protocol (R1-Searcher's eval script) is parsed with it unless --method says otherwise.
+    parser_of = None if method_given else (lambda name: get_method(name).parse)
+    task_name, records, recorded = records_from_source(source, task_name, get_method(method).parse, layout, parser_of)
     directory = resolve_data_dir(data_dir)
     if directory is not None:
         check_against_task_data(source, records, task_name, directory)
@@ -82,7 +91,8 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
         subset=f"ids:{len(records)}",
         subset_ids_hash={task_name: ids_hash([r.id for r in records])},
         method=method,
-        source={"format": f"flashrag-{source.layout}", "path": str(path.resolve()), "sha256": file_sha256(data_file), "n": len(records)},
+        source={"format": f"flashrag-{source.layout}", "layout": layout.name, "writer": layout.writer, "path": str(path.resolve()),
+                "sha256": file_sha256(data_file), "n": len(records)},
         notes="Imported from a FlashRAG/Search-R1 result file; the trajectories were generated elsewhere and rescored here.",
         **provenance_fields(),
     )
@@ -91,7 +101,9 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
         writer.extend(records)
     _write_scores(run.path, records)
     run.write_metrics(_with_process(summarize(records), process))
-    return compare_with_recorded(records, recorded) + compare_averages(source, records, recorded), source.metric_file is not None
+    differences = compare_with_recorded(records, recorded) + compare_averages(source, records, recorded)
+    return ScoredInput(out_dir.name, out_dir, differences, source.metric_file is not None, layout.name,
+                       check_recorded_metrics(source, records, recorded, differences))
 
 
 def _rescore_run(path: Path, out_dir: Path, metrics: list[str] | None = None) -> None:
@@ -186,6 +198,12 @@ def score_command(
     show: int = typer.Option(10, "--show-differences", help="How many differences to list per input."),
     metrics: Optional[str] = typer.Option(None, "--metrics", help="Comma-separated registered metrics to score (default: each task's own, see docs/metrics.md)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object: each input's run directory, metrics and differences."),
+    pipeline: Optional[str] = typer.Option(
+        None, "--pipeline", help="Writer of the result files (a FlashRAG pipeline such as sequential, ircot, reasoning, or a family eval script; default: recognised from config.yaml's save_note, else from the records' keys)."
+    ),
+    fields: Optional[str] = typer.Option(
+        None, "--fields", help="Read any JSON/JSONL of results by dotted paths into each record: prediction=…,response=…,golds=…,id=…,question=… (e.g. prediction=output.pred,golds=golden_answers)."
+    ),
 ) -> None:
     """Rescore run directories and FlashRAG / Search-R1 result files; write a run directory per input."""
     from evalsuite.runs.flashrag import is_flashrag_run
@@ -209,8 +227,7 @@ def score_command(
                 _rescore_run(path, out_dir, chosen)
                 scored.append(ScoredInput(name, out_dir, None))
             elif is_flashrag_run(path) or (path.is_file() and path.suffix in (".json", ".jsonl")):
-                differences, averages = _score_result_file(path, out_dir, task, method, data_dir, chosen)
-                scored.append(ScoredInput(name, out_dir, differences, averages))
+                scored.append(_score_result_file(path, out_dir, task, method, data_dir, chosen, pipeline, fields))
             else:
                 raise EvalsuiteError(
                     f"{path}: unknown layout: not a run directory (manifest.json), a FlashRAG run folder (intermediate_data.json) or a result file (.json, .jsonl)",
@@ -222,6 +239,8 @@ def score_command(
 
         echo_json({"inputs": [{"name": item.name, "run_directory": str(item.out_dir),
                                "metrics": RunDirectory(item.out_dir).read_metrics().model_dump(mode="json"),
+                               "layout": item.layout,
+                               "recorded_metrics": [dataclasses.asdict(c) for c in item.metric_checks],
                                "differences": None if item.differences is None else [dataclasses.asdict(d) for d in item.differences]}
                               for item in scored]})
     else:
@@ -246,6 +265,10 @@ def _print_check(console: "Console", scored: list[ScoredInput], show: int) -> No
             console.print(f"[yellow]-[/] {escape(item.name)}: a run directory; no recorded scores from another pipeline to check")
         elif not item.differences:
             console.print(f"[green]✓[/] {escape(item.name)}: every recorded prediction and em/acc/f1{averages} reproduced")
+        if item.metric_checks:
+            console.print(f"  {escape(item.name)} ({escape(item.layout or '')}): every metric it recorded:")
+            for check in item.metric_checks:
+                console.print(f"    {escape(check.line())}", highlight=False, soft_wrap=True)
     for item in scored:
         if not item.differences:
             continue

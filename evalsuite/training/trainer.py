@@ -107,7 +107,8 @@ def reward_functions(config: TrainConfig, reward: MethodReward, recipe: Recipe) 
 
 def grpo_options(config: TrainConfig, out: Path, weights: list[float], overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """The keyword arguments of TRL's GRPOConfig: our logging defaults, the YAML's grpo section, then `overrides`."""
-    return {**stage_arguments(config, {**config.grpo, **(overrides or {})}, out / "trl"), "reward_weights": weights}
+    grpo = {**config.grpo, **(overrides or {})}
+    return {**stage_arguments(config, {**grpo, **vllm_generation_options(grpo)}, out / "trl"), "reward_weights": weights}
 
 
 def build_trl_configs(config: TrainConfig, out: Path, reward: MethodReward, overrides: dict[str, Any] | None = None,
@@ -147,11 +148,58 @@ def build_grpo(config: TrainConfig, model_path: str, out: Path, rows: list[dict[
         "rollout_func": rollout, "callbacks": [make_callback(out / LOG_FILE, "grpo"), *(extra_callbacks or [])],
     }
     trainer_class, extra = recipe.grpo_trainer(trl, config, reward, rollout)
-    return trainer_class(**options, **extra), rollout
+    trainer = trainer_class(**options, **extra)
+    if grpo_config.use_vllm:
+        from evalsuite.training.vllm_sync import install_weight_sync
+
+        install_weight_sync(trainer)  # vLLM's CPU engine: TRL's sync cannot write its repacked weights
+    return trainer, rollout
+
+
+def vllm_generation_options(grpo: dict[str, Any]) -> dict[str, Any]:
+    """TRL's vLLM settings for our rollout: colocate only (the rollout drives the trainer's own engine, TRL's server
+    mode has none in this process), and no importance-sampling correction unless asked for: the rollout re-tokenizes
+    its text, so there are no sampling log-probabilities of the trained ids to correct with (as Search-R1, which
+    recomputes the old policy's log-probabilities with the actor)."""
+    if not grpo.get("use_vllm"):
+        return {}
+    mode = grpo.get("vllm_mode", "colocate")
+    if mode != "colocate":
+        raise EvalsuiteError(f"grpo.vllm_mode: {mode} is not supported by the search rollout", hint="use vllm_mode: colocate (or use_vllm: false)")
+    prepare_cpu_vllm()
+    return {"vllm_mode": "colocate", "vllm_importance_sampling_correction": grpo.get("vllm_importance_sampling_correction", False)}
+
+
+def prepare_cpu_vllm() -> None:
+    """On vLLM's CPU engine TRL's colocated engine would reserve a share of the machine's memory (its
+    gpu_memory_utilization); a fixed 1 GiB KV cache is what the CPU runs here used ($VLLM_CPU_KVCACHE_SPACE wins)."""
+    from evalsuite.models.vllm_engine import import_vllm, on_cpu
+
+    vllm = import_vllm("GRPO generation (use_vllm)")
+    if on_cpu(vllm):
+        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+
+
+def generation_record(trainer: Any) -> dict[str, Any]:
+    """How the rollouts were generated: transformers on the policy itself, or TRL's colocated vLLM engine (which build,
+    its settings, and how its weights were synced)."""
+    generation = getattr(trainer, "vllm_generation", None)
+    if not getattr(trainer, "use_vllm", False) or generation is None:
+        return {"engine": "transformers", "policy": "the trained model itself"}
+    from evalsuite.models.vllm_engine import installed_distribution
+    from evalsuite.training.vllm_sync import sync_weights_by_reload
+
+    distribution, version = installed_distribution() or ("vllm", "?")
+    config = generation.llm.llm_engine.model_config
+    reloads = getattr(generation.sync_weights, "__func__", None) is sync_weights_by_reload
+    return {"engine": f"{distribution} {version}", "mode": generation.mode, "dtype": str(config.dtype).removeprefix("torch."),
+            "enforce_eager": bool(config.enforce_eager), "max_model_len": config.max_model_len,
+            "kv_cache_gib": os.environ.get("VLLM_CPU_KVCACHE_SPACE"),
+            "weight_sync": "vLLM reload_weights (evalsuite.training.vllm_sync)" if reloads else "TRL load_weights"}
 
 
 def write_manifest(path: Path, config: TrainConfig, reward: MethodReward, model_path: str, stages: dict[str, Any], started: float,
-                   protocol: str) -> None:
+                   protocol: str, generation: dict[str, Any] | None = None) -> None:
     """The run's provenance (the shared fields of evalsuite.provenance, with the training libraries' versions), config,
     reward settings, the paper's setting and every deviation, timing."""
     manifest = {
@@ -161,6 +209,7 @@ def write_manifest(path: Path, config: TrainConfig, reward: MethodReward, model_
         "protocol": protocol, "reward": reward.config(), "config": asdict(config),
         # per paper value: label (paper / inherited / assumed), its source line, ours and whether it differs
         "paper": manifest_paper(config), "deviations": deviations(config), "stages": stages,
+        "generation": generation or {"engine": "transformers", "policy": "the trained model itself"},
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), "wall_s": time.time() - started,
     }
     path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
@@ -206,7 +255,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False, recipe: Recipe |
     step_seconds = [r["seconds"] for r in records if r.get("stage") == "grpo" and "loss" in r]
     stages["grpo"] = {"steps": trainer.state.global_step, "seconds_per_step": step_seconds, "resumed_from": grpo_checkpoint if resume else None}
     plot = plot_log(records, out / PLOT_FILE, rollout_statistics(config, recipe))
-    write_manifest(out / MANIFEST, config, reward, model_path, stages, started, recipe.protocol)
+    write_manifest(out / MANIFEST, config, reward, model_path, stages, started, recipe.protocol, generation_record(trainer))
     return TrainResult(out, checkpoint, out / LOG_FILE, plot, out / MANIFEST, step_seconds)
 
 

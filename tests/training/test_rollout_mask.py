@@ -14,9 +14,9 @@ transformers = pytest.importorskip("transformers")
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    from evalsuite.training.model import smollm2_gguf
+    from evalsuite.models.packaged import packaged_model
 
-    gguf = smollm2_gguf()  # the real SmolLM2 tokenizer, read straight from the packaged GGUF (no dequantizing)
+    gguf = packaged_model("smollm2-135m").gguf()  # the real SmolLM2 tokenizer, read straight from the packaged GGUF (no dequantizing)
     return transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
 
 

@@ -50,9 +50,9 @@ def test_token_advantages_add_each_tokens_turn_to_the_sequence_advantage():
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    from evalsuite.training.model import smollm2_gguf
+    from evalsuite.models.packaged import packaged_model
 
-    gguf = smollm2_gguf()  # the real SmolLM2 tokenizer from the packaged GGUF
+    gguf = packaged_model("smollm2-135m").gguf()  # the real SmolLM2 tokenizer from the packaged GGUF
     return transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
 
 

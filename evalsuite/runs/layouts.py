@@ -1,0 +1,319 @@
+"""Where each published result writer keeps the prediction, the raw generation, the gold answers and its own scores.
+
+One table, keyed by stable names, instead of a reader per pipeline: every FlashRAG pipeline (read from
+`RUC-NLPIR/FlashRAG` `flashrag/pipeline/*.py`; each entry cites the function that fills `output`), the Search-R1
+family's eval scripts whose writers could be read, and a layout built from `--fields` for anything else.
+
+A layout is recognised by the output keys its writer stores: the one whose required keys a record has and whose
+known keys account for all of them (the most specific wins). FlashRAG's `Evaluator` evaluates `output.pred`, so that
+is the prediction; the raw generation, where a writer keeps one apart from the prompt, is the response whose turns
+are parsed. A field that holds only the prompt is never read as a response (issue #27: a sequential pipeline's
+chat prompt ends at the assistant header, and reading "the text after it" gave an empty answer).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from evalsuite.errors import DataError, EvalsuiteError, unknown_name
+
+# Keys FlashRAG's `Evaluator.evaluate` adds to every item whatever the pipeline (`Item.update_evaluation_score`).
+_EVALUATOR_KEYS = frozenset({"metric_score"})
+MISSING = object()  # what `lookup` returns for a path a record does not have (None is a value)
+
+
+@dataclass(frozen=True)
+class FieldMap:
+    """Dotted paths into one result record. `prediction` is what the writer scored; `response` the raw generation
+    (None: the writer keeps none apart from its prompt); `scores` the per-item scores it recorded."""
+
+    prediction: str | None = "output.pred"
+    response: str | None = None  # `a|b`: the first present
+    golds: str = "golden_answers"
+    id: str | None = "id"  # `#`: the item's position names it (`idx|#`: idx where present)
+    question: str | None = "question"
+    scores: str | None = "output.metric_score"
+    prompt: str | None = None
+
+
+@dataclass(frozen=True)
+class ResultLayout:
+    """One writer's result record: where its fields are, the keys that identify it, and how to read its response."""
+
+    name: str
+    writer: str  # repository, file and function the layout was read from
+    fields: FieldMap
+    required: frozenset[str] = frozenset()  # keys (under `container`) every record of this writer has
+    allowed: frozenset[str] = frozenset()  # further keys it may store
+    patterns: tuple[str, ...] = ()  # regular expressions for numbered keys (`pred_iter_0`, ...)
+    container: str | None = "output"  # where the keys above live (None: top level)
+    save_notes: tuple[str, ...] = ()  # FlashRAG `examples/methods/run_exp.py` save_note values that ran it
+    method: str | None = None  # protocol of the response, for `Method.parse` (None: the --method / task default)
+    # (marker, method): a response holding the marker follows that method's protocol (FlashRAG's ReasoningPipeline
+    # runs R1-Searcher's tags, its SearchR1Pipeline subclass Search-R1's, with the same output keys).
+    method_markers: tuple[tuple[str, str], ...] = ()
+    question_pattern: str | None = None  # where a writer keeps no question: read it from the response (group 1)
+    recorded: tuple[str, ...] = ()  # patterns of further keys (under `container`) holding the writer's own per-item scores
+    response_in_prompt: bool = False  # FlashRAG reasoning pipelines append the generation to `output.prompt`
+    # The response follows a search protocol whose turns `Method.parse` reads. The other FlashRAG pipelines' generations
+    # are plain text (an answer, a Self-Ask chain, IRCoT thoughts): kept as the trajectory, never parsed into turns
+    # a search protocol would count as invalid actions.
+    parse_turns: bool = False
+    parse_prediction: bool = False  # the prediction is the answer parsed from the response (no `pred` to take)
+    check: Callable[[Mapping[str, Any]], bool] | None = field(default=None, compare=False)  # tells apart same-key writers
+
+    def looks_for(self) -> str:
+        """The keys that identify this writer, as dotted paths (`output.pred, output.raw_pred`)."""
+        prefix = f"{self.container}." if self.container else ""
+        return ", ".join(prefix + key for key in sorted(self.required))
+
+    def accounts_for(self, keys: set[str]) -> bool:
+        known = self.required | self.allowed | _EVALUATOR_KEYS
+        return all(key in known or any(re.fullmatch(p, key) for p in self.patterns) for key in keys)
+
+    def matches(self, record: Mapping[str, Any]) -> bool:
+        """Whether `record` has this writer's shape."""
+        part = record.get(self.container) if self.container else record
+        if not isinstance(part, Mapping) or not self.required <= set(part):
+            return False
+        if not self.accounts_for(set(part)):
+            return False
+        return self.check is None or self.check(part)
+
+
+_FLASHRAG = "RUC-NLPIR/FlashRAG"
+_SEQUENTIAL_KEYS = frozenset({"prompt", "retrieval_result", "refine_result", "rewrite_query", "raw_pred"})
+
+
+def _flashrag(name: str, writer: str, *, required: set[str], allowed: set[str] = frozenset(), patterns: tuple[str, ...] = (),
+              save_notes: tuple[str, ...] = (), response: str | None = None, **options: Any) -> ResultLayout:
+    """A FlashRAG pipeline: `output.pred` evaluated, `output.metric_score` recorded, keys under `output`."""
+    return ResultLayout(
+        name, f"{_FLASHRAG} {writer}", FieldMap(response=response), frozenset(required | {"pred"}), frozenset(allowed),
+        patterns, save_notes=save_notes, **options,
+    )
+
+
+def _judge_is(kind: type) -> Callable[[Mapping[str, Any]], bool]:
+    # ConditionalPipeline records a bool per item, AdaptivePipeline a classifier letter ("A", "B", "C").
+    return lambda output: isinstance(output.get("judge_result"), kind)
+
+
+def _iteration_outputs_are(kind: type) -> Callable[[Mapping[str, Any]], bool]:
+    # SelfAskPipeline stores each step's text, IRCOTPipeline a dict {input_prompt, new_thought, ...}.
+    def check(output: Mapping[str, Any]) -> bool:
+        steps = [v for k, v in output.items() if k.startswith("intermediate_output_iter")]
+        return all(isinstance(v, kind) for v in steps)
+
+    return check
+
+
+FLASHRAG_PIPELINES: dict[str, ResultLayout] = {
+    layout.name: layout
+    for layout in (
+        _flashrag(
+            "sequential", "flashrag/pipeline/pipeline.py SequentialPipeline.run and .naive_run (update_output 'prompt', 'retrieval_result', 'pred')",
+            required=set(), allowed=_SEQUENTIAL_KEYS,
+            save_notes=("naive", "zero-shot", "AAR-contriever", "AAR-ANCE", "longllmlingua", "recomp-abstractive", "recomp-extractive",
+                        "selective-context", "trace", "spring"),
+            response="output.raw_pred|output.pred",
+        ),
+        _flashrag(
+            "conditional", "flashrag/pipeline/pipeline.py ConditionalPipeline.run (update_output 'judge_result': bool per item)",
+            required={"judge_result"}, allowed=_SEQUENTIAL_KEYS, save_notes=("skr",), response="output.pred", check=_judge_is(bool),
+        ),
+        _flashrag(
+            "adaptive", "flashrag/pipeline/pipeline.py AdaptivePipeline.run (judge_result 'A'/'B'/'C'; 'C' items run IRCOTPipeline)",
+            required={"judge_result"}, allowed=_SEQUENTIAL_KEYS, patterns=(r"intermediate_output_iter\d+", "scores"),
+            save_notes=("adaptive-rag",), response="output.raw_pred|output.pred", check=_judge_is(str),
+        ),
+        _flashrag(
+            "replug", "flashrag/pipeline/branching_pipeline.py REPLUGPipeline.run (update_output 'retrieval_result', 'doc_scores', 'pred')",
+            required={"doc_scores"}, allowed={"retrieval_result"}, save_notes=("replug",), response="output.pred",
+        ),
+        _flashrag(
+            "sure", "flashrag/pipeline/branching_pipeline.py SuRePipeline.run ('candidates', 'all_summary', 'val_scores', 'ranking_scores'; pred = best candidate)",
+            required={"candidates"}, allowed={"retrieval_result", "all_summary", "val_scores", "ranking_scores"}, save_notes=("SuRe",),
+        ),
+        _flashrag(
+            "iterative", "flashrag/pipeline/active_pipeline.py IterativePipeline.run ('retrieval_result_iter_k', 'prompt_iter_k', 'pred_iter_k'; pred = last pred_iter)",
+            required={"pred_iter_0"}, allowed={"retrieval_result"}, patterns=(r"retrieval_result_iter_\d+", r"prompt_iter_\d+", r"pred_iter_\d+"),
+            save_notes=("iter-retgen",), response="output.pred",
+        ),
+        _flashrag(
+            "self-rag", "flashrag/pipeline/active_pipeline.py SelfRAGPipeline.run_batch_pred ('retrieval_flag', 'prompt' list, 'critic_result'; pred post-processed)",
+            required={"retrieval_flag"}, allowed={"retrieval_result", "prompt", "critic_result", "intermediate_result"}, save_notes=("self-rag",),
+        ),
+        _flashrag(
+            "flare", "flashrag/pipeline/active_pipeline.py FLAREPipeline.run_item ('judge_result_iter{k}', 'gen_iter_{k}', 'retrieval_result'; pred = the sentences joined)",
+            required={"judge_result_iter0"}, allowed={"retrieval_result"}, patterns=(r"judge_result_iter\d+", r"gen_iter_\d+"),
+            save_notes=("flare",), response="output.pred",
+        ),
+        _flashrag(
+            "self-ask", "flashrag/pipeline/active_pipeline.py SelfAskPipeline.run_item + flashrag/utils selfask_pred_parse (raw_pred = the chain, pred = 'So the final answer is:' line)",
+            required={"raw_pred", "intermediate_output_iter0"}, allowed={"retrieval_result"}, patterns=(r"intermediate_output_iter\d+",),
+            save_notes=("Ret-Robust", "ret-robust", "selfask"), response="output.raw_pred", check=_iteration_outputs_are(str),
+        ),
+        _flashrag(
+            "ircot", "flashrag/pipeline/active_pipeline.py IRCOTPipeline.run_item + flashrag/utils ircot_pred_parse (raw_pred = thoughts joined, pred = after 'So the answer is:')",
+            required={"raw_pred"}, allowed={"retrieval_result", "scores"}, patterns=(r"intermediate_output_iter\d+",),
+            save_notes=("ircot",), response="output.raw_pred", check=_iteration_outputs_are(dict),
+        ),
+        _flashrag(
+            "rqrag", "flashrag/pipeline/active_pipeline.py RQRAGPipeline.run ('paths' = best path {prompt, depth, done, "
+            "final_answer, confidence}; pred = final_answer; run by examples/methods/run_exp.py rqrag(); read from a FlashRAG-derived "
+            "copy of the file, the index's FlashRAG commit of it predating the class)",
+            required={"paths"}, save_notes=("rqrag",),
+        ),
+        _flashrag(
+            "reasoning", "flashrag/pipeline/reasoning_pipeline.py ReasoningPipeline.run, which SearchR1Pipeline inherits "
+            "('prompt' = prompt + every step, 'finish_flag', 'finish_reason', 'retrieval_results', 'retrieved_times')",
+            required={"prompt", "finish_flag"}, allowed={"retrieval_results", "retrieved_times", "finish_reason"},
+            save_notes=("r1-searcher", "search-r1", "searchr1"), response_in_prompt=True, parse_turns=True,
+            method_markers=(("<|begin_of_query|>", "r1-searcher"), ("<search>", "search-r1")),
+        ),
+    )
+}
+# The Search-R1 family's own result files.
+FAMILY_LAYOUTS: dict[str, ResultLayout] = {
+    layout.name: layout
+    for layout in (
+        ResultLayout(
+            "search-r1-results",
+            "Search-R1 evaluation results in FlashRAG's Dataset.save format, as GaurisankarJ/reason_over_search writes them "
+            "(output: query, final_response, pred, metric_score)",
+            FieldMap(prediction=None, response="output.final_response", prompt="output.query"),
+            required=frozenset({"final_response"}),
+            allowed=frozenset({"query", "pred", "stop_reason", "prompt", "stop_matched_idx", "stop_matched_text", "prompt_tokens",
+                               "completion_tokens", "remain_length"}),
+            patterns=(r"search_r1_\w+",), parse_prediction=True, parse_turns=True, recorded=(r"search_r1_\w+",),
+        ),
+        ResultLayout(
+            "r1-searcher-eval",
+            "R1-Searcher's eval script main() (evaluation/eval_search_loacl.py; read from two copies the index holds: one "
+            "unnamed, one in WangYuzzu/GenR1-Searcher evaluation/eval_search_local.py, which adds idx): each finished item "
+            "{question, answer, pred_ans, stop_reason_final, gen_text_store} appended to <src_file>-<model>_temp<t>_type<p>.jsonl",
+            FieldMap(prediction="pred_ans", response="gen_text_store", golds="answer", id="idx|#", scores=None),
+            required=frozenset({"question", "answer", "pred_ans"}),
+            allowed=frozenset({"idx", "gen_text_store", "stop_reason_final", "generated_text", "search_count", "gendoc_count", "stop_reason", "chat_prompt"}),
+            container=None, method="r1-searcher", parse_turns=True,
+        ),
+        ResultLayout(
+            "autorefine-results",
+            "AutoRefine cmd/llm_judge.py: the result JSONL it reads ({response, ground_truth, data_source}) and extends "
+            "(llm_score, prompt_tokens, completion_tokens); the prediction is extract_answer: the last <answer>, else the response",
+            FieldMap(prediction=None, response="response", golds="ground_truth", id="id|#", question=None, scores=None),
+            required=frozenset({"response", "ground_truth", "data_source"}),
+            allowed=frozenset({"llm_score", "prompt_tokens", "completion_tokens", "id", "question"}),
+            container=None, parse_prediction=True, parse_turns=True, recorded=("llm_score",),
+            question_pattern=r"Question: (.*?)\n",  # llm_judge.py extract_question
+        ),
+    )
+}
+LAYOUTS: dict[str, ResultLayout] = {**FLASHRAG_PIPELINES, **FAMILY_LAYOUTS}
+_FIELD_NAMES = tuple(vars(FieldMap()))
+
+
+def get_layout(name: str) -> ResultLayout:
+    if name not in LAYOUTS:
+        raise unknown_name("pipeline", name, LAYOUTS)
+    return LAYOUTS[name]
+
+
+def layout_of_save_note(note: str) -> ResultLayout | None:
+    """The FlashRAG pipeline a `save_note` (config.yaml, or the folder name's last part) names, if a known one."""
+    low = note.lower()
+    for layout in FLASHRAG_PIPELINES.values():
+        if any(low == n.lower() for n in layout.save_notes):
+            return layout
+    return None
+
+
+def detect_layout(record: Mapping[str, Any]) -> ResultLayout | None:
+    """The most specific layout whose writer produces this record's keys; None if none does."""
+    fitting = [layout for layout in LAYOUTS.values() if layout.matches(record)]
+    return max(fitting, key=lambda layout: len(layout.required)) if fitting else None
+
+
+def parse_fields(text: str) -> ResultLayout:
+    """`--fields prediction=pred_ans,response=gen_text_store,golds=answer,id=idx` as a layout."""
+    mapping: dict[str, str | None] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, path = part.partition("=")
+        name = name.strip()
+        if not sep or not path.strip():
+            raise EvalsuiteError(f"--fields: expected NAME=PATH, got {part!r}", hint=FIELDS_HINT)
+        if name not in _FIELD_NAMES:
+            raise unknown_name("field", name, _FIELD_NAMES)
+        mapping[name] = path.strip()
+    if "prediction" not in mapping and "response" not in mapping:
+        raise EvalsuiteError("--fields names neither prediction nor response", hint=FIELDS_HINT)
+    base = FieldMap(prediction=None, scores=None, id="#")
+    fields = replace(base, **mapping)
+    return ResultLayout("fields", f"--fields {text}", fields, container=None, parse_prediction=fields.prediction is None,
+                        parse_turns=fields.response is not None)
+
+
+FIELDS_HINT = "pass --fields prediction=PATH,response=PATH,golds=PATH,id=PATH,question=PATH (dotted paths into each record, e.g. output.pred)"
+
+
+def lookup(record: Any, path: str) -> Any:
+    """The value at a dotted path (`output.pred`, `answers.0`), or `MISSING`; `a|b`: the first of them present."""
+    if "|" in path:
+        values = (lookup(record, alternative) for alternative in path.split("|"))
+        return next((value for value in values if value is not MISSING), MISSING)
+    value = record
+    for part in path.split("."):
+        if isinstance(value, Mapping) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return MISSING
+    return value
+
+
+def require_path(record: Any, path: str, role: str, where: str, layout: ResultLayout) -> Any:
+    """The value at `path`, or one error naming the record, the field looked for and how to map another."""
+    value = lookup(record, path)
+    if value is MISSING:
+        raise missing_field(record, path, role, where, layout)
+    return value
+
+
+def missing_field(record: Any, path: str, role: str, where: str, layout: ResultLayout) -> DataError:
+    """One line: the record, the field its layout looked for, the keys it has, and what to pass."""
+    if layout.name == "fields":
+        return DataError(
+            f"{where}: missing '{path}' (named by --fields {role}={path}); {_present_keys(record, path)}",
+            hint=f"map {role} to a field the records have: --fields {role}=PATH (dotted, e.g. output.pred)",
+        )
+    return DataError(
+        f"{where}: missing '{path}' (the {role} field of layout {layout.name}); {_present_keys(record, path)}",
+        hint=f"pass --pipeline NAME if another writer made this file, or {FIELDS_HINT}",
+    )
+
+
+def _present_keys(record: Any, path: str) -> str:
+    """`the record's output has: a, b`: the keys of the deepest mapping along `path` that is there."""
+    parent, label = record, "record"
+    for part in path.split("|")[0].split(".")[:-1]:
+        if not isinstance(parent, Mapping) or not isinstance(parent.get(part), Mapping):
+            break
+        parent, label = parent[part], f"record's {part}" if label == "record" else f"{label}.{part}"
+    keys = ", ".join(list(parent)[:12]) if isinstance(parent, Mapping) else type(parent).__name__
+    return f"the {label} has: {keys}"
+
+
+def golds_of(value: Any) -> list[str] | None:
+    """Gold answers as a list of strings: a list, one string, or Search-R1's `{"target": [...]}` ground truth."""
+    if isinstance(value, Mapping) and "target" in value:
+        value = value["target"]
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(g, (str, int, float)) for g in value):
+        return [str(g) for g in value]
+    return None
