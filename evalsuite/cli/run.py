@@ -187,17 +187,18 @@ def run_command(
 
         ray_options = RayOptions(address=ray, actors=ray_actors, num_cpus=ray_cpus, num_gpus=ray_gpus)
     result = _run_with_progress(spec, ray_options)
+    # the model the backend reports (a server's served model, not the last part of its URL)
+    served = result.directory.read_manifest().backend.get("model") or spec.model
+    plot = _write_plot(result, f"{spec.method} · {Path(str(served)).name}")  # with --json too: the file is the run's
     if as_json:
         echo_json({"run_directory": str(result.directory.path), "metrics": result.metrics.model_dump(mode="json"),
+                   "plot": str(plot) if plot else None,
                    "stopped": result.stopped, "note": note, "failures": failures_note(result.metrics),
                    "paper_setting": result.paper.to_dict() if result.paper else None})
     else:
-        # the model the backend reports (a server's served model, not the last part of its URL)
-        served = result.directory.read_manifest().backend.get("model") or spec.model
         print_table(results_table(result.metrics, f"{spec.method} · {Path(str(served)).name} · {spec.backend}"))
         console = out_console(markup=True)
         console.print(f"run directory: {escape(str(result.directory.path))}")
-        plot = _write_plot(result, f"{spec.method} · {Path(str(served)).name}")
         if plot is not None:
             console.print(f"plot: {escape(str(plot))}")
         from evalsuite.cli.view import view_command_line

@@ -49,3 +49,11 @@ def test_an_unknown_method_is_refused_before_any_model_is_loaded(tmp_path):
     assert result.stderr.splitlines() == ["error: unknown method 'zerosearch'",
                                           "  hint: ZeroSearch checkpoints use Search-R1's tags: pass --method search-r1"]
     assert not (tmp_path / "run").exists()
+
+
+def test_a_json_run_writes_its_plot_too(tmp_path, trajectories_dir, benchmarks_dir):
+    import json
+
+    out = tmp_path / "run"
+    payload = json.loads(replay_run(trajectories_dir, benchmarks_dir, out, "--limit", "2", "--json").stdout)
+    assert payload["plot"] == str(out / "metrics.png") and (out / "metrics.png").is_file()
