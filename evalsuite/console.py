@@ -2,7 +2,8 @@
 
 On a terminal, tables are rich tables; when stdout is a file or a pipe (logs, CI, SLURM output), they print as
 Markdown at full width, so no cell is ever wrapped or cut. `--json` output is one object on stdout and nothing
-else. Progress bars go to stderr, and only when stderr is a terminal. Text that comes from users (file names,
+else. Progress goes to stderr: bars on a terminal, otherwise a plain progress line every few seconds (a log keeps
+them readable). Text that comes from users (file names,
 submitted names, error messages) is printed literally: a `[/]` in it is text, never rich markup.
 """
 
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import json
 import sys
+import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -20,7 +23,7 @@ from rich.text import Text
 
 TABLE_FORMATS = ("terminal", "markdown")
 
-__all__ = ["TABLE_FORMATS", "echo_json", "err_console", "escape", "out_console", "print_table", "progress", "table_markdown"]
+__all__ = ["TABLE_FORMATS", "echo_json", "err_console", "escape", "out_console", "never_cut", "print_table", "progress", "ProgressLine", "format_duration", "table_markdown"]
 
 
 def out_console(markup: bool = False) -> Console:
@@ -57,12 +60,21 @@ def table_markdown(table: Table) -> str:
     return (f"**{title}**\n\n" if title else "") + "\n".join(out) + "\n" + caption
 
 
+def never_cut(table: Table) -> Table:
+    """The table with no cell ever cut: a column rich would end with `…` when the terminal is narrow folds its text
+    onto more lines instead, so a run's name (`bamboogle_2026_04_24_16_17_search_r1_base`) is always there whole."""
+    for column in table.columns:
+        if column.overflow == "ellipsis":
+            column.overflow = "fold"
+    return table
+
+
 def print_table(table: Table, fmt: str | None = None) -> None:
     """Print a table: rich on a terminal, else (or with fmt='markdown') Markdown at full width."""
     if fmt is None:
         fmt = "terminal" if sys.stdout.isatty() else "markdown"
     if fmt == "terminal":
-        out_console().print(table)
+        out_console().print(never_cut(table))
     elif fmt == "markdown":
         sys.stdout.write(table_markdown(table) + "\n")
         sys.stdout.flush()
@@ -86,3 +98,54 @@ def progress(*columns: Any, transient: bool = False) -> Iterator[Any]:
     bar = Progress(*columns, console=console, transient=transient, disable=not console.is_terminal)
     with bar:
         yield bar
+
+
+def format_duration(seconds: float) -> str:
+    """`1:02:03` or `2:03` (minutes:seconds under an hour): how the progress line and the bars show a duration."""
+    whole = max(0, int(round(seconds)))
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class ProgressLine:
+    """Progress as plain lines for a stderr that is not a terminal (a log file, CI, SLURM): `label 5/20 · 0:42
+    elapsed · about 1:30 left · detail`, at most one line every `every_s` seconds plus the line of the last item,
+    so a 1,000-example run does not write 1,000 lines. The estimate is the mean time per item finished in this
+    process times the items left (items done before a --resume are not timed)."""
+
+    def __init__(self, label: str, write: Callable[[str], None], every_s: float = 10.0,
+                 clock: Callable[[], float] = time.monotonic):
+        self.label, self.write, self.every_s, self.clock = label, write, every_s, clock
+        self.total: int | None = None
+        self.done = self.already = 0
+        self.started = clock()
+        self.last_line: float | None = None
+
+    def start(self, total: int, already: int) -> None:
+        self.total, self.done, self.already = total, already, already
+        self.started = self.clock()
+        self.write(f"{self.label}: {total} to run" + (f", {already} already done" if already else ""))
+
+    def line(self) -> str:
+        elapsed = self.clock() - self.started
+        parts = [f"{self.label} {self.done}/{self.total if self.total is not None else '?'}", f"{format_duration(elapsed)} elapsed"]
+        left = self.seconds_left()
+        if left is not None:
+            parts.append(f"about {format_duration(left)} left")
+        return " · ".join(parts)
+
+    def seconds_left(self) -> float | None:
+        """Mean seconds per item finished here × items left; None before the first item or without a total."""
+        finished_here = self.done - self.already
+        if self.total is None or finished_here <= 0:
+            return None
+        return (self.clock() - self.started) / finished_here * (self.total - self.done)
+
+    def advance(self, count: int, detail: str = "") -> None:
+        self.done += count
+        now = self.clock()
+        last_item = self.total is not None and self.done >= self.total
+        if last_item or self.last_line is None or now - self.last_line >= self.every_s:
+            self.last_line = now
+            self.write(self.line() + (f" · {detail}" if detail else ""))

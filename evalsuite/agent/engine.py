@@ -226,20 +226,32 @@ class RolloutEngine:
 
     # --- the turn-synchronous schedule ---------------------------------------------------------------------------
 
-    def run(self, items: Sequence[tuple[str, str]]) -> list[Rollout]:
-        """Roll out every (key, question) pair to completion; returns them in input order."""
-        return self.finish(self._start_all(items))
+    def run(self, items: Sequence[tuple[str, str]], on_finished: Callable[[int, Rollout], None] | None = None) -> list[Rollout]:
+        """Roll out every (key, question) pair to completion; returns them in input order. `on_finished(index,
+        rollout)` is called as each one finishes (after the turn that ends it), not once the whole batch is done."""
+        return self.finish(self._start_all(items), on_finished)
 
-    def finish(self, rollouts: list[Rollout]) -> list[Rollout]:
-        """Play every unfinished rollout on from the turn it has reached (forks resume mid-way) and extract answers."""
+    def finish(self, rollouts: list[Rollout], on_finished: Callable[[int, Rollout], None] | None = None) -> list[Rollout]:
+        """Play every unfinished rollout on from the turn it has reached (forks resume mid-way) and extract answers;
+        each rollout's answer is extracted, and `on_finished` told, after the turn that finishes it."""
+        reported: set[int] = set()
+
+        def report_finished() -> None:
+            for index, rollout in enumerate(rollouts):
+                if rollout.done and index not in reported:
+                    reported.add(index)
+                    rollout.prediction = self.method.extract_answer(rollout.response)
+                    if on_finished is not None:
+                        on_finished(index, rollout)
+
+        report_finished()  # rollouts that failed at their start (a rejected initial search) are finished already
         while active := [r for r in rollouts if not r.done]:
             by_turn: dict[int, list[Rollout]] = {}
             for rollout in active:
                 by_turn.setdefault(model_turns(rollout), []).append(rollout)
             for turn_index, group in sorted(by_turn.items()):
                 self.step(group, turn_index, final=turn_index >= self.config.max_turns)
-        for rollout in rollouts:
-            rollout.prediction = self.method.extract_answer(rollout.response)
+                report_finished()
         return rollouts
 
     def fork(self, source: Rollout, turn_position: int, text: str, key: str, extra: dict[str, Any] | None = None) -> Rollout:

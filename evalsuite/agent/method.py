@@ -151,12 +151,22 @@ def register_method(name: str, factory: str | Callable[[], Method]) -> None:
     _METHODS[name] = factory
 
 
+# Methods of papers that need no method of their own: the hint names the one to use.
+NO_OWN_METHOD = {"zerosearch": "ZeroSearch checkpoints use Search-R1's tags: pass --method search-r1"}
+
+
+def check_method(name: str) -> None:
+    """Refuse an unknown method name (before anything is loaded): a did-you-mean hint, or the method to use."""
+    if name in _METHODS:
+        return
+    close = difflib.get_close_matches(name, list(_METHODS), n=2, cutoff=0.5)
+    hint = NO_OWN_METHOD.get(name.lower()) or (f"did you mean {', '.join(close)}?" if close else f"known methods: {', '.join(sorted(_METHODS))}")
+    raise EvalsuiteError(f"unknown method {name!r}", hint=hint)
+
+
 def get_method(name: str) -> Method:
     """A fresh method object by name; unknown names get a did-you-mean hint."""
-    if name not in _METHODS:
-        close = difflib.get_close_matches(name, list(_METHODS), n=2, cutoff=0.5)
-        hint = f"did you mean {', '.join(close)}?" if close else f"known methods: {', '.join(sorted(_METHODS))}"
-        raise EvalsuiteError(f"unknown method {name!r}", hint=hint)
+    check_method(name)
     factory = _METHODS[name]
     if isinstance(factory, str):
         module, _, attr = factory.partition(":")

@@ -344,15 +344,16 @@ def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, o
 
 def _roll_out(engine: RolloutEngine, method: Method, todo: list[Example], schedule: str, batch_size: int,
               keep: Callable[[list[ExampleRecord]], None]) -> None:
-    """Roll out `todo` on one engine, handing each finished batch (async: each trajectory) to `keep`."""
+    """Roll out `todo` on one engine, handing each trajectory to `keep` as it finishes (on both schedules)."""
     if schedule == "async":
         items = [(e.row.id, e.row.question) for e in todo]
         asyncio.run(engine.run_async(items, batch_size, lambda index, rollout: keep([to_record(todo[index], rollout, method)])))
         return
     for start in range(0, len(todo), batch_size):
         batch = todo[start : start + batch_size]
-        rollouts = engine.run([(e.row.id, e.row.question) for e in batch])
-        keep([to_record(e, r, method) for e, r in zip(batch, rollouts)])
+        # each record is kept as its trajectory finishes, not when the whole batch has
+        engine.run([(e.row.id, e.row.question) for e in batch],
+                   lambda index, rollout, batch=batch: keep([to_record(batch[index], rollout, method)]))
 
 
 def in_example_order(records: list[ExampleRecord], examples: list[Example]) -> list[ExampleRecord]:

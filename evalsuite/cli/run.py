@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as _dt
-import time
 from pathlib import Path
 from typing import Optional
 
@@ -190,6 +189,10 @@ def run_command(
     seed_list = parse_seeds(seeds, samples)
     samples = len(seed_list) if seed_list else samples
     check_sampling_options(samples, temperature, top_p, backend or (guess_backend(model) if model else None), ray)
+    if method is not None:
+        from evalsuite.agent.method import check_method
+
+        check_method(method)  # before a model is loaded or the demo's GGUF assembled
     note = None
     style = prompt_style
     if model is None:
@@ -201,6 +204,8 @@ def run_command(
         style = demo.prompt_style if prompt_style == "auto" else prompt_style
         max_tokens = max_tokens or demo.max_tokens
         max_turns = demo.max_turns if max_turns is None else max_turns
+        if getattr(ctx.get_parameter_source("batch_size"), "name", None) == "DEFAULT":
+            batch_size = recorded["batch_size"] = demo.batch_size
         note = DEMO_NOTE
     if tasks is None:
         raise EvalsuiteError("no task given", hint="pass --tasks nq,hotpotqa (see `evalsuite tasks`)")
@@ -240,13 +245,15 @@ def run_command(
 
         ray_options = RayOptions(address=ray, actors=ray_actors, num_cpus=ray_cpus, num_gpus=ray_gpus)
     result = _run_with_progress(spec, ray_options)
+    # the model the backend reports (a server's served model, not the last part of its URL)
+    served = result.directory.read_manifest().backend.get("model") or spec.model
+    plot = _write_plot(result, f"{spec.method} · {Path(str(served)).name}")  # with --json too: the file is the run's
     if as_json:
         echo_json({"run_directory": str(result.directory.path), "metrics": result.metrics.model_dump(mode="json"),
+                   "plot": str(plot) if plot else None,
                    "stopped": result.stopped, "note": note, "failures": failures_note(result.metrics),
                    "paper_setting": result.paper.to_dict() if result.paper else None})
     else:
-        # the model the backend reports (a server's served model, not the last part of its URL)
-        served = result.directory.read_manifest().backend.get("model") or spec.model
         per_sample = sampled_table(result.metrics)  # a sampled run has no per-record EM: its table is per question
         if per_sample is None:
             print_table(results_table(result.metrics, f"{spec.method} · {Path(str(served)).name} · {spec.backend}"))
@@ -255,6 +262,11 @@ def run_command(
             print_table(per_sample)
         console = out_console(markup=True)
         console.print(f"run directory: {escape(str(result.directory.path))}")
+        if plot is not None:
+            console.print(f"plot: {escape(str(plot))}")
+        from evalsuite.cli.view import view_command_line
+
+        console.print(f"see every example: {escape(view_command_line(result.directory.path))}")
         if result.paper is not None and not result.paper.matches:
             console.print(f"[yellow]{escape(spec.method)}:[/] {escape(result.paper.summary())}")
         if note:
@@ -267,32 +279,56 @@ def run_command(
         raise typer.Exit(code=EXIT_FAILED_EXAMPLES)
 
 
+def _write_plot(result, title: str) -> Path | None:
+    """The run's headline metric per task with its interval, as metrics.png in the run directory; skipped (None)
+    where matplotlib is not installed (the [site] extra) or nothing was scored."""
+    import importlib.util
+
+    from evalsuite.metrics.registry import summary_metrics
+
+    if importlib.util.find_spec("matplotlib") is None:
+        return None
+    from evalsuite.tables.plots import RUN_PLOT, plot_run_metrics
+
+    headline = summary_metrics()[0]
+    return plot_run_metrics(result.metrics, result.directory.path / RUN_PLOT, headline.name, f"{title}: {headline.label} per task, 95% intervals")
+
+
 def _run_with_progress(spec, ray_options=None):
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+    """Run `spec`, showing each example as it finishes: bars with the elapsed and estimated time on a terminal, a
+    progress line every few seconds otherwise (a log, CI), each with the running headline metric per task."""
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from evalsuite.agent.runner import execute
-
+    from evalsuite.console import ProgressLine
     from evalsuite.metrics.registry import summary_metrics
 
     headline = summary_metrics()[0]  # shown per task as the run goes
     totals: dict[str, list[float]] = {}
-    state = {"started": time.perf_counter(), "new": 0}
+
+    def running_scores(records) -> str:
+        for record in records:
+            sums = totals.setdefault(record.task, [0.0, 0])
+            sums[0] += record.metrics.get(headline.name, 0.0)
+            sums[1] += 1
+        return "  ".join(f"{task} {headline.label} {headline.scaled(s / n):.1f}" for task, (s, n) in totals.items())
+
+    stderr = err_console()
     with progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[rate]}"), TextColumn("{task.fields[em]}")) as bars:
-        bar = bars.add_task("examples", total=None, rate="", em="")
+                  TextColumn("left"), TimeRemainingColumn(), TextColumn("{task.fields[em]}")) as bars:
+        bar = bars.add_task("examples", total=None, em="")
+        line = None if stderr.is_terminal else ProgressLine("examples", lambda text: stderr.print(text))
 
         def on_start(total: int, already: int) -> None:
             bars.update(bar, total=total, completed=already)
+            if line is not None:
+                line.start(total, already)
 
         def on_batch(records) -> None:
-            for record in records:
-                sums = totals.setdefault(record.task, [0.0, 0])
-                sums[0] += record.metrics.get(headline.name, 0.0)
-                sums[1] += 1
-            state["new"] += len(records)
-            rate = state["new"] / max(time.perf_counter() - state["started"], 1e-9)
-            em = "  ".join(f"{task} {headline.label} {headline.scaled(s / n):.1f}" for task, (s, n) in totals.items())
-            bars.update(bar, advance=len(records), rate=f"{rate:.2f} ex/s", em=em)
+            scores = running_scores(records)
+            bars.update(bar, advance=len(records), em=scores)
+            if line is not None:
+                line.advance(len(records), scores)
 
         if ray_options is not None:
             from evalsuite.agent.distributed import execute_on_ray

@@ -202,7 +202,7 @@ def score_command(
         None, "--pipeline", help="Writer of the result files (a FlashRAG pipeline such as sequential, ircot, reasoning, or a family eval script; default: recognised from config.yaml's save_note, else from the records' keys)."
     ),
     fields: Optional[str] = typer.Option(
-        None, "--fields", help="Read any JSON/JSONL of results by dotted paths into each record: prediction=…,response=…,golds=…,id=…,question=… (e.g. prediction=output.pred,golds=golden_answers)."
+        None, "--fields", help="Read any JSON/JSONL of results by dotted paths into each record: KEY=PATH pairs joined by commas, keys prediction, response, golds, id, question (e.g. prediction=output.pred, golds=golden_answers)."
     ),
 ) -> None:
     """Rescore run directories and FlashRAG / Search-R1 result files; write a run directory per input."""
@@ -248,6 +248,9 @@ def score_command(
         print_table(_process_table(scored))
         console = out_console(markup=True)
         console.print(f"run directories written under {escape(str(output))}")
+        from evalsuite.cli.view import view_command_line
+
+        console.print(f"see every example: {escape(view_command_line(*(item.out_dir for item in scored[:2])))}")
         if check_recorded:
             _print_check(console, scored, show)
     if check_recorded and any(item.differences for item in scored):

@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from evalsuite.console import echo_json, out_console
+from evalsuite.console import echo_json, out_console, print_table
 from evalsuite.errors import EvalsuiteError
 
 
@@ -23,10 +23,10 @@ def table_command(
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Run name (directory name) or manifest method of the baseline; default the first run."),
     metric: str = typer.Option("em", "--metric", help="Per-example metric: em, cover_em, f1, retrieval_hit, ..."),
     ci: bool = typer.Option(False, "--ci", help="Show each mean's 95% interval as [low, high] (Wilson for 0/1 metrics, bootstrap otherwise; as in metrics.json)."),
-    differences: bool = typer.Option(True, "--differences/--no-differences", help="Also print the paired-differences table (Δ, CI, test, p, Holm p)."),
+    differences: bool = typer.Option(True, "--differences/--no-differences", help="Also print the table of paired differences (Δ, CI, test, p, Holm p)."),
     test: str = typer.Option("auto", "--test", help="auto (McNemar for 0/1 metrics, else randomization), mcnemar, randomization or bootstrap."),
     resamples: int = typer.Option(10_000, "--resamples", min=100, help="Bootstrap resamples."),
-    permutations: int = typer.Option(10_000, "--permutations", min=100, help="Approximate-randomization permutations."),
+    permutations: int = typer.Option(10_000, "--permutations", min=100, help="Permutations of the approximate randomization test."),
     seed: int = typer.Option(12345, "--seed", help="Seed of every resampling."),
     holm_across: str = typer.Option("benchmarks", "--holm-across", help="Holm's family: benchmarks (of each run), systems (on each benchmark) or all."),
     emphasis: str = typer.Option("auto", "--emphasis", help="Reported tables: auto, computed, paper or none."),
@@ -42,12 +42,7 @@ def table_command(
     if fmt not in RENDERERS:
         raise EvalsuiteError(f"unknown format {fmt!r}", hint=f"choose one of {', '.join(RENDERERS)}")
     if list_reported:
-        from evalsuite.reported import list_reported as keys
-
-        if as_json:
-            echo_json({"reported": keys()})
-        else:
-            typer.echo("\n".join(keys()))
+        _print_reported_list(as_json)
         return
     if reported and runs:
         raise EvalsuiteError("give either --reported or run directories, not both")
@@ -118,6 +113,32 @@ def _write(path: Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise EvalsuiteError(f"cannot write {path}: {exc.strerror or exc}", hint="choose a writable file path") from None
+
+
+def reported_summary(caption: str) -> str:
+    """A table's caption up to the end of its first sentence: what the table shows."""
+    first = caption.strip().split(". ")[0].strip()
+    return first if first.endswith(".") else first + "."
+
+
+def _print_reported_list(as_json: bool) -> None:
+    """Each transcribed table: its key (for --reported), the paper and table number, and what it shows."""
+    from rich.table import Table
+
+    from evalsuite.reported import list_reported, load_reported
+
+    tables = [load_reported(key) for key in list_reported()]
+    if as_json:
+        echo_json({"reported": [t.key for t in tables],
+                   "tables": [{"key": t.key, "title": t.citation, "caption": t.caption} for t in tables]})
+        return
+    listing = Table(title="Transcribed paper tables (evalsuite table --reported KEY)")
+    listing.add_column("key", no_wrap=True)
+    listing.add_column("paper, table", overflow="fold")
+    listing.add_column("what it shows", overflow="fold")
+    for t in tables:
+        listing.add_row(t.key, t.citation, reported_summary(t.caption))
+    print_table(listing)
 
 
 def register(app: typer.Typer) -> None:

@@ -14,7 +14,7 @@ from evalsuite.console import out_console, print_table
 def train_command(
     method: Optional[str] = typer.Argument(None, help="The recipe: a registered name (`evalsuite train --list` shows them)."),
     action: str = typer.Argument("run", help="run (default), or a recipe's own action (search-p1: plans, its reference plans built offline)."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="Recipe YAML, e.g. train_recipes/configs/search-r1/cpu_smoke.yaml (required but with --list)."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="Recipe YAML file, or a shipped config by name (cpu_smoke, gpu); required but with --list."),
     out: Optional[Path] = typer.Option(None, "--output", "-o", help="Output directory (checkpoint/, training_log.jsonl, training_curves.png, train_manifest.json); plans: the JSONL file."),
     samples: int = typer.Option(4, "--samples", help="plans: sampled trajectories per question."),
     planner_backend: str = typer.Option("hf", "--planner-backend", help="plans: the planner's backend (hf, vllm, llamacpp, openai)."),

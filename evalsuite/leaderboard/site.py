@@ -9,6 +9,7 @@ Links are relative, so the site works from `file://` and from any static host.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -74,19 +75,45 @@ def load_settings(leaderboard_dir: Path) -> SiteSettings:
         raise DataError(f"{path}: {where}", hint=f"known fields: {', '.join(SiteSettings.model_fields)}") from None
 
 
-def load_entries(leaderboard_dir: Path, data_dir: str | Path | None) -> tuple[list[Entry], list[str]]:
+@dataclass(frozen=True)
+class UnverifiedEntry:
+    """A filed entry whose gold answers are not available here (offline, no --data-dir): listed on the site as
+    "not re-verified here", without scores, instead of stopping the build."""
+
+    id: str
+    name: str
+    method: str
+    model: str
+    missing: str  # the gold splits not found, e.g. "bamboogle/test"
+
+
+def missing_gold(report) -> list[str] | None:
+    """The `task/split` gold files a report could not load, when that is its only problem; else None."""
+    missing = [re.search(r"cannot load the registry's (\S+):", p.message) for p in report.problems]
+    if not report.problems or report.info is None or not all(p.check == "gold" and m for p, m in zip(report.problems, missing)):
+        return None
+    return sorted({m.group(1) for m in missing if m})
+
+
+def load_entries(leaderboard_dir: Path, data_dir: str | Path | None) -> tuple[list[Entry], list[str], list[UnverifiedEntry]]:
     """Re-verify every filed entry; a half-written entry or one that no longer verifies stops the build, naming
-    it. Also returns the notes on leftovers of interrupted filings."""
+    it. An entry whose only problem is gold data missing here is set aside as not re-verified. Also returns the
+    notes on leftovers of interrupted filings."""
     from evalsuite.console import progress
 
     scan = scan_entries(leaderboard_dir)
     if scan.broken:
         raise EvalsuiteError("; ".join(scan.broken), hint="restore the entry from git or file it again with `evalsuite leaderboard add --overwrite`")
-    entries = []
+    entries, unverified = [], []
     with progress() as bars:
         bar = bars.add_task("verify entries", total=len(scan.entries))
         for identifier, path in scan.entries.items():
             report = verify_submission(path, data_dir)
+            if (missing := missing_gold(report)) is not None:
+                info = report.info
+                unverified.append(UnverifiedEntry(identifier, info.name, info.method, info.model.name, ", ".join(missing)))
+                bars.advance(bar)
+                continue
             if not report.accepted:
                 raise EvalsuiteError(
                     f"leaderboard entry {path} does not verify: " + "; ".join(report.problem_lines()[:3]),
@@ -94,7 +121,16 @@ def load_entries(leaderboard_dir: Path, data_dir: str | Path | None) -> tuple[li
                 )
             entries.append(Entry(identifier, path, report))
             bars.advance(bar)
-    return entries, scan.notes
+    return entries, scan.notes, unverified
+
+
+def unverified_note(unverified: list[UnverifiedEntry]) -> str | None:
+    """One line for the entries set aside: how many, which gold files are missing, and how to supply them."""
+    if not unverified:
+        return None
+    missing = sorted({m.strip() for e in unverified for m in e.missing.split(",")})
+    return (f"{len(unverified)} entries not re-verified here (gold answers not found: {', '.join(missing)}): listed without "
+            f"scores; pass --data-dir DIR, or fetch them with `evalsuite data download` (offline: --from DIR)")
 
 
 def _environment():
@@ -139,6 +175,29 @@ def _plot(entry: Entry, metric: str, path: Path) -> Path | None:
     # The entry id (a slug) labels the plot: submitted names could hold characters matplotlib treats as markup.
     system = SystemScores(entry.id, {t: entry.scores(t, metric) for t in tasks})
     return plot_bars(compare([system], baseline=entry.id, metric=metric, n_resamples=2000), [entry.id], path)
+
+
+TOP_IN_CHART = 5
+
+
+def _top_entries_chart(members: list[Entry], metric: str, path: Path) -> Path | None:
+    """The front page's chart of a setting: its top entries (by their mean over the benchmarks they cover) per
+    benchmark, with the 95% intervals of the recomputed scores."""
+    from evalsuite.tables.plots import plot_top_entries
+
+    def average(entry: Entry) -> float:
+        means = [entry.report.tasks[t].summary.metrics[metric].mean for t in task_columns([entry]) if entry.has(t, metric)]
+        return sum(means) / len(means) if means else -1.0
+
+    top = sorted(members, key=average, reverse=True)[:TOP_IN_CHART]
+    tasks = [t for t in task_columns(top) if any(e.has(t, metric) for e in top)]
+    series = {}
+    for entry in top:
+        assert entry.report.info is not None
+        label = entry.report.info.name if entry.report.info.name not in series else f"{entry.report.info.name} ({entry.id})"
+        series[label] = {t: entry.report.tasks[t].summary.metrics[metric] for t in tasks if entry.has(t, metric)}
+    title = f"top {len(top)} of {len(members)} entr{'y' if len(members) == 1 else 'ies'} by their mean, {metric} per benchmark, 95% intervals"
+    return plot_top_entries(series, tasks, metric, path, title)
 
 
 def _turn_views(record: ExampleRecord) -> list[dict]:
@@ -202,7 +261,9 @@ def build_site(leaderboard_dir: str | Path | None, out_dir: str | Path, data_dir
     page_size = page_size or settings_file.page_size
     env = _environment()
     env.globals["site"] = settings_file
-    entries, notes = load_entries(leaderboard_dir, data_dir)
+    entries, notes, unverified = load_entries(leaderboard_dir, data_dir)
+    if (note := unverified_note(unverified)) is not None:
+        notes = [*notes, note]
     reported = reported_tables(Path(reported_root) if reported_root else None)
     by_setting: dict[str, list[Entry]] = defaultdict(list)
     for entry in entries:
@@ -210,11 +271,16 @@ def build_site(leaderboard_dir: str | Path | None, out_dir: str | Path, data_dir
         by_setting[entry.report.setting_key()].append(entry)
     metrics = leaderboard_metrics()
     settings = [{"key": key, "slug": f"setting-{i + 1}", "tables": [verified_table(members, m) for m in metrics],
-                 "n": len(members)} for i, (key, members) in enumerate(sorted(by_setting.items()))]
+                 "n": len(members), "members": members} for i, (key, members) in enumerate(sorted(by_setting.items()))]
     _prepare_output(out_dir)
+    headline = next(iter(metrics))
+    for setting in settings:
+        chart = _top_entries_chart(setting.pop("members"), headline, out_dir / "charts" / f"{setting['slug']}-{headline}.svg")
+        setting["chart"] = f"charts/{chart.name}" if chart else None
+        setting["chart_label"] = metrics[headline]
     nav = {"index": "index.html", "methods": "methods.html"}
     _write(env, "index.html.j2", out_dir / "index.html", root="", settings=settings, reported=[reported[m] for m in metrics],
-           metric_names=metrics, n_entries=len(entries), nav=nav)
+           metric_names=metrics, n_entries=len(entries), nav=nav, unverified=unverified, unverified_note=note)
     _write(env, "methods.html.j2", out_dir / "methods.html", root="", methods=_methods(entries, reported), nav=nav)
     pages = 2
     for entry in entries:

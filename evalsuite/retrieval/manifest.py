@@ -6,6 +6,7 @@ import threading
 
 import hashlib
 import json
+import re
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,24 @@ def corpus_record(reader: "CorpusReader | CorpusScan") -> dict[str, Any]:
     record = CorpusRecord(path=str(reader.path.resolve()), name=reader.path.name, sha256=reader.sha256,
                           size_bytes=reader.size_bytes, mtime_ns=reader.path.stat().st_mtime_ns, num_documents=reader.num_documents)
     return record.model_dump(mode="json")
+
+
+def corpus_display(record: dict[str, Any] | None) -> str | None:
+    """A corpus as a person names it, from an index's or a run manifest's corpus record: `wiki-18 sample, 38,574
+    passages`, `AD-QA corpus, 7,111 passages`; None without a record. The file name loses its extensions and the
+    cache's `<retriever>-<hash>.` prefix; the shipped AD-QA corpus (copied into the cache under a hashed name) is
+    recognised by its cache folder."""
+    if not record or not (record.get("name") or record.get("path")):
+        return None
+    name = str(record.get("name") or Path(str(record["path"])).name)
+    if "adqa" in Path(str(record.get("path") or "")).parts:
+        label = "AD-QA corpus"
+    else:
+        stem = re.sub(r"(\.(jsonl|json|tsv|parquet|gz))+$", "", name, flags=re.IGNORECASE)
+        stem = re.sub(r"^[a-z0-9]+-[0-9a-f]{8,}\.", "", stem)  # the cache's `bm25-30305de26455c438.` prefix
+        label = re.sub(r"(?i)^wiki[-_]?18", "wiki-18", stem).replace("_", " ")
+    count = record.get("num_documents")
+    return f"{label}, {count:,} passages" if isinstance(count, int) else label
 
 
 def write_docstore(out_dir: Path, reader: "CorpusReader | CorpusScan") -> None:

@@ -87,3 +87,61 @@ def plot_forest(comparison: Comparison, path: str | Path) -> Path:
     ax.set_xlabel(f"Δ {comparison.metric}" + (" (points)" if scale == 100 else "") + f", {comparison.confidence:.0%} paired-bootstrap interval")
     fig.suptitle(f"vs baseline {comparison.baseline} (red: significant after Holm)", fontsize="medium")
     return _save(fig, path)
+
+
+RUN_PLOT = "metrics.png"
+
+
+def run_metrics_figure(metrics, metric: str = "em", title: str = ""):
+    """One run's `metric` per task as bars with the 95% interval metrics.json stores (Wilson or bootstrap), the
+    n of each task under its bar; None when no task has the metric (nothing to draw)."""
+    tasks = [(task, summary) for task, summary in metrics.tasks.items() if metric in summary.metrics]
+    if not tasks:
+        return None
+    scale = _scale(metric)
+    fig = _figure(max(4.0, 0.9 * len(tasks) + 2), 3.4)
+    ax = fig.add_subplot()
+    x = np.arange(len(tasks))
+    values = [summary.metrics[metric] for _, summary in tasks]
+    means = np.array([v.mean for v in values]) * scale
+    # a percentile interval of very few examples can miss its own mean; matplotlib refuses negative whiskers
+    err = np.maximum(np.array([[v.mean - v.ci_low for v in values], [v.ci_high - v.mean for v in values]]), 0.0) * scale
+    ax.bar(x, means, 0.6, yerr=err, capsize=4, color="tab:blue")
+    ax.set_xticks(x, [f"{task_label(task)}\nn={summary.n}" for task, summary in tasks])
+    ax.set_ylabel(metric + (" (%)" if scale == 100 else ""))
+    if scale == 100:
+        ax.set_ylim(0, 100)
+    ax.set_title(title or f"{metric} per task, 95% intervals", fontsize="medium")
+    return fig
+
+
+def plot_run_metrics(metrics, path: str | Path, metric: str = "em", title: str = "") -> Path | None:
+    """`run_metrics_figure` saved to `path` (PNG or SVG); None when there is nothing to draw."""
+    fig = run_metrics_figure(metrics, metric, title)
+    return None if fig is None else _save(fig, path)
+
+
+def plot_top_entries(series: dict[str, dict[str, object]], tasks: Sequence[str], metric: str, path: str | Path,
+                     title: str = "") -> Path | None:
+    """Grouped bars of several systems' stored summaries (`series`: label → task → an object with mean, ci_low and
+    ci_high, e.g. a metrics.json summary): one group per task, whiskers at each 95% interval. None when empty."""
+    if not series or not tasks:
+        return None
+    scale = _scale(metric)
+    width = 0.8 / len(series)
+    fig = _figure(max(5.0, 0.55 * len(tasks) * len(series) + 2), 3.6 + 0.25 * len(series))
+    ax = fig.add_subplot()
+    x = np.arange(len(tasks))
+    for i, (label, by_task) in enumerate(series.items()):
+        values = [by_task.get(t) for t in tasks]
+        means = np.array([v.mean * scale if v is not None else np.nan for v in values])
+        low = np.array([max(v.mean - v.ci_low, 0.0) * scale if v is not None else 0.0 for v in values])
+        high = np.array([max(v.ci_high - v.mean, 0.0) * scale if v is not None else 0.0 for v in values])
+        # `$` starts matplotlib's math text: a submitted name is drawn as typed
+        ax.bar(x + (i - (len(series) - 1) / 2) * width, means, width, yerr=np.vstack([low, high]), capsize=3,
+               label=label.replace("$", r"\$"))
+    ax.set_xticks(x, [task_label(t) for t in tasks])
+    ax.set_ylabel(metric + (" (%)" if scale == 100 else ""))
+    ax.set_title(title or f"{metric} per benchmark, 95% intervals", fontsize="medium")
+    fig.legend(loc="outside lower center", fontsize="small", ncols=1)
+    return _save(fig, path)

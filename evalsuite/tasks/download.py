@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import urlparse
 
 from evalsuite.errors import DataError, EvalsuiteError, require
 from evalsuite.files import cache_root, file_sha256, replace_atomically
@@ -91,7 +93,43 @@ def _write_atomically(path: Path, text: str) -> None:
     replace_atomically(path, text.encode("utf-8"))
 
 
-def _first_line(exc: Exception) -> str:
+HUB_DATASET = "RUC-NLPIR/FlashRAG_datasets"
+OFFLINE_ENVS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+PROXY_ENVS = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
+
+
+def hub_unreachable(timeout_s: float = 3.0) -> str | None:
+    """Why the Hugging Face hub cannot be reached now, or None when a connection to it opens (or goes through a
+    proxy, which is not probed). One quick check replaces the hub client's retries and their screens of warnings."""
+    for name in OFFLINE_ENVS:
+        if os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on"):
+            return f"{name} is set"
+    if any(os.environ.get(name) for name in PROXY_ENVS):
+        return None
+    endpoint = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    host, port = endpoint.hostname or "huggingface.co", endpoint.port or (443 if endpoint.scheme != "http" else 80)
+    try:
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except OSError as exc:
+        return f"{host}:{port}: {exc.strerror or type(exc).__name__}"
+    return None
+
+
+def offline_hint(files: str) -> str:
+    """How to go on without the hub, named in every offline error: a local mirror, or local task files."""
+    return (f"with a local folder laid out like {HUB_DATASET}: `evalsuite data download --from DIR`; or put {files} in a "
+            f"folder and pass --data-dir DIR to the command that reads them (or set ${DATA_DIR_ENV})")
+
+
+def quiet_hub_clients() -> None:
+    """Keep the hub clients' retry warnings off the screen: a failure is reported once, as one error line."""
+    import logging
+
+    for name in ("huggingface_hub", "datasets", "fsspec"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def first_line(exc: Exception) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
@@ -103,17 +141,20 @@ def download_split(task: Task, split: str, dest: Path, source: str | None = None
     if repo is None:
         raise EvalsuiteError(f"task {task.name!r} ships inside evalsuite and has nothing to download")
     config = task.hub_config or task.name
+    local = Path(repo).is_dir()
+    if not local and (why := hub_unreachable()) is not None:
+        raise EvalsuiteError(f"the Hugging Face hub cannot be reached ({why}): {repo} not downloaded",
+                             hint=offline_hint(f"{task.name}.{split}.jsonl"))
     datasets = require("datasets", "hf", "downloading benchmarks")
+    quiet_hub_clients()
     if not sys.stderr.isatty():
         datasets.disable_progress_bars()  # its bars would fill logs; ours are on stderr only for a terminal
     try:
         # force_redownload: `data download` means fetch now, never an older copy from the `datasets` cache
         dataset = datasets.load_dataset(repo, config, split=split, download_mode="force_redownload")
     except Exception as exc:  # the hub client raises many types (ConnectionError, OfflineModeIsEnabled, ...)
-        raise EvalsuiteError(
-            f"could not load {repo} ({config}, split {split}): {_first_line(exc)}; to use local copies, put"
-            f" {task.name}.{split}.jsonl in a directory and pass --data-dir DIR (or set ${DATA_DIR_ENV})"
-        ) from None
+        raise EvalsuiteError(f"could not load {repo} ({config}, split {split}): {first_line(exc)}",
+                             hint=None if local else offline_hint(f"{task.name}.{split}.jsonl")) from None
     where = f"{repo}/{config}:{split}"
     raw = [dict(obj) for obj in dataset]
     check_unique_ids([row_from_dict(obj, f"{where}:row {i + 1}") for i, obj in enumerate(raw)], where)

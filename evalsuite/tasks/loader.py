@@ -9,7 +9,17 @@ from pathlib import Path
 
 from evalsuite.errors import DataError, EvalsuiteError, require
 from evalsuite.files import file_sha256
-from evalsuite.tasks.download import DATA_DIR_ENV, DataDir, check_downloaded, data_dirs, read_manifest
+from evalsuite.tasks.download import (
+    DATA_DIR_ENV,
+    DataDir,
+    first_line,
+    check_downloaded,
+    data_dirs,
+    hub_unreachable,
+    offline_hint,
+    quiet_hub_clients,
+    read_manifest,
+)
 from evalsuite.tasks.registry import Task, get_task
 from evalsuite.tasks.rows import TaskRow, check_unique_ids, normalize_question, row_from_dict
 
@@ -108,7 +118,7 @@ def read_parquet_rows(path: Path) -> list[TaskRow]:
 
 def _local_hint(task: Task, directory: Path | None) -> str:
     if directory is None:
-        return f"offline? put <task>.<split>.jsonl files in a directory and pass --data-dir DIR or set ${DATA_DIR_ENV}; online, `evalsuite data download` caches them"
+        return f"offline? {offline_hint(f'{task.name}.<split>.jsonl')}; online, `evalsuite data download` caches them"
     found = available_splits(directory, task.name)
     return f"no {task.name}.<split>.jsonl for this split in {directory}; splits found there: {', '.join(found) or 'none'}"
 
@@ -121,11 +131,15 @@ def load_from_hub(task: Task, split: str, directory: Path | None = None) -> list
         datasets = require("datasets", "hf", f"loading {task.name} from the Hugging Face hub")
     except EvalsuiteError as exc:
         raise EvalsuiteError(f"{exc.message} (no local file for {task.name} split {split!r})", hint=_local_hint(task, directory)) from None
+    if (why := hub_unreachable()) is not None:  # one quick check, not the hub client's retries
+        raise EvalsuiteError(f"no local {task.name} {split} file, and the Hugging Face hub cannot be reached ({why})",
+                             hint=_local_hint(task, directory))
+    quiet_hub_clients()
     try:
         dataset = datasets.load_dataset(task.hub_path, task.hub_config or task.name, split=split)
     except Exception as exc:  # the hub client raises many types (ConnectionError, OfflineModeIsEnabled, ...)
         raise EvalsuiteError(
-            f"could not load {task.hub_path} ({task.hub_config or task.name}, split {split}) from the hub: {exc}",
+            f"could not load {task.hub_path} ({task.hub_config or task.name}, split {split}) from the hub: {first_line(exc)}",
             hint=_local_hint(task, directory),
         ) from None
     where = f"{task.hub_path}/{task.hub_config}:{split}"

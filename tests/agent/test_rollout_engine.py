@@ -90,14 +90,18 @@ def test_search_then_answer_builds_the_exact_trajectory():
     assert second.answer == "Daniel Wallace" and second.passages == []
 
 
-def test_each_turn_is_one_backend_call_and_one_retrieval_call_for_the_whole_batch():
+def three_finishing_at_turns_1_2_3() -> tuple[ScriptedBackend, DictRetriever]:
+    """a answers at its second turn, b at its third, c at its first."""
     script = {
         "a": ["<search> qa </search>", "<answer> A </answer>"],
         "b": ["<search> qb </search>", "<search> qb2 </search>", "<answer> B </answer>"],
         "c": ["<answer> C </answer>"],
     }
-    backend = ScriptedBackend(script)
-    retriever = DictRetriever({"qa": ['"A"\na'], "qb": ['"B"\nb'], "qb2": ['"B2"\nb2']})
+    return ScriptedBackend(script), DictRetriever({"qa": ['"A"\na'], "qb": ['"B"\nb'], "qb2": ['"B2"\nb2']})
+
+
+def test_each_turn_is_one_backend_call_and_one_retrieval_call_for_the_whole_batch():
+    backend, retriever = three_finishing_at_turns_1_2_3()
     rollouts = engine(backend, retriever).run([("a", "qa?"), ("b", "qb?"), ("c", "qc?")])
     assert [[r.key[0] for r in call] for call in backend.calls] == [["a", "b", "c"], ["a", "b"], ["b"]]
     assert retriever.calls == [["qa", "qb"], ["qb2"]]
@@ -168,3 +172,13 @@ def test_arbitrary_model_text_never_crashes_the_loop(turns):
     (rollout,) = engine(backend, DictRetriever({}), max_turns=3).run([("a", "q?")])
     assert rollout.stop_reason in {"answer", "max_turns", "context_budget"}
     assert len(rollout.turns) <= 4
+
+
+def test_the_synchronous_schedule_hands_over_each_rollout_after_the_turn_that_finishes_it():
+    # c answers at turn 1, a at turn 2, b at turn 3: each is handed over (with its prediction) after its own turn,
+    # while the backend has seen only the calls up to that turn, not once the whole batch is done
+    backend, retriever = three_finishing_at_turns_1_2_3()
+    handed: list[tuple[int, str, int]] = []
+    engine(backend, retriever).run([("a", "qa?"), ("b", "qb?"), ("c", "qc?")],
+                                   lambda index, rollout: handed.append((index, rollout.prediction, len(backend.calls))))
+    assert handed == [(2, "C", 1), (0, "A", 2), (1, "B", 3)]

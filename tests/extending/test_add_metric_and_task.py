@@ -153,7 +153,7 @@ def test_a_metric_added_later_keeps_the_existing_entries_verified_and_reaches_th
     shutil.copytree(REPO / "leaderboard" / "entries", board / "entries")
     register_metric(SHORT_ANSWER)
 
-    entries, _ = load_entries(board, benchmarks_dir)
+    entries, _, _ = load_entries(board, benchmarks_dir)
     assert len(entries) == 4
     for entry in entries:
         for task, verified in entry.report.tasks.items():

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -127,12 +128,33 @@ def test_task_data_is_looked_for_in_data_dir_then_env_then_cache(hub, cache, tmp
     assert len(load_split("bamboogle").rows) == 20
 
 
-def test_offline_download_fails_with_one_line_naming_the_hub_and_data_dir(tmp_path):
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"), "EVALSUITE_CACHE_DIR": str(tmp_path / "c")}
+def offline(tmp_path, **extra) -> dict[str, str]:
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "EVALSUITE_CACHE_DIR": str(tmp_path / "c"), **extra}
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "EVALSUITE_DATA_DIR"):
+        if name not in extra:
+            env.pop(name, None)
+    return env
+
+
+@pytest.mark.parametrize("why", ["HF_HUB_OFFLINE", "unreachable endpoint"])
+def test_offline_download_is_one_error_line_and_one_hint_naming_from_and_data_dir(tmp_path, why):
+    # offline mode set, or a hub that refuses connections (a closed port on this machine): no retries, no noise
+    extra = {"HF_HUB_OFFLINE": "1"} if why == "HF_HUB_OFFLINE" else {"HF_ENDPOINT": "http://127.0.0.1:9"}
+    started = time.monotonic()
     result = subprocess.run([sys.executable, "-m", "evalsuite", "data", "download", "--tasks", "bamboogle"],
-                            capture_output=True, text=True, timeout=120, env=env)
+                            capture_output=True, text=True, timeout=120, env=offline(tmp_path, **extra))
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    line = result.stderr.strip()
-    assert "\n" not in line
-    assert line.startswith("error: could not load RUC-NLPIR/FlashRAG_datasets (bamboogle, split test): Couldn't reach")
-    assert line.endswith("put bamboogle.test.jsonl in a directory and pass --data-dir DIR (or set $EVALSUITE_DATA_DIR)")
+    error, hint = result.stderr.strip().splitlines()
+    reason = "HF_HUB_OFFLINE is set" if why == "HF_HUB_OFFLINE" else "127.0.0.1:9: Connection refused"
+    assert error == f"error: the Hugging Face hub cannot be reached ({reason}): RUC-NLPIR/FlashRAG_datasets not downloaded"
+    assert hint == ("  hint: with a local folder laid out like RUC-NLPIR/FlashRAG_datasets: `evalsuite data download --from DIR`; "
+                    "or put bamboogle.test.jsonl in a folder and pass --data-dir DIR to the command that reads them (or set $EVALSUITE_DATA_DIR)")
+    assert time.monotonic() - started < 60  # the process start and imports; no retry loop
+
+
+def test_the_offline_path_download_from_a_local_folder_works_without_the_hub(tmp_path, hub):
+    env = offline(tmp_path, HF_HUB_OFFLINE="1")
+    result = subprocess.run([sys.executable, "-m", "evalsuite", "data", "download", "--tasks", "bamboogle", "--from", str(hub),
+                             "--data-dir", str(tmp_path / "data")], capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    assert len((tmp_path / "data" / "bamboogle.test.jsonl").read_text(encoding="utf-8").splitlines()) == 20

@@ -50,7 +50,7 @@ def test_undeclared_turns_and_another_retriever_and_corpus_are_differences(score
     setting = Setting(corpus="adqa", retriever="bm25", topk=3)
     report = verify_submission(_submission(scored_runs, tmp_path, "bm25 run", setting), benchmarks_dir)
     assert report.accepted
-    assert report.paper_setting.differences == ("retriever: bm25 (paper e5)", "corpus: adqa (paper wiki18)",
+    assert report.paper_setting.differences == ("retriever: bm25 (paper e5)", "corpus: adqa (paper wiki-18)",
                                                 "max_turns: not declared (paper 4)")
 
 
@@ -104,7 +104,7 @@ def test_evalsuite_run_records_the_check_and_prints_one_line(tmp_path, trajector
                  "--subset", "first:4", "--topk", "5", "--data-dir", benchmarks_dir, "-o", out)
     assert result.exit_code == 0, result.output
     differences = ["splits: nq test_sub1000 (paper test)", "subset: first:4 (paper: whole splits)", "topk: 5 (paper 3)",
-                   "retriever: replay (paper e5)", "corpus: not recorded (paper wiki18)"]
+                   "retriever: replay (paper e5)", "corpus: not recorded (paper wiki-18)"]
     manifest = RunDirectory(out).read_manifest()
     assert manifest.model_extra["paper_setting"] == {"method": "search-r1", "matches": False, "differences": differences,
                                                      "declared_only": []}

@@ -12,6 +12,8 @@ from typer.testing import CliRunner
 from evalsuite.agent.methods.papers import (
     EVALUATION,
     LABELS,
+    PAPER_NAMES,
+    SEED_FILES,
     PaperValue,
     check_quote,
     parse_value,
@@ -157,8 +159,8 @@ def test_dry_run_builds_everything_prints_the_table_and_trains_nothing(method, t
         assert row.paper.name in text
     labels = {row.paper.label for row in setting_table(gpu(method))}
     assert all(f"| {label} " in result.output for label in labels)  # piped output: a Markdown table
-    if method != "search-r1":
-        assert "seeds/" in text
+    if method != "search-r1":  # sources name the paper, never a seed file a user has not seen
+        assert f"the {PAPER_NAMES[SEED_FILES[method][:3]]} paper:" in text and "seeds/" not in text
     if method == "smartsearch":
         assert "sft (SFTConfig)" in text and "dpo (DPOConfig)" in text
     assert not out.exists() or not any(out.iterdir())
@@ -171,8 +173,8 @@ def test_methods_paper_prints_the_evaluation_setting_with_sources(method):
     text = " ".join(result.output.split())
     for item in ("benchmarks", "splits", "metric", "retriever", "topk", "max_turns"):
         assert item in text
-    if method != "search-r1":
-        assert "seeds/" in text
+    if method != "search-r1":  # sources name the paper, never a seed file a user has not seen
+        assert f"the {PAPER_NAMES[SEED_FILES[method][:3]]} paper:" in text and "seeds/" not in text
     as_json = CliRunner().invoke(app, ["methods", "--paper", method, "--json"])
     import json
 

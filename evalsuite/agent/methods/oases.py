@@ -58,7 +58,7 @@ class Oases(TagMethod):
     name = "oases"
     thinks = (TagPair.xml("think"), TagPair.xml("thinking"))
     observation_tags = TagPair.xml("result")
-    source = "OASES (seeds/003), Table 6 main search prompt verbatim; <result> observations from its case studies"
+    source = "OASES paper, Table 6 main search prompt verbatim; <result> observations from its case studies"
     protocol = "<think> or <thinking>; <search> q </search>; <result> Doc i(Title: t) … </result>; <answer>; state evaluators answer in <eval>"
     invalid_message = INVALID_ACTION
 

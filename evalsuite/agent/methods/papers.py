@@ -38,6 +38,14 @@ SEED_FILES = {
     "smartsearch": "004_ab15083f9a5b84ae.txt",
 }
 SEARCH_R1_CODE = "github.com/PeterGriffinJin/Search-R1"
+# How output names each paper (a seed file's number means nothing to a user), by the seed file's prefix.
+PAPER_NAMES = {"000": "Progress", "001": "SubSearch", "002": "Search-P1", "003": "OASES", "004": "SmartSearch"}
+
+
+def paper_name(seed: str) -> str:
+    """The paper a seed citation ('003:69') points into, as output names it: 'the OASES paper'."""
+    prefix = seed.split(":", 1)[0]
+    return f"the {PAPER_NAMES[prefix]} paper" if prefix in PAPER_NAMES else f"seed text {prefix}"
 
 
 @dataclass(frozen=True)
@@ -57,7 +65,7 @@ class PaperValue:
         """One line naming where the value comes from."""
         if self.label == "assumed":
             return f"assumed: {self.why}"
-        cited = f'seeds/{self.seed} "{self.quote}"' if self.seed else ""
+        cited = f'{paper_name(self.seed)}: "{self.quote}"' if self.seed else ""
         if self.label == "inherited":
             return f"inherited from Search-R1 ({self.origin}); {cited}"
         return cited or f"Search-R1 ({self.origin})"
@@ -292,6 +300,8 @@ def evaluation_setting(method: str) -> list[PaperValue]:
 # The retriever and corpus a paper names itself (label `paper`), as run manifests and submissions spell them once
 # normalized (`e5`; `wiki18` for wiki-18 / wiki18.jsonl); None where the paper leaves it open. Methods whose paper
 # names no retriever (or only `assumed` ones) are not checked on it.
+# The named corpora as output spells them (`wiki18` is only the key they are compared by).
+NAMED_CORPORA = {"wiki18": "wiki-18"}
 NAMED_RETRIEVERS: dict[str, tuple[str, str | None]] = {
     "search-r1": ("e5", "wiki18"),
     "progress": ("e5", "wiki18"),
@@ -340,13 +350,14 @@ def paper_splits(method: str) -> dict[str, str]:
 
 def run_differences(method: str, tasks: list[str], topk: int | None, max_turns: int | None, *,
                     splits: dict[str, str | None] | None = None, retriever: Collection[str] | None = None,
-                    corpus: str | None = None, subset: str | None = None) -> list[str]:
+                    corpus: str | None = None, subset: str | None = None, corpus_label: str | None = None) -> list[str]:
     """Where a run's setting differs from the paper's evaluation setting (empty: the paper setting).
 
     A setting given as None is not checked. `splits` maps task → evaluated split (a split of None: not recorded);
     `retriever` holds the normalized names the run's retriever goes by (empty: no retriever), checked with
     `corpus` (normalized, None: not recorded) only where the paper names its retriever (`NAMED_RETRIEVERS`);
-    `subset` is the run's `--subset` (the papers evaluate whole splits).
+    `subset` is the run's `--subset` (the papers evaluate whole splits); `corpus_label` is how the corpus is printed
+    (`wiki-18 sample, 38,574 passages`; default: `corpus` itself).
     """
     setting = {v.name: v.value for v in evaluation_setting(method)}
     out = []
@@ -370,7 +381,7 @@ def run_differences(method: str, tasks: list[str], topk: int | None, max_turns: 
         if named not in retriever:
             out.append(f"retriever: {', '.join(sorted(retriever)) or 'none'} (paper {named})")
         if named_corpus is not None and corpus != named_corpus:
-            out.append(f"corpus: {corpus or 'not recorded'} (paper {named_corpus})")
+            out.append(f"corpus: {corpus_label or corpus or 'not recorded'} (paper {NAMED_CORPORA.get(named_corpus, named_corpus)})")
     return out
 
 
@@ -393,6 +404,13 @@ def recorded_settings(manifest: Manifest) -> dict[str, Any]:
     the corpus as a `CorpusIdentity` (identified by content), the retriever as the names its kind and its known
     encoder go by."""
     return RunSetting.from_manifest(manifest).recorded()
+
+
+def recorded_corpus(manifest: Manifest) -> dict[str, Any]:
+    """The corpus record of a run manifest: its own, else its retriever's ({} when neither names one)."""
+    if (manifest.corpus or {}).get("name"):
+        return manifest.corpus
+    return (manifest.retriever or {}).get("corpus") or {}
 
 
 def corpus_key(name: str | None) -> str | None:

@@ -27,7 +27,7 @@ class SmartSearch(SearchR1):
 
     name = "smartsearch"
     searches_empty_query = False  # an empty query is no action (Search-R1 would search "")
-    source = "SmartSearch (seeds/004): Search-R1 prompt and tags; novelty rule and usefulness judge of its Dual-Level Credit Assessment"
+    source = "SmartSearch paper: Search-R1 prompt and tags; novelty rule and usefulness judge of its Dual-Level Credit Assessment"
     protocol = "Search-R1 tags; per search turn extra: novelty (doc overlap with earlier rounds <= K), usefulness (judge), query_score"
 
     def __init__(self, judge: UsefulnessJudge | None = None, max_overlap: int | None = None):

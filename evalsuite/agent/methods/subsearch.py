@@ -43,7 +43,7 @@ class SubSearch(TagMethod):
     """SubSearch: `<search> q1 ## q2 </search>` → one `<information>` with one passage block per sub-question."""
 
     name = "subsearch"
-    source = "SubSearch (seeds/001), Table 1 prompt verbatim; observation layout from the prompt's own example"
+    source = "SubSearch paper, Table 1 prompt verbatim; observation layout from the prompt's own example"
     protocol = "<think>; <search> q1 ## q2 ## q3 </search> (≤3 sub-questions, one batched retrieval); <information> docs q1 ## docs q2 </information>; <answer>"
     invalid_message = INVALID_ACTION
 
