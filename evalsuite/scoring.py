@@ -57,6 +57,9 @@ def score_record(record: ExampleRecord, metrics: Sequence[str] | None = None) ->
     marked failed is not an answer (and a forger could otherwise fill one with the gold answer)."""
     task = _task(record.task)
     if record.status == "failed":
-        return dict.fromkeys(metrics or _metrics_of(task), 0.0)
+        scores = dict.fromkeys(metrics or _metrics_of(task), 0.0)
+        if "stop_error" in scores:  # how it ended, not a score: a failed example is the one that ended in an error
+            scores["stop_error"] = 1.0
+        return scores
     example = metric_input(record, task)
     return {name: float(get_metric(name).compute(example)) for name in (metrics or _metrics_of(task))}

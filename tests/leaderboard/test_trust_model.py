@@ -123,7 +123,7 @@ def test_the_paper_setting_label_needs_the_corpus_by_content():
         return manifest_paper_check(manifest).summary()
 
     assert check(SMALL) == ("differs from the paper's evaluation setting in: corpus: custom corpus (2,000 passages, "
-                            "sha abababababab…) (paper wiki18)")
+                            "sha abababababab…) (paper wiki-18)")
     assert check({**SMALL, "num_documents": 21_015_324}) == "paper setting"
 
 
