@@ -43,6 +43,13 @@ class MissingExtraError(EvalsuiteError):
         )
 
 
+def first_line(exc: BaseException) -> str:
+    """An exception as its first non-blank line (its type's name when it has no text): libraries whose errors span
+    many lines (vLLM's engine, the hub clients, Ray) are reported in one."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
 def require(module: str, extra: str, purpose: str):
     """Import an optional dependency lazily, or raise an error naming the extra that provides it."""
     import importlib

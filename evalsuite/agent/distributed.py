@@ -48,7 +48,7 @@ from evalsuite.agent.runner import (
     to_record,
     with_local_model,
 )
-from evalsuite.errors import EvalsuiteError, require
+from evalsuite.errors import EvalsuiteError, first_line, require
 from evalsuite.models.registry import backend_class, load_backend
 from evalsuite.runs import ExampleRecord
 
@@ -298,5 +298,4 @@ def _gather(ray: Any, refs: list[Any]) -> list[Any]:
 
 
 def _first_line(exc: BaseException) -> str:
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    return lines[0][:200] if lines else type(exc).__name__
+    return first_line(exc)[:200]

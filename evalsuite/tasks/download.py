@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import urlparse
 
-from evalsuite.errors import DataError, EvalsuiteError, require
+from evalsuite.errors import DataError, EvalsuiteError, first_line, require
 from evalsuite.files import cache_root, file_sha256, replace_atomically
 from evalsuite.tasks.registry import Task
 from evalsuite.tasks.rows import check_unique_ids, row_from_dict
@@ -127,11 +127,6 @@ def quiet_hub_clients() -> None:
 
     for name in ("huggingface_hub", "datasets", "fsspec"):
         logging.getLogger(name).setLevel(logging.ERROR)
-
-
-def first_line(exc: Exception) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def download_split(task: Task, split: str, dest: Path, source: str | None = None) -> Path:

@@ -7,12 +7,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalsuite.errors import DataError, EvalsuiteError, require
+from evalsuite.errors import DataError, EvalsuiteError, first_line, require
 from evalsuite.files import file_sha256
 from evalsuite.tasks.download import (
     DATA_DIR_ENV,
     DataDir,
-    first_line,
     check_downloaded,
     data_dirs,
     hub_unreachable,

@@ -33,6 +33,8 @@ MANIFEST = "train_manifest.json"
 # Whose versions a training manifest records (they decide what a recipe computes).
 TRAINING_LIBRARIES = ("evalsuite", "trl", "transformers", "torch", "datasets", "accelerate")
 CHECKPOINT = "checkpoint"
+# the manifest's `generation` of a run whose rollouts the policy generated itself through transformers
+POLICY_GENERATION = {"engine": "transformers", "policy": "the trained model itself"}
 
 
 @dataclass
@@ -183,8 +185,8 @@ def prepare_cpu_vllm() -> None:
     gpu_memory_utilization); a fixed 1 GiB KV cache is what the CPU runs here used ($VLLM_CPU_KVCACHE_SPACE wins)."""
     from evalsuite.models.vllm_engine import import_vllm, on_cpu
 
-    vllm = import_vllm("GRPO generation (use_vllm)")
-    if on_cpu(vllm):
+    import_vllm("GRPO generation (use_vllm)")  # the one-line checks before TRL starts an engine
+    if on_cpu():
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 
 
@@ -193,7 +195,7 @@ def generation_record(trainer: Any) -> dict[str, Any]:
     its settings, and how its weights were synced)."""
     generation = getattr(trainer, "vllm_generation", None)
     if not getattr(trainer, "use_vllm", False) or generation is None:
-        return {"engine": "transformers", "policy": "the trained model itself"}
+        return dict(POLICY_GENERATION)
     from evalsuite.models.vllm_engine import installed_distribution
     from evalsuite.training.vllm_sync import sync_weights_by_reload
 
@@ -217,7 +219,7 @@ def write_manifest(path: Path, config: TrainConfig, reward: MethodReward, model_
         "protocol": protocol, "reward": reward.config(), "config": asdict(config),
         # per paper value: label (paper / inherited / assumed), its source line, ours and whether it differs
         "paper": manifest_paper(config), "deviations": deviations(config), "stages": stages,
-        "generation": generation or {"engine": "transformers", "policy": "the trained model itself"},
+        "generation": generation or dict(POLICY_GENERATION),
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), "wall_s": time.time() - started,
     }
     path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
