@@ -13,7 +13,7 @@ approximate randomization, even on a run where every F1 happens to be 0 or 1.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -195,9 +195,16 @@ def default_metrics() -> tuple[str, ...]:
     return tuple(m.name for m in _REGISTRY.values() if m.default)
 
 
-def averaged_metrics() -> list[str]:
-    """The metrics that macro-average over benchmarks (metrics.json group rows, leaderboard tables)."""
-    return [m.name for m in (*_REGISTRY.values(), *_SAMPLE_METRICS.values()) if m.average == "macro"]
+def averaged_metrics(names: Iterable[str] | None = None) -> list[str]:
+    """The metrics that macro-average over benchmarks (metrics.json group rows, leaderboard tables): of `names`
+    (a run's columns, metrics over samples included) in their order, else of the registered per-example metrics.
+    Metrics over samples are named only when asked for: which were declared so far is this process's history."""
+    registered = [m.name for m in _REGISTRY.values() if m.average == "macro"]
+    if names is None:
+        return registered
+    names = list(names)
+    over_samples = [n for n in names if (spec := sample_metric(n)) is not None and spec.average == "macro"]
+    return [n for n in registered if n in names] + over_samples
 
 
 def summary_metrics() -> list[MetricSpec]:

@@ -88,7 +88,7 @@ def summarize(records: list[ExampleRecord]) -> MetricsFile:
             continue
         averages[group] = {
             name: float(np.mean([tasks[t].metrics[name].mean for t in members]))
-            for name in averaged_metrics()
+            for name in averaged_metrics(tasks[members[0]].metrics)
             if all(name in tasks[t].metrics for t in members)
         }
     ci = {"binary": intervals.method_name("wilson"), "continuous": intervals.method_name("bootstrap"),
