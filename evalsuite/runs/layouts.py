@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evalsuite.errors import DataError, EvalsuiteError, unknown_name
+from evalsuite.protocol.passages import split_contents
+from evalsuite.runs.schema import Passage
 
 # Keys FlashRAG's `Evaluator.evaluate` adds to every item whatever the pipeline (`Item.update_evaluation_score`).
 _EVALUATOR_KEYS = frozenset({"metric_score"})
@@ -64,6 +66,14 @@ class ResultLayout:
     parse_turns: bool = False
     parse_prediction: bool = False  # the prediction is the answer parsed from the response (no `pred` to take)
     check: Callable[[Mapping[str, Any]], bool] | None = field(default=None, compare=False)  # tells apart same-key writers
+    # The writer's own reading, where it differs from ours (each cites the writer's function):
+    # the generation, from a record whose response field holds more than it (ZeroSearch: prompt + response);
+    read_response: Callable[[Mapping[str, Any]], str | None] | None = field(default=None, compare=False)
+    # the answer it scored, from the record (ZeroSearch reads the last <answer> of prompt + response, if two or more);
+    predict: Callable[[Mapping[str, Any]], str | None] | None = field(default=None, compare=False)
+    # (open tag, close tag, split) per observation block kind: the passages as the writer laid them out, where the
+    # method's own parser does not split them (R1-Searcher's eval script, ReSearch, StepSearch).
+    passages: tuple[tuple[str, str, Callable[[str], list[Passage]]], ...] = field(default=(), compare=False)
 
     def looks_for(self) -> str:
         """The keys that identify this writer, as dotted paths (`output.pred, output.raw_pred`)."""
@@ -109,6 +119,114 @@ def _iteration_outputs_are(kind: type) -> Callable[[Mapping[str, Any]], bool]:
         return all(isinstance(v, kind) for v in steps)
 
     return check
+
+
+# Where the family's writers were read (the index holds copies; the originals hold only a README there).
+_RESEARCH_PIPELINE = (
+    "src/flashrag/pipeline/active_pipeline.py@205fc92 ReSearchPipeline.run_item L216-297 (update_output 'final_response' = "
+    "the generation with `<result>` blocks of the hits' contents joined by blank lines, 'pred' = "
+    "remove_boxed(last_boxed_only_string(extract_answer(final_response))), '' when over length), R1SearcherPipeline.run_item "
+    "L79-171 (`<|begin_of_documents|>` blocks, pred = the first <answer> stripped); extract_answer / remove_boxed / "
+    "last_boxed_only_string: verl/utils/reward_score/re_search.py (zeocax/verl@588c245 L48-56, L58-69, L71-98)"
+)
+_RESEARCH_RUN_EVAL = "scripts/evaluation/run_eval.py@205fc92 research() L80-88, save_note = --save_note or the method name L136"
+_ZEROSEARCH_WRITER = (
+    "verl/trainer/main_ppo.py AccManager.__call__ (YuchenFan48/ZeroSearch@9fb5935 L96-147; cx9941/CriticSearch@70c64c8 "
+    "the same): one {prompt: decode(prompt ids), response_str: decode(valid prompt + response ids), ground_truth: target "
+    "list, em_score, f1_score: float(score_em)} per item (L135); verl/trainer/ppo/ray_trainer.py RayPPOTrainer._validate "
+    "(cx9941/CriticSearch@70c64c8 L{validate}) json.dumps the list to {{default_local_dir}}/record_init.json (fit L{fit})"
+)
+_ZEROSEARCH_SCORE = (
+    "verl/utils/reward_score/qa_em.py (YuchenFan48/ZeroSearch@9fb5935) compute_score L131-150: extract_solution L117-128 "
+    "(the last <answer> of prompt + response if two or more, else None), em_check L94-101 (em: a normalized gold inside "
+    "the normalized answer; None normalizes to 'No answer')"
+)
+_STEPSEARCH_WRITER = (
+    "verl/trainer/ppo/ray_trainer.py@312a340 RayPPOTrainer._validate L{validate}: with trainer.save_predictions, one "
+    "{{id, data_source, prompt: decode(valid prompt ids), response: decode(valid response ids), ground_truth}} per item "
+    "to {{default_local_dir}}/predictions/<timestamp>.json; no score stored"
+)
+_STEPSEARCH_SCORE = (
+    "verl/utils/reward_score/qa_step.py@140c89b compute_score_f1_steps_plan_with_support_docs L{step}: answer_correct = "
+    "query_f1_score L{f1} (token F1, rounded to 4 places) of extract_solution L{extract} (the last <answer>, stripped); "
+    "documents as `<## title ##> text` (extract_content_from_information L{content})"
+)
+
+
+# --- The family's own readings, written from their code (cited in each layout's writer) -----------------------------
+
+_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
+
+
+def zerosearch_response(record: Mapping[str, Any]) -> str | None:
+    """ZeroSearch's generation: `response_str` is decode(valid prompt ids + response ids), `prompt` decode(all prompt
+    ids), left padding included; the generation is what follows the prompt's unpadded tail in `response_str`."""
+    text, prompt = record.get("response_str"), record.get("prompt")
+    if not isinstance(text, str):
+        return None
+    if not isinstance(prompt, str):
+        return text
+    for start in range(len(prompt) + 1):  # the shortest padding prefix whose removal leaves a prefix of response_str
+        if text.startswith(prompt[start:]):
+            rest = text[len(prompt) - start :]
+            return rest if rest.strip() else None
+    return text
+
+
+def zerosearch_prediction(record: Mapping[str, Any]) -> str | None:
+    """qa_em.extract_solution on prompt + response: the last `<answer>`, stripped, only if there are two or more (the
+    prompt's own example `<answer> Beijing </answer>` is one); None otherwise."""
+    text = record.get("response_str")
+    matches = list(_ANSWER.finditer(text)) if isinstance(text, str) else []
+    return matches[-1][1].strip() if len(matches) > 1 else None
+
+
+def stepsearch_prediction(record: Mapping[str, Any]) -> str | None:
+    """qa_step.extract_solution on the response: the last `<answer>`, stripped; None if there is none."""
+    text = record.get("response")
+    matches = list(_ANSWER.finditer(text)) if isinstance(text, str) else []
+    return matches[-1][1].strip() if matches else None
+
+
+def research_passages(content: str) -> list[Passage]:
+    """ReSearchPipeline.run_item's `<result>`: each hit's `contents` followed by a blank line, stripped."""
+    return [_passage(part) for part in content.strip().split("\n\n") if part.strip()]
+
+
+_NUMBERED_DOC = re.compile(r"^\((\d+)\)", re.MULTILINE)
+
+
+def r1_searcher_passages(content: str) -> list[Passage]:
+    """R1-Searcher's eval script: `(i)` + the retrieval server's document string + a newline per document, i = 1, 2, …
+    (a line that starts with another number is part of the document before it)."""
+    starts, expected = [], 1
+    for marker in _NUMBERED_DOC.finditer(content):
+        if int(marker[1]) == expected:
+            starts.append(marker)
+            expected += 1
+    return [
+        _passage(content[marker.end() : starts[i + 1].start() if i + 1 < len(starts) else len(content)])
+        for i, marker in enumerate(starts)
+    ]
+
+
+_STEP_TITLE = re.compile(r"<##(.*?)##>", re.DOTALL)
+
+
+def stepsearch_passages(content: str) -> list[Passage]:
+    """StepSearch's `<information>`: `<## title ##> text` per document (qa_step extract_titles_from_information and
+    extract_content_from_information read it so)."""
+    titles = list(_STEP_TITLE.finditer(content))
+    passages = []
+    for i, title in enumerate(titles):
+        text = content[title.end() : titles[i + 1].start() if i + 1 < len(titles) else len(content)].strip()
+        passages.append(Passage(title=title[1].replace("Title:", "").strip().strip('"') or None, text=text))
+    return passages or ([_passage(content)] if content.strip() else [])
+
+
+def _passage(contents: str) -> Passage:
+    title, text = split_contents(contents.strip())
+    return Passage(title=title.strip('"') or None, text=text) if text else Passage(text=title)
 
 
 FLASHRAG_PIPELINES: dict[str, ResultLayout] = {
@@ -200,6 +318,7 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
             required=frozenset({"question", "answer", "pred_ans"}),
             allowed=frozenset({"idx", "gen_text_store", "stop_reason_final", "generated_text", "search_count", "gendoc_count", "stop_reason", "chat_prompt"}),
             container=None, method="r1-searcher", parse_turns=True,
+            passages=(("<|begin_of_documents|>", "<|end_of_documents|>", r1_searcher_passages),),
         ),
         ResultLayout(
             "autorefine-results",
@@ -210,6 +329,34 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
             allowed=frozenset({"llm_score", "prompt_tokens", "completion_tokens", "id", "question"}),
             container=None, parse_prediction=True, parse_turns=True, recorded=("llm_score",),
             question_pattern=r"Question: (.*?)\n",  # llm_judge.py extract_question
+        ),
+        ResultLayout(
+            "research-flashrag",
+            f"ReSearch (Agent-RL/ReSearch, later ReCall; read from the copy SevenFo/ReSearch): {_RESEARCH_PIPELINE} and the "
+            f"same keys from R1SearcherPipeline.run_item (method r1r); {_RESEARCH_RUN_EVAL}; FlashRAG's Evaluator scores pred",
+            FieldMap(prediction="output.pred", response="output.final_response"),
+            required=frozenset({"final_response", "pred"}), save_notes=("research", "r1r"), parse_turns=True,
+            method_markers=(("<|begin_of_query|>", "r1-searcher"), ("<result>", "oases")),
+            passages=(("<result>", "</result>", research_passages), ("<|begin_of_documents|>", "<|end_of_documents|>", research_passages)),
+        ),
+        ResultLayout(
+            "zerosearch-validation",
+            f"ZeroSearch (Alibaba-NLP/ZeroSearch holds only its README here; read from two forks that keep its trainer): "
+            f"{_ZEROSEARCH_WRITER}; {_ZEROSEARCH_SCORE}",
+            FieldMap(prediction=None, response="response_str", golds="ground_truth", id="#", question=None, scores=None, prompt="prompt"),
+            required=frozenset({"prompt", "response_str", "ground_truth", "em_score", "f1_score"}),
+            container=None, parse_prediction=True, parse_turns=True, recorded=("em_score", "f1_score"),
+            question_pattern=r"Question: (.*?)\n",  # Search-R1's make_prefix, which ZeroSearch's data keeps
+            read_response=zerosearch_response, predict=zerosearch_prediction,
+        ),
+        ResultLayout(
+            "stepsearch-predictions",
+            f"StepSearch (Zillwang/StepSearch holds only its README and a shell script here; read from the copy "
+            f"WANGKANG1717/StepSearch): {_STEPSEARCH_WRITER}; {_STEPSEARCH_SCORE}",
+            FieldMap(prediction=None, response="response", golds="ground_truth", id="id", question=None, scores=None, prompt="prompt"),
+            required=frozenset({"id", "data_source", "prompt", "response", "ground_truth"}),
+            container=None, parse_prediction=True, parse_turns=True, question_pattern=r"Question: (.*?)\n",
+            predict=stepsearch_prediction, passages=(("<information>", "</information>", stepsearch_passages),),
         ),
     )
 }
@@ -224,9 +371,10 @@ def get_layout(name: str) -> ResultLayout:
 
 
 def layout_of_save_note(note: str) -> ResultLayout | None:
-    """The FlashRAG pipeline a `save_note` (config.yaml, or the folder name's last part) names, if a known one."""
+    """The layout a FlashRAG `save_note` (config.yaml, or the folder name's last part) names, if a known one: a FlashRAG
+    pipeline's, or a fork's run_eval.py method name (ReSearch's `research`)."""
     low = note.lower()
-    for layout in FLASHRAG_PIPELINES.values():
+    for layout in LAYOUTS.values():
         if any(low == n.lower() for n in layout.save_notes):
             return layout
     return None

@@ -218,10 +218,10 @@ def flashrag_folder(root: Path, pipeline: str, save_note: str | None = None, ite
     return write_run_folder(root, f"bamboogle_2026_05_01_12_00_{note}", items, config)
 
 
-def _score(path: Path, **options):
+def _score(path: Path, task: str | None = None, **options):
     source = read_result_source(path)
     layout = resolve_layout(source, **options)
-    task, records, recorded = records_from_source(source, None, get_method("search-r1").parse, layout, lambda m: get_method(m).parse)
+    task, records, recorded = records_from_source(source, task, get_method("search-r1").parse, layout, lambda m: get_method(m).parse)
     for record in records:
         record.metrics = score_record(record)
     differences = compare_with_recorded(records, recorded) + compare_averages(source, records, recorded)
@@ -346,9 +346,10 @@ def test_r1_searcher_eval_script_results(tmp_path: Path, close_query: str, with_
     assert records[0].stop_reason == "finished" and records[1].trajectory == "" and records[1].turns == []
     assert records[0].metadata["parsed_answer"] == "Daniel Wallace"
     if close_query == "<|end_of_query|>":
-        # R1-Searcher's own tags parse into a search turn. Its documents are the retrieval server's strings after "(i)",
-        # not FlashRAG's "(i)Title: t Text: x", so they are not split into passages (notes/issue-27.md).
-        assert records[0].turns[0].query == "Big Fish author"
+        # R1-Searcher's own tags parse into a search turn; its documents ("(i)" + the retrieval server's string) are
+        # split as the script wrote them (layouts.r1_searcher_passages), so the retrieval hit is computed.
+        assert records[0].turns[0].query == "Big Fish author" and records[0].turns[0].passages[0].title == "Big Fish"
+        assert records[0].metrics["retrieval_hit"] == 1.0
 
 
 def test_autorefine_results_read_by_its_llm_judge(tmp_path: Path) -> None:
