@@ -134,7 +134,7 @@ _ZEROSEARCH_WRITER = (
     "verl/trainer/main_ppo.py AccManager.__call__ (YuchenFan48/ZeroSearch@9fb5935 L96-147; cx9941/CriticSearch@70c64c8 "
     "the same): one {prompt: decode(prompt ids), response_str: decode(valid prompt + response ids), ground_truth: target "
     "list, em_score, f1_score: float(score_em)} per item (L135); verl/trainer/ppo/ray_trainer.py RayPPOTrainer._validate "
-    "(cx9941/CriticSearch@70c64c8 L{validate}) json.dumps the list to {{default_local_dir}}/record_init.json (fit L{fit})"
+    "(cx9941/CriticSearch@70c64c8 L446-615, json.dump L613) writes the list to {default_local_dir}/record_init.json (fit L734)"
 )
 _ZEROSEARCH_SCORE = (
     "verl/utils/reward_score/qa_em.py (YuchenFan48/ZeroSearch@9fb5935) compute_score L131-150: extract_solution L117-128 "
@@ -142,14 +142,14 @@ _ZEROSEARCH_SCORE = (
     "the normalized answer; None normalizes to 'No answer')"
 )
 _STEPSEARCH_WRITER = (
-    "verl/trainer/ppo/ray_trainer.py@312a340 RayPPOTrainer._validate L{validate}: with trainer.save_predictions, one "
-    "{{id, data_source, prompt: decode(valid prompt ids), response: decode(valid response ids), ground_truth}} per item "
-    "to {{default_local_dir}}/predictions/<timestamp>.json; no score stored"
+    "verl/trainer/ppo/ray_trainer.py@312a340 RayPPOTrainer._validate L469-686: with trainer.save_predictions, one "
+    "{id, data_source, prompt: decode(valid prompt ids), response: decode(valid response ids), ground_truth} per item "
+    "(L611-617) json.dumped to {default_local_dir}/predictions/<timestamp>.json (L642); no score stored"
 )
 _STEPSEARCH_SCORE = (
-    "verl/utils/reward_score/qa_step.py@140c89b compute_score_f1_steps_plan_with_support_docs L{step}: answer_correct = "
-    "query_f1_score L{f1} (token F1, rounded to 4 places) of extract_solution L{extract} (the last <answer>, stripped); "
-    "documents as `<## title ##> text` (extract_content_from_information L{content})"
+    "verl/utils/reward_score/qa_step.py@140c89b compute_score_f1_steps_plan_with_support_docs L275-337: answer_correct = "
+    "query_f1_score L72-107 (token F1, rounded to 4 places) of extract_solution L27-39 (the last <answer>, stripped); "
+    "documents as `<## title ##> text` (extract_content_from_information L57-69)"
 )
 
 
