@@ -338,6 +338,8 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
             required=frozenset({"final_response", "pred"}), save_notes=("research", "r1r"), parse_turns=True,
             method_markers=(("<|begin_of_query|>", "r1-searcher"), ("<result>", "oases")),
             passages=(("<result>", "</result>", research_passages), ("<|begin_of_documents|>", "<|end_of_documents|>", research_passages)),
+            # a Search-R1 reproduction keeps the same two keys in some files: its observations are <information> blocks
+            check=lambda output: "<information>" not in str(output.get("final_response")),
         ),
         ResultLayout(
             "zerosearch-validation",

@@ -116,6 +116,10 @@ def test_research_flashrag_folder_reproduces_its_metric_score(tmp_path: Path, sa
     turn = records[0].turns[0]
     assert turn.query == "Big Fish author" and [p.title for p in turn.passages] == ["Big Fish", "Canberra"]
     assert records[0].metrics["retrieval_hit"] == 1.0 and records[2].turns[0].answer is not None
+    # the same two keys with Search-R1's <information> observations are a Search-R1 reproduction, its answer parsed
+    items[0]["output"]["final_response"] = "<search> x </search>\n\n<information>Doc 1(Title: a) b</information>\n\n<answer> Daniel Wallace </answer>"
+    folder = write_run_folder(tmp_path, "bamboogle_2026_05_01_12_00_search_r1", items, "dataset_name: bamboogle\n")
+    assert _score(folder)[1].name == "search-r1-results"
 
 
 def test_research_r1r_pipeline_uses_r1_searcher_tags(tmp_path: Path) -> None:
