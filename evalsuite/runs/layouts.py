@@ -1,8 +1,10 @@
 """Where each published result writer keeps the prediction, the raw generation, the gold answers and its own scores.
 
 One table, keyed by stable names, instead of a reader per pipeline: every FlashRAG pipeline (read from
-`RUC-NLPIR/FlashRAG` `flashrag/pipeline/*.py`; each entry cites the function that fills `output`), the Search-R1
-family's eval scripts whose writers could be read, and a layout built from `--fields` for anything else.
+`RUC-NLPIR/FlashRAG` `flashrag/pipeline/*.py`), the Search-R1 family's result writers (R1-Searcher, ReSearch,
+ZeroSearch, StepSearch, AutoRefine, Search-R1 reproductions), and a layout built from `--fields` for anything else.
+Each entry's `writer` cites the file, commit, function and lines that fill the record it reads (lines counted on the
+text the index holds at that commit).
 
 A layout is recognised by the output keys its writer stores: the one whose required keys a record has and whose
 known keys account for all of them (the most specific wins). FlashRAG's `Evaluator` evaluates `output.pred`, so that
@@ -188,8 +190,9 @@ def stepsearch_prediction(record: Mapping[str, Any]) -> str | None:
     return matches[-1][1].strip() if matches else None
 
 
-def research_passages(content: str) -> list[Passage]:
-    """ReSearchPipeline.run_item's `<result>`: each hit's `contents` followed by a blank line, stripped."""
+def blank_line_passages(content: str) -> list[Passage]:
+    """Each hit's `contents` followed by a blank line, the whole stripped: ReSearchPipeline.run_item's `<result>` and
+    `<|begin_of_documents|>`, reason_over_search's SearchR1Pipeline.run_item's `<information>`."""
     return [_passage(part) for part in content.strip().split("\n\n") if part.strip()]
 
 
@@ -233,62 +236,64 @@ FLASHRAG_PIPELINES: dict[str, ResultLayout] = {
     layout.name: layout
     for layout in (
         _flashrag(
-            "sequential", "flashrag/pipeline/pipeline.py SequentialPipeline.run and .naive_run (update_output 'prompt', 'retrieval_result', 'pred')",
+            "sequential", "flashrag/pipeline/pipeline.py@6195456 SequentialPipeline.run L82-130 and .naive_run L71-80 (update_output "
+            "'prompt', 'retrieval_result', 'refine_result', 'pred'); BasicPipeline.evaluate L26-41 applies pred_process_fun",
             required=set(), allowed=_SEQUENTIAL_KEYS,
             save_notes=("naive", "zero-shot", "AAR-contriever", "AAR-ANCE", "longllmlingua", "recomp-abstractive", "recomp-extractive",
                         "selective-context", "trace", "spring"),
             response="output.raw_pred|output.pred",
         ),
         _flashrag(
-            "conditional", "flashrag/pipeline/pipeline.py ConditionalPipeline.run (update_output 'judge_result': bool per item)",
+            "conditional", "flashrag/pipeline/pipeline.py@6195456 ConditionalPipeline.run L161-179 (update_output 'judge_result': bool per item)",
             required={"judge_result"}, allowed=_SEQUENTIAL_KEYS, save_notes=("skr",), response="output.pred", check=_judge_is(bool),
         ),
         _flashrag(
-            "adaptive", "flashrag/pipeline/pipeline.py AdaptivePipeline.run (judge_result 'A'/'B'/'C'; 'C' items run IRCOTPipeline)",
+            "adaptive", "flashrag/pipeline/pipeline.py@6195456 AdaptivePipeline.run L231-253 (judge_result 'A'/'B'/'C'; 'C' items run IRCOTPipeline)",
             required={"judge_result"}, allowed=_SEQUENTIAL_KEYS, patterns=(r"intermediate_output_iter\d+", "scores"),
             save_notes=("adaptive-rag",), response="output.raw_pred|output.pred", check=_judge_is(str),
         ),
         _flashrag(
-            "replug", "flashrag/pipeline/branching_pipeline.py REPLUGPipeline.run (update_output 'retrieval_result', 'doc_scores', 'pred')",
+            "replug", "flashrag/pipeline/branching_pipeline.py@16074be REPLUGPipeline.run L32-60 (update_output 'retrieval_result', 'doc_scores', 'pred')",
             required={"doc_scores"}, allowed={"retrieval_result"}, save_notes=("replug",), response="output.pred",
         ),
         _flashrag(
-            "sure", "flashrag/pipeline/branching_pipeline.py SuRePipeline.run ('candidates', 'all_summary', 'val_scores', 'ranking_scores'; pred = best candidate)",
+            "sure", "flashrag/pipeline/branching_pipeline.py@16074be SuRePipeline.run L167-250 ('candidates', 'all_summary', 'val_scores', 'ranking_scores'; pred = best candidate)",
             required={"candidates"}, allowed={"retrieval_result", "all_summary", "val_scores", "ranking_scores"}, save_notes=("SuRe",),
         ),
         _flashrag(
-            "iterative", "flashrag/pipeline/active_pipeline.py IterativePipeline.run ('retrieval_result_iter_k', 'prompt_iter_k', 'pred_iter_k'; pred = last pred_iter)",
+            "iterative", "flashrag/pipeline/active_pipeline.py@16074be IterativePipeline.run L19-52 ('retrieval_result_iter_k', 'prompt_iter_k', 'pred_iter_k'; pred = last pred_iter)",
             required={"pred_iter_0"}, allowed={"retrieval_result"}, patterns=(r"retrieval_result_iter_\d+", r"prompt_iter_\d+", r"pred_iter_\d+"),
             save_notes=("iter-retgen",), response="output.pred",
         ),
         _flashrag(
-            "self-rag", "flashrag/pipeline/active_pipeline.py SelfRAGPipeline.run_batch_pred ('retrieval_flag', 'prompt' list, 'critic_result'; pred post-processed)",
+            "self-rag", "flashrag/pipeline/active_pipeline.py@16074be SelfRAGPipeline.run_batch_pred L618-675 ('retrieval_flag', 'prompt' list, 'critic_result'; pred post-processed)",
             required={"retrieval_flag"}, allowed={"retrieval_result", "prompt", "critic_result", "intermediate_result"}, save_notes=("self-rag",),
         ),
         _flashrag(
-            "flare", "flashrag/pipeline/active_pipeline.py FLAREPipeline.run_item ('judge_result_iter{k}', 'gen_iter_{k}', 'retrieval_result'; pred = the sentences joined)",
+            "flare", "flashrag/pipeline/active_pipeline.py@16074be FLAREPipeline.run_item L733-778 ('judge_result_iter{k}', 'gen_iter_{k}', 'retrieval_result'; pred = the sentences joined)",
             required={"judge_result_iter0"}, allowed={"retrieval_result"}, patterns=(r"judge_result_iter\d+", r"gen_iter_\d+"),
             save_notes=("flare",), response="output.pred",
         ),
         _flashrag(
-            "self-ask", "flashrag/pipeline/active_pipeline.py SelfAskPipeline.run_item + flashrag/utils selfask_pred_parse (raw_pred = the chain, pred = 'So the final answer is:' line)",
+            "self-ask", "flashrag/pipeline/active_pipeline.py@16074be SelfAskPipeline.run_item L823-893, run L895-900 + flashrag/utils selfask_pred_parse (raw_pred = the chain, pred = 'So the final answer is:' line)",
             required={"raw_pred", "intermediate_output_iter0"}, allowed={"retrieval_result"}, patterns=(r"intermediate_output_iter\d+",),
             save_notes=("Ret-Robust", "ret-robust", "selfask"), response="output.raw_pred", check=_iteration_outputs_are(str),
         ),
         _flashrag(
-            "ircot", "flashrag/pipeline/active_pipeline.py IRCOTPipeline.run_item + flashrag/utils ircot_pred_parse (raw_pred = thoughts joined, pred = after 'So the answer is:')",
+            "ircot", "flashrag/pipeline/active_pipeline.py@16074be IRCOTPipeline.run_item L924-973, run L975-980 + flashrag/utils ircot_pred_parse (raw_pred = thoughts joined, pred = after 'So the answer is:')",
             required={"raw_pred"}, allowed={"retrieval_result", "scores"}, patterns=(r"intermediate_output_iter\d+",),
             save_notes=("ircot",), response="output.raw_pred", check=_iteration_outputs_are(dict),
         ),
         _flashrag(
             "rqrag", "flashrag/pipeline/active_pipeline.py RQRAGPipeline.run ('paths' = best path {prompt, depth, done, "
-            "final_answer, confidence}; pred = final_answer; run by examples/methods/run_exp.py rqrag(); read from a FlashRAG-derived "
-            "copy of the file, the index's FlashRAG commit of it predating the class)",
+            "final_answer, confidence}; pred = final_answer; read from a FlashRAG-derived copy of the file the index holds unnamed, "
+            "FlashRAG's active_pipeline.py@16074be predating the class; flashrag/pipeline/__init__.py@f792919 L4 imports it, "
+            "examples/methods/run_exp.py@8e16b75 rqrag() runs it)",
             required={"paths"}, save_notes=("rqrag",),
         ),
         _flashrag(
-            "reasoning", "flashrag/pipeline/reasoning_pipeline.py ReasoningPipeline.run, which SearchR1Pipeline inherits "
-            "('prompt' = prompt + every step, 'finish_flag', 'finish_reason', 'retrieval_results', 'retrieved_times')",
+            "reasoning", "flashrag/pipeline/reasoning_pipeline.py@8e16b75 ReasoningPipeline.run L82-145, which SearchR1Pipeline (read from "
+            "an unnamed later copy) inherits ('prompt' = prompt + every step and _retrieved_docs_to_string L70-80, 'finish_flag', 'finish_reason', 'retrieval_results', 'retrieved_times')",
             required={"prompt", "finish_flag"}, allowed={"retrieval_results", "retrieved_times", "finish_reason"},
             save_notes=("r1-searcher", "search-r1", "searchr1"), response_in_prompt=True, parse_turns=True,
             method_markers=(("<|begin_of_query|>", "r1-searcher"), ("<search>", "search-r1")),
@@ -301,19 +306,25 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
     for layout in (
         ResultLayout(
             "search-r1-results",
-            "Search-R1 evaluation results in FlashRAG's Dataset.save format, as GaurisankarJ/reason_over_search writes them "
-            "(output: query, final_response, pred, metric_score)",
+            "Search-R1 evaluation results in FlashRAG's Dataset.save format, as GaurisankarJ/reason_over_search writes them: "
+            "evaluation_search_r1/flashrag/pipeline/active_pipeline.py@830cdd1 SearchR1Pipeline.run_item L73-204 (output query "
+            "L83; final_response, stop_reason, stop_matched_idx/text, prompt_tokens, completion_tokens, remain_length L164-184; "
+            "pred = _extract_pred_fallback L47-71 (boxed, else the <answer> text) L187-191; search_r1_* L200-204; the hits' "
+            "contents joined by blank lines in <information> L140)",
             FieldMap(prediction=None, response="output.final_response", prompt="output.query"),
             required=frozenset({"final_response"}),
             allowed=frozenset({"query", "pred", "stop_reason", "prompt", "stop_matched_idx", "stop_matched_text", "prompt_tokens",
                                "completion_tokens", "remain_length"}),
             patterns=(r"search_r1_\w+",), parse_prediction=True, parse_turns=True, recorded=(r"search_r1_\w+",),
+            passages=(("<information>", "</information>", blank_line_passages),),
         ),
         ResultLayout(
             "r1-searcher-eval",
-            "R1-Searcher's eval script main() (evaluation/eval_search_loacl.py; read from two copies the index holds: one "
-            "unnamed, one in WangYuzzu/GenR1-Searcher evaluation/eval_search_local.py, which adds idx): each finished item "
-            "{question, answer, pred_ans, stop_reason_final, gen_text_store} appended to <src_file>-<model>_temp<t>_type<p>.jsonl",
+            "R1-Searcher's eval script main() (RUCAIBox/R1-Searcher holds only its README here; read from two copies: "
+            "WangYuzzu/GenR1-Searcher evaluation/eval_search_local.py@ccac151 main() L93-386: a finished item {idx, question, "
+            "answer, pred_ans, stop_reason_final, gen_text_store, search_count, gendoc_count} L198-209, shot_down L281-291, "
+            "documents '(i)' + doc + newline per hit L309-325, appended to <src_file>-<model>_two_tools_temp<t>_type<p>.jsonl "
+            "L378-383; and an unnamed evaluation/eval_search_loacl.py without idx, closing queries with <|end_of_query|>)",
             FieldMap(prediction="pred_ans", response="gen_text_store", golds="answer", id="idx|#", scores=None),
             required=frozenset({"question", "answer", "pred_ans"}),
             allowed=frozenset({"idx", "gen_text_store", "stop_reason_final", "generated_text", "search_count", "gendoc_count", "stop_reason", "chat_prompt"}),
@@ -322,8 +333,9 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
         ),
         ResultLayout(
             "autorefine-results",
-            "AutoRefine cmd/llm_judge.py: the result JSONL it reads ({response, ground_truth, data_source}) and extends "
-            "(llm_score, prompt_tokens, completion_tokens); the prediction is extract_answer: the last <answer>, else the response",
+            "AutoRefine cmd/llm_judge.py@0d79ca9: the result JSONL it reads (L20-21: response, ground_truth, data_source) and "
+            "score_item L40-71 extends (llm_score, prompt_tokens, completion_tokens; written L79-81); the prediction is "
+            "extract_answer L32-34: the last <answer>, else the response (L45-47); the question extract_question L36-38",
             FieldMap(prediction=None, response="response", golds="ground_truth", id="id|#", question=None, scores=None),
             required=frozenset({"response", "ground_truth", "data_source"}),
             allowed=frozenset({"llm_score", "prompt_tokens", "completion_tokens", "id", "question"}),
@@ -337,7 +349,7 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
             FieldMap(prediction="output.pred", response="output.final_response"),
             required=frozenset({"final_response", "pred"}), save_notes=("research", "r1r"), parse_turns=True,
             method_markers=(("<|begin_of_query|>", "r1-searcher"), ("<result>", "oases")),
-            passages=(("<result>", "</result>", research_passages), ("<|begin_of_documents|>", "<|end_of_documents|>", research_passages)),
+            passages=(("<result>", "</result>", blank_line_passages), ("<|begin_of_documents|>", "<|end_of_documents|>", blank_line_passages)),
             # a Search-R1 reproduction keeps the same two keys in some files: its observations are <information> blocks
             check=lambda output: "<information>" not in str(output.get("final_response")),
         ),

@@ -301,18 +301,9 @@ def test_r1_searcher_eval_documents_are_split_into_passages(tmp_path: Path) -> N
 
 
 # --- Every layout cites where its writer was read, with lines ---------------------------------------------------------
+# (the read tool gives text without line numbers: the lines were counted on the text it gave, at the commit named)
 
-# Layouts whose citations name file, commit and function but not yet lines: counting lines needs each file re-read
-# whole (the read tool gives text without line numbers), not done for these yet (notes/s2/issue-27.md). Each fails
-# strictly once its lines are added, so the list can only shrink.
-LINES_PENDING = {
-    "sequential", "conditional", "adaptive", "replug", "sure", "iterative", "self-rag", "flare", "self-ask", "ircot", "rqrag",
-    "reasoning", "search-r1-results", "r1-searcher-eval", "autorefine-results",
-}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="lines not counted yet"))
-                                  if n in LINES_PENDING else n for n in LAYOUTS])
+@pytest.mark.parametrize("name", list(LAYOUTS))
 def test_every_layout_cites_its_writer_with_commit_and_lines(name: str) -> None:
     writer = LAYOUTS[name].writer
     assert re.search(r"@[0-9a-f]{7}\b", writer), f"{name}: no commit in {writer!r}"
