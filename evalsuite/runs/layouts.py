@@ -192,7 +192,8 @@ def stepsearch_prediction(record: Mapping[str, Any]) -> str | None:
 
 def blank_line_passages(content: str) -> list[Passage]:
     """Each hit's `contents` followed by a blank line, the whole stripped: ReSearchPipeline.run_item's `<result>` and
-    `<|begin_of_documents|>`, reason_over_search's SearchR1Pipeline.run_item's `<information>`."""
+    R1SearcherPipeline.run_item's `<|begin_of_documents|>` (R1-Searcher's own parser reads `(i)Title: t Text: x` only).
+    reason_over_search's SearchR1Pipeline joins its `<information>` so too, which Search-R1's parser already splits."""
     return [_passage(part) for part in content.strip().split("\n\n") if part.strip()]
 
 
@@ -310,13 +311,13 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
             "evaluation_search_r1/flashrag/pipeline/active_pipeline.py@830cdd1 SearchR1Pipeline.run_item L73-204 (output query "
             "L83; final_response, stop_reason, stop_matched_idx/text, prompt_tokens, completion_tokens, remain_length L164-184; "
             "pred = _extract_pred_fallback L47-71 (boxed, else the <answer> text) L187-191; search_r1_* L200-204; the hits' "
-            "contents joined by blank lines in <information> L140)",
+            "contents joined by blank lines in <information> L140, which Search-R1's parser splits; files of other commits "
+            "hold Search-R1's `Doc i(Title: t) text` lines)",
             FieldMap(prediction=None, response="output.final_response", prompt="output.query"),
             required=frozenset({"final_response"}),
             allowed=frozenset({"query", "pred", "stop_reason", "prompt", "stop_matched_idx", "stop_matched_text", "prompt_tokens",
                                "completion_tokens", "remain_length"}),
             patterns=(r"search_r1_\w+",), parse_prediction=True, parse_turns=True, recorded=(r"search_r1_\w+",),
-            passages=(("<information>", "</information>", blank_line_passages),),
         ),
         ResultLayout(
             "r1-searcher-eval",
