@@ -64,7 +64,7 @@ def research_remove_boxed(s: str) -> str:  # re_search.py remove_boxed (raises w
     return s[len("\\boxed{") : -1]
 
 
-def research_pred(final_response: str, over_length: bool = False) -> str:  # ReSearchPipeline.run_item's pred
+def research_pred(final_response: str, over_length: bool = False) -> str:  # ReSearchPipeline.run_item's pred, L286-297
     if over_length:
         return ""
     part = research_extract_answer(final_response)
@@ -77,7 +77,8 @@ def research_pred(final_response: str, over_length: bool = False) -> str:  # ReS
 
 
 def research_result(*contents: str) -> str:
-    # run_item: query += f"{output_str} <result>\n{retrieval_text}\n</result>", retrieval_text = contents + "\n\n" each, stripped
+    # ReSearchPipeline.run_item L254-261 (active_pipeline.py@205fc92): query += f"{output_str} <result>\n{retrieval_text}\n</result>",
+    # retrieval_text = contents + "\n\n" each, stripped
     return " <result>\n" + "".join(f"{c}\n\n" for c in contents).strip() + "\n</result>"
 
 
@@ -123,7 +124,7 @@ def test_research_flashrag_folder_reproduces_its_metric_score(tmp_path: Path, sa
 
 
 def test_research_r1r_pipeline_uses_r1_searcher_tags(tmp_path: Path) -> None:
-    # R1SearcherPipeline.run_item: "<|begin_of_documents|>\n" + contents joined by blank lines + "\n<|end_of_documents|>";
+    # R1SearcherPipeline.run_item L122-129, L154-170: "<|begin_of_documents|>\n" + contents joined by blank lines + "\n<|end_of_documents|>";
     # pred = the first <answer>, stripped
     generation = (" <|begin_of_query|> Big Fish author<|end_of_query|> <|begin_of_documents|>\n" + BIG_FISH + "\n<|end_of_documents|>"
                   "The documents say so. </think>\n\n<answer> Daniel Wallace </answer>")
@@ -156,18 +157,19 @@ def zs_normalize(s: str | None) -> str:  # qa_em.normalize_answer: None is 'No a
     return " ".join(s.split())
 
 
-def zs_extract(solution: str) -> str | None:  # qa_em.extract_solution: None if 0 or 1 matches
+def zs_extract(solution: str) -> str | None:  # qa_em.extract_solution L117-128: None if 0 or 1 matches
     matches = list(re.finditer(r"<answer>(.*?)</answer>", solution, re.DOTALL))
     return matches[-1].group(1).strip() if len(matches) > 1 else None
 
 
-def zs_em(pred: str | None, golds: list[str]) -> float:  # qa_em.em_check's em_score
+def zs_em(pred: str | None, golds: list[str]) -> float:  # qa_em.em_check's em_score, L94-101
     return float(max(int(zs_normalize(g) in zs_normalize(pred)) for g in golds))
 
 
 def zerosearch_record(question: str, golds: list[str], generation: str, padding: int) -> dict:
     prompt = chat("You are a helpful assistant.", ZS_PREFIX.format(q=question))
-    response_str = prompt + generation + "<|im_end|>"  # decode(valid prompt ids + valid response ids), eos kept
+    # AccManager.__call__ (main_ppo.py@9fb5935 L111-135): decode(valid prompt ids + valid response ids), eos kept
+    response_str = prompt + generation + "<|im_end|>"
     em = zs_em(zs_extract(response_str), golds)
     return {"prompt": "<|endoftext|>" * padding + prompt, "response_str": response_str, "ground_truth": golds,
             "em_score": em, "f1_score": em}  # AccManager stores float(score_em) under f1_score
@@ -238,12 +240,12 @@ def step_normalize(s: str) -> str:  # qa_step.normalize_answer
     return " ".join(s.split())
 
 
-def step_extract(solution: str) -> str | None:  # qa_step.extract_solution: the last <answer>
+def step_extract(solution: str) -> str | None:  # qa_step.extract_solution L27-39: the last <answer>
     matches = list(re.finditer(r"<answer>(.*?)</answer>", solution, re.DOTALL))
     return matches[-1].group(1).strip() if matches else None
 
 
-def step_f1(prediction: str | None, golds: str | list[str]) -> float:  # qa_step.query_f1_score
+def step_f1(prediction: str | None, golds: str | list[str]) -> float:  # qa_step.query_f1_score L72-107
     if prediction is None:
         return 0.0
     pred_tokens = step_normalize(prediction).split()
@@ -259,6 +261,7 @@ def step_f1(prediction: str | None, golds: str | list[str]) -> float:  # qa_step
 
 
 def stepsearch_items() -> list[dict]:
+    # RayPPOTrainer._validate (ray_trainer.py@312a340 L611-617): {id, data_source, prompt, response, ground_truth}
     generations = [
         "<think> Search. </think>\n<search> Big Fish author </search>\n\n<information> <## Title: Big Fish ##> Big Fish is a 1998 "
         "novel by Daniel Wallace. <## Title: Canberra ##> Canberra is the capital. </information>\n\n<answer> Daniel Wallace </answer>",
