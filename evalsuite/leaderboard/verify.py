@@ -31,7 +31,7 @@ from evalsuite.agent.methods.papers import (
     run_differences,
     setting_names,
 )
-from evalsuite.errors import EvalsuiteError
+from evalsuite.errors import DataError, EvalsuiteError
 from evalsuite.leaderboard.submission import (
     CHECKSUMS_FILE,
     FORMAT_VERSION,
@@ -53,7 +53,7 @@ from evalsuite.metrics import extract_answer
 from evalsuite.metrics.registry import get_metric, is_registered
 from evalsuite.runs import SCHEMA_VERSION, ExampleRecord, Manifest, MetricsFile, TaskSummary, summarize
 from evalsuite.runs.setting import KNOWN_CORPORA, RunSetting
-from evalsuite.runs.schema import LEGACY_METRICS, MANIFEST_FILE, METRIC_CONVENTION, METRICS_FILE, PREDICTIONS_FILE
+from evalsuite.runs.schema import LEGACY_METRICS, MANIFEST_FILE, METRIC_CONVENTION, METRICS_FILE, PREDICTIONS_FILE, manifest_from_json
 from evalsuite.scoring import score_record, task_metrics
 from evalsuite.tasks.loader import load_split
 from evalsuite.tasks.registry import get_task
@@ -251,6 +251,12 @@ def _load_model(path: Path, model: type[BaseModel], limits: Limits, where: str, 
     except json.JSONDecodeError as exc:
         report.add("schema", f"{where}:{exc.lineno}", f"invalid JSON ({exc.msg})")
         return None
+    if model is Manifest:  # the one manifest reader: version 1 migrated, anything else one problem line
+        try:
+            return manifest_from_json(obj, where)
+        except DataError as exc:
+            report.add("schema", where, exc.message.removeprefix(f"{where}: "))
+            return None
     if model is not SubmissionFile and isinstance(obj, dict) and obj.get("schema_version") != SCHEMA_VERSION:
         report.add("schema", where, f"schema_version {obj.get('schema_version')!r} is not {SCHEMA_VERSION}")
         return None
@@ -663,8 +669,8 @@ def check_settings(info: SubmissionInfo, report: VerificationReport) -> None:
         runs = unrecorded.get(setting)
         report.settings[setting] = (f"declared only: not recorded by {', '.join(runs)} (imported outputs)" if runs
                                     else "matches every run manifest")
-    models = {name: m.model.get("sha256") or m.model.get("model_hash") or m.model.get("spec")
-              for name, m in report.manifests.items() if m.model}
+    models = {name: m.model.sha256 or m.model.model_hash or m.model.spec
+              for name, m in report.manifests.items() if m.model.model_dump()}
     if len(set(models.values())) > 1:
         listed = "; ".join(f"{name}: {value}" for name, value in sorted(models.items()))
         report.add("setting", SUBMISSION_FILE, f"the runs evaluated different models ({listed}); one entry is one model")
