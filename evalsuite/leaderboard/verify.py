@@ -102,8 +102,9 @@ class VerifiedTask:
     summary: TaskSummary
     data_source: str
     data_sha256: str | None
-    # The metrics verified (claimed and recomputed), by definition version; the summary may hold more: metrics
-    # registered after the entry was scored, computed from its verified predictions.
+    # The metrics whose claims were compared with the recomputation and matched, by definition version: a report of
+    # that check, never a number. Every number shown (records, summary) is the task's own metrics recomputed from
+    # the predictions against the registry's golds, whatever the claims name.
     verified_metrics: dict[str, int] = field(default_factory=dict)
 
 
@@ -467,9 +468,10 @@ def scored_with(claimed: MetricsFile | None, where: str, report: VerificationRep
 
 def rescore(lineno: int, record: ExampleRecord, row: TaskRow, where: str, report: VerificationReport,
             checked: Collection[str], declared: Collection[str] | None = None) -> ExampleRecord:
-    """Check one record against its registry row and return it rescored with the registry's gold answers: the
+    """Check one record against its registry row and return it rescored with the registry's gold answers (the
+    task's metrics today, plus the `checked` ones to compare). The claims are read only to report a mismatch: the
     `checked` metrics (what the run was scored with) must be given and equal, and a registered metric it gives must
-    be one its run `declared`; every metric of its task today is computed too, for the site."""
+    be one its run `declared`. `shown_record` then keeps only the task's metrics for the site."""
     at = f"{where}:{lineno}"
     if record.golden_answers != row.golden_answers:
         report.add("gold-edited", at, f"id {record.id!r}: golden_answers {record.golden_answers!r} differ from the registry's "
@@ -490,6 +492,12 @@ def rescore(lineno: int, record: ExampleRecord, row: TaskRow, where: str, report
             report.add("score", at, f"id {record.id!r}: claimed {name} {_format(claimed[name])} but recomputed "
                                     f"{_format(rescored.metrics[name])} against the registry's gold answers")
     return rescored
+
+
+def shown_record(record: ExampleRecord) -> ExampleRecord:
+    """A rescored record as the site shows it: its task's metrics only, so a claim cannot choose what is shown."""
+    shown = task_metrics(record.task)
+    return record.model_copy(update={"metrics": {m: v for m, v in record.metrics.items() if m in shown}})
 
 
 def _close(a: float, b: float) -> bool:
@@ -606,8 +614,8 @@ def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Pa
         rescored = {r.id: rescore(lineno, check_record(lineno, r, split, ref, parse, pred_where, report), gold[r.id],
                                   pred_where, report, checked, declared)
                     for lineno, r in kept}
-        records = [rescored[row.id] for row in loaded.rows if row.id in rescored]
-        rescored_all.extend(records)
+        rescored_all.extend(rescored[row.id] for row in loaded.rows if row.id in rescored)
+        records = [shown_record(rescored[row.id]) for row in loaded.rows if row.id in rescored]
         if len(records) == len(gold):
             report.tasks[task] = VerifiedTask(task, split, name, records, summarize(records).tasks[task],
                                               loaded.source, loaded.source_hash, checked)

@@ -264,3 +264,33 @@ def test_the_setting_an_entry_is_ranked_in_names_its_corpus_by_content(submissio
     report = verify_submission(submission, benchmarks_dir)
     assert report.accepted, report.problem_lines()
     assert report.setting_key() == "custom corpus (10,813 passages, sha cdcdcdcdcdcd…) · e5 · top-3 · 4 turns"
+
+
+# --- Claims are read only to report a mismatch ------------------------------------------------------------
+
+def test_what_the_site_shows_does_not_depend_on_the_claims(submission, packed, benchmarks_dir):
+    """Claims that agree with the recomputation are accepted, yet the numbers shown (records and summaries) are the
+    task's own metrics recomputed from predictions against registry golds, not whatever metrics the claims list."""
+    from evalsuite.metrics.termination import RUN_METRICS
+
+    honest = verify_submission(packed, benchmarks_dir)
+    records = read_records(submission)
+    extra = RUN_METRICS[0]
+    for record in records:  # claim one more registered metric, scored exactly as evalsuite scores it
+        record.metrics = {**record.metrics, **score_record(record, [extra])}
+    write_records(submission, records)
+
+    def claim(m: dict) -> None:
+        summary = summarize(records)
+        m["tasks"] = summary.model_dump()["tasks"]
+        m["metric_versions"] = {**m["metric_versions"], extra: 1} if m.get("metric_versions") else None
+
+    edit_json(submission / RUN / "metrics.json", claim)
+    write_checksums(submission)
+    report = verify_submission(submission, benchmarks_dir)
+    assert report.accepted, report.problem_lines()
+    for task, verified in report.tasks.items():
+        shown = {name: s.mean for name, s in verified.summary.metrics.items()}
+        assert shown == {name: s.mean for name, s in honest.tasks[task].summary.metrics.items()}
+        assert extra not in shown and all(extra not in r.metrics for r in verified.records)
+        assert [r.metrics for r in verified.records] == [r.metrics for r in honest.tasks[task].records]
