@@ -152,7 +152,10 @@ class RetrieverSetting(BaseModel):
     def label(self) -> str | None:
         if not self.used:
             return None
-        encoder = f" ({self.encoder.key or 'encoder ' + str(self.encoder.name)})" if self.encoder else ""
+        encoder = ""
+        if self.encoder is not None:
+            revision = self.encoder.revision.removeprefix("sha256:")[:12] if self.encoder.revision else None
+            encoder = f" ({self.encoder.key or 'encoder ' + str(self.encoder.name)}{' @ ' + revision if revision else ''})"
         return f"{', '.join(sorted(self.names)) or self.spec or 'index'}{encoder}"
 
 
