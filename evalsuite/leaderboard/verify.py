@@ -158,9 +158,19 @@ class VerificationReport:
         for name in ("corpus", "retriever", "topk", "max_turns"):
             how = self.settings.get(name, "")
             label = {"topk": "top-k", "max_turns": "turn limit"}.get(name, name)
+            if name == "corpus" and how == "matches every run manifest":
+                label = self._corpus_proof()
             (recorded if how == "matches every run manifest" else declared).append(label)
         declared += ["model", "training data"]
         return {"proven": proven, "recorded": recorded, "declared": declared}
+
+    def _corpus_proof(self) -> str:
+        """"corpus" when every run's corpus was matched by its passage count and sha256 (or is custom, shown by
+        both); "corpus (wiki-18 by passage count only)" when a known corpus was matched on the count alone."""
+        matched = [RunSetting.from_manifest(m).corpus for m in self.manifests.values()]
+        known = [c.known() for c in matched if c is not None]
+        count_only = sorted({k.label for k in known if k is not None and k.sha256 is None})
+        return f"corpus ({', '.join(count_only)} by passage count only)" if count_only else "corpus"
 
     def setting_key(self) -> str:
         """The key entries are grouped and ranked by: the declared setting with the corpus named by content wherever

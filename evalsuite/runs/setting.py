@@ -28,8 +28,13 @@ class KnownCorpus(BaseModel):
     label: str
     num_passages: int
     # None: the hash is not pinned yet (the file is too large to fetch here); the passage count alone is matched and
-    # the label says so, so it is never shown as a content match.
+    # the label says so, so it is never shown as a content match (docs/guarantees.md, "How a corpus is named").
     sha256: str | None = None
+
+    @property
+    def basis(self) -> str:
+        """What a match with this corpus rests on, as the site says it."""
+        return "passage count and sha256" if self.sha256 is not None else "passage count only"
 
 
 KNOWN_CORPORA: tuple[KnownCorpus, ...] = (
@@ -96,13 +101,14 @@ class CorpusIdentity(BaseModel):
         return known.key if known else None
 
     def label(self) -> str:
-        """"wiki-18 sample" for a content match; "wiki-18 (21,015,324 passages; hash not pinned)" where only the
-        count can be matched; otherwise "custom corpus (N passages, sha …)", whatever the file is called."""
+        """"wiki-18 sample" for a content match; "wiki-18 (by passage count only: 21,015,324; sha256 not pinned)"
+        where only the count can be matched; otherwise "custom corpus (N passages, sha …)", whatever the file is
+        called."""
         known = self.known()
         if known is not None and known.sha256 is not None:
             return known.label
         if known is not None:
-            return f"{known.label} ({known.num_passages:,} passages; hash not pinned)"
+            return f"{known.label} (by passage count only: {known.num_passages:,}; sha256 not pinned)"
         count = f"{self.num_documents:,} passages" if self.num_documents is not None else "passage count not recorded"
         sha = f"sha {self.sha256[:12]}…" if self.sha256 else "no content hash"
         return f"custom corpus ({count}, {sha})"

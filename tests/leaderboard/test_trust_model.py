@@ -294,3 +294,18 @@ def test_what_the_site_shows_does_not_depend_on_the_claims(submission, packed, b
         assert shown == {name: s.mean for name, s in honest.tasks[task].summary.metrics.items()}
         assert extra not in shown and all(extra not in r.metrics for r in verified.records)
         assert [r.metrics for r in verified.records] == [r.metrics for r in honest.tasks[task].records]
+
+
+def test_a_corpus_matched_by_its_count_alone_says_so_next_to_the_badge(submission, benchmarks_dir):
+    """wiki-18's sha256 is not pinned (docs/guarantees.md): a run over 21,015,324 passages is "wiki-18" by its
+    passage count only, and both its label and the proof next to the badge say that basis."""
+    evalsuite_run(submission, {**SMALL, "num_documents": 21_015_324}, E5)
+    report = verify_submission(submission, benchmarks_dir)
+    assert report.accepted, report.problem_lines()
+    assert "corpus (wiki-18 by passage count only)" in report.proof()["recorded"]
+    assert "recorded by the runs: corpus (wiki-18 by passage count only)" in report.proof_line()
+    (manifest,) = report.manifests.values()
+    from evalsuite.runs.setting import RunSetting
+
+    assert RunSetting.from_manifest(manifest).corpus_label() == "wiki-18 (by passage count only: 21,015,324; sha256 not pinned)"
+    assert "wiki-18 (by passage count only" in report.setting_key()
