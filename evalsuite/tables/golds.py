@@ -16,7 +16,7 @@ from pathlib import Path
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.files import file_sha256
-from evalsuite.metrics.registry import is_registered
+from evalsuite.metrics.registry import list_metrics
 from evalsuite.runs import ExampleRecord, Manifest
 from evalsuite.scoring import score_record, task_metrics
 from evalsuite.tasks.loader import find_split_file, read_jsonl_rows, read_parquet_rows
@@ -90,20 +90,21 @@ def rescore_with_registry(records: Sequence[ExampleRecord], basis: GoldBasis) ->
     for key, (path, _) in basis.found.items():
         rows = read_parquet_rows(path) if path.suffix == ".parquet" else read_jsonl_rows(path)
         golds[key] = {row.id: list(row.golden_answers) for row in rows}
-    by_task = {task: key for key in golds for task in [key[0]]}
+    by_task = {key[0]: key for key in golds}
+    per_example = {spec.name for spec in list_metrics()}  # not the metrics over samples (em_avg, pass@k)
     out = []
     for record in records:
         key = by_task.get(record.task)
-        if key is None or (record.split not in (None, key[1])):
+        if key is None:  # a task whose split file is not here (listed in `basis.missing`)
             out.append(record)
             continue
-        gold = golds[key].get(record.id)
+        gold = golds[key].get(record.id) if record.split in (None, key[1]) else None
         if gold is None:
             basis.unknown_ids += 1
             out.append(record)
             continue
         rescored = record.model_copy(update={"golden_answers": gold})
-        names = list(dict.fromkeys((*task_metrics(record.task), *(m for m in record.metrics if is_registered(m)))))
+        names = list(dict.fromkeys((*task_metrics(record.task), *(m for m in record.metrics if m in per_example))))
         rescored.metrics = {**record.metrics, **score_record(rescored, names)}
         out.append(rescored)
     return out
