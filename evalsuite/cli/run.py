@@ -246,7 +246,7 @@ def run_command(
         ray_options = RayOptions(address=ray, actors=ray_actors, num_cpus=ray_cpus, num_gpus=ray_gpus)
     result = _run_with_progress(spec, ray_options)
     # the model the backend reports (a server's served model, not the last part of its URL)
-    served = result.directory.read_manifest().backend.get("model") or spec.model
+    served = result.directory.read_manifest().backend.model or spec.model
     plot = _write_plot(result, f"{spec.method} · {Path(str(served)).name}")  # with --json too: the file is the run's
     if as_json:
         echo_json({"run_directory": str(result.directory.path), "metrics": result.metrics.model_dump(mode="json"),

@@ -40,7 +40,7 @@ def test_each_question_gets_k_records_with_sample_index_and_seed(tmp_path, traje
     em = {r.id: r.metrics["em"] for r in records if r.sample == 0}
     assert nq.metrics["em_avg"].mean == pytest.approx(sum(em.values()) / 5) == nq.metrics["em_pass@3"].mean
     manifest = RunDirectory(spec.out).read_manifest()
-    assert manifest.decoding["samples"] == 3 and manifest.seeds == {"seed": 40, "samples": 3}
+    assert manifest.decoding.samples == 3 and manifest.seeds == {"seed": 40, "samples": 3}
 
 
 def test_resume_redoes_only_the_missing_samples(tmp_path, trajectories_dir, benchmarks_dir):

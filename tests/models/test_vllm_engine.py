@@ -211,7 +211,7 @@ def test_vllm_ray_actors_with_the_served_index_equal_the_single_process_run(vllm
     ray_run, single = RunDirectory(out), RunDirectory(vllm_run)
     assert ray_run.read_metrics() == single.read_metrics()
     assert settings_differences(single.read_manifest(), ray_run.read_manifest()) == []
-    assert ray_run.read_manifest().backend["engine"].startswith("vllm")
+    assert ray_run.read_manifest().backend.model_extra["engine"].startswith("vllm")
 
 
 # ---- bad input: one line, before any run directory is written (no engine is started) ----
