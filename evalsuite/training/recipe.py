@@ -73,7 +73,7 @@ class Recipe(ABC):
         return {}
 
     def logged_columns(self, config: TrainConfig) -> list[str]:
-        """Rollout columns logged every step as zero-weight rewards (besides n_turns and n_searches)."""
+        """Rollout columns logged every step as zero-weight rewards (besides `training.rollout.ROLLOUT_METRICS`)."""
         return []
 
     def grpo_trainer(self, trl: Any, config: TrainConfig, reward: MethodReward, rollout: Any) -> tuple[type, dict[str, Any]]:
