@@ -246,11 +246,18 @@ def parse_task_list(spec: str) -> list[Task]:
         raise EvalsuiteError("no task given", hint="pass --tasks nq,hotpotqa (see `evalsuite tasks`)")
     chosen: list[Task] = []
     for name in names:
-        if name.endswith((".yaml", ".yml")):
-            chosen.extend(register_task_file(name))
-        else:
-            chosen.append(get_task(name))
+        chosen.extend(register_task_file(name) if name.endswith((".yaml", ".yml")) else [get_task(name)])
     return chosen
+
+
+def resolve_task(spec: str) -> Task:
+    """One task by name, or the one task a YAML declaration file declares (registered)."""
+    if not spec.endswith((".yaml", ".yml")):
+        return get_task(spec)
+    declared = register_task_file(spec)
+    if len(declared) != 1:
+        raise DataError(f"{spec} declares {len(declared)} tasks; one is needed here", hint="pass one task's declaration file, or its name")
+    return declared[0]
 
 
 def _register_shipped() -> None:

@@ -58,6 +58,7 @@ def test_a_task_file_on_the_command_line_is_registered_and_taken(tmp_path):
         chosen = parse_task_list(f"nq,{path}")
         assert [t.name for t in chosen] == ["nq", "toyqa"] and get_task("toyqa").method == "direct"
         parse_task_list(str(path))  # the same declaration twice is harmless
+        assert tasks.resolve_task(str(path)).name == "toyqa" and tasks.resolve_task("nq").name == "nq"  # score --task
     with pytest.raises(DataError, match="no such task declaration"):
         parse_task_list(str(tmp_path / "missing.yaml"))
 
