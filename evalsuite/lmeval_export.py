@@ -107,8 +107,8 @@ def export_tasks(
     """Write the task YAMLs, data files, utils.py and per-task groups into `out` (`tasks`: default every registered
     task); returns what was written."""
     from evalsuite.agent.method import get_method
-    from evalsuite.tasks import apply_subset, get_task, load_split
-    from evalsuite.tasks.registry import task_names
+    from evalsuite.tasks import apply_subset, load_split
+    from evalsuite.tasks.registry import resolve_task, task_names
 
     tasks = task_names() if tasks is None else tasks
 
@@ -122,7 +122,7 @@ def export_tasks(
     (out / "utils.py").write_text(UTILS, encoding="utf-8")
     written: list[ExportedTask] = []
     for task_spec in tasks:
-        task = get_task(task_spec)
+        task = resolve_task(task_spec)  # a name, or a task declaration FILE.yaml
         loaded = load_split(task, split, data_dir)
         rows = apply_subset(loaded.rows, subset)
         names = []

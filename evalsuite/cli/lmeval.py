@@ -14,7 +14,7 @@ lmeval_app = typer.Typer(help="Interoperate with lm-evaluation-harness.", no_arg
 @lmeval_app.command("export")
 def export_command(
     out: Path = typer.Option(..., "--output", "-o", help="Directory for the task YAMLs (pass it to lm_eval --include_path)."),
-    tasks: Optional[str] = typer.Option(None, "--tasks", "-t", help="Comma-separated tasks.", show_default="every registered task (`evalsuite tasks`)"),
+    tasks: Optional[str] = typer.Option(None, "--tasks", "-t", help="Comma-separated tasks (names or task declaration FILE.yaml).", show_default="every registered task (`evalsuite tasks`)"),
     settings: str = typer.Option("direct,naive-rag", "--settings", help="direct and/or naive-rag (precomputed passages)."),
     retriever: Optional[str] = typer.Option(None, "--retriever", "-r", help="Index directory or URL for naive-rag's passages."),
     topk: int = typer.Option(3, "--topk", help="Passages per question for naive-rag."),
