@@ -41,7 +41,7 @@ from evalsuite.runs.layouts import (
     require_path,
 )
 from evalsuite.runs.schema import ExampleRecord
-from evalsuite.tasks.registry import get_task, list_tasks
+from evalsuite.tasks.registry import get_task, list_tasks, resolve_task
 
 INTERMEDIATE_FILE = "intermediate_data.json"
 METRIC_SCORE_FILE = "metric_score.txt"
@@ -381,7 +381,7 @@ def records_from_source(
     writer scored (FlashRAG's `pred`); the response, where the writer keeps one, is parsed into turns with `parse`
     (a method's `Method.parse`; Search-R1's by default), or with `parser_of(method)` where the layout names one."""
     layout = layout or resolve_layout(source)
-    task_name = get_task(task).name if task else infer_task(source.path, source.config)
+    task_name = resolve_task(task).name if task else infer_task(source.path, source.config)
     split = get_task(task_name).eval_split
     records: list[ExampleRecord] = []
     recorded: list[RecordedScore] = []

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from evalsuite.errors import DataError, EvalsuiteError
+from evalsuite.errors import DataError, EvalsuiteError, did_you_mean
 from evalsuite.metrics.registry import one_sample_metric
 from evalsuite.runs import Manifest, MetricsFile, RunDirectory
 from evalsuite.runs.columns import ScoreColumns, read_scores, write_scores
@@ -144,8 +143,7 @@ def resolve_baseline(runs: Sequence[RunData], wanted: str | None) -> str:
     if len(by_method) > 1:
         raise EvalsuiteError(f"baseline {wanted!r} matches the method of several runs: {', '.join(by_method)}",
                              hint="pass the run's directory name instead")
-    close = difflib.get_close_matches(wanted, names, n=3, cutoff=0.3)
-    raise EvalsuiteError(f"baseline {wanted!r} is not one of the runs", hint=f"did you mean {', '.join(close)}?" if close else f"runs: {', '.join(names)}")
+    raise EvalsuiteError(f"baseline {wanted!r} is not one of the runs", hint=did_you_mean(wanted, names, f"runs: {', '.join(names)}", cutoff=0.3))
 
 
 def settings_notes(runs: Sequence[RunData], reference: str) -> tuple[dict[str, str], list[str]]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evalsuite.agent.engine import RolloutConfig
-from evalsuite.errors import DataError, require
+from evalsuite.errors import DataError, did_you_mean, require
 from evalsuite.training.recipe import Recipe, RecipeRegistry, default_registry
 
 @dataclass
@@ -85,7 +85,7 @@ def load_config(path: str | Path, method: str | None = None, registry: RecipeReg
         raise DataError(f"{path}: the top level must be a mapping")
     raw.setdefault("method", method)
     if raw["method"] not in recipes:
-        raise DataError(f"{path}: method {raw['method']!r} is not a recipe", hint=f"one of: {', '.join(recipes.names())}")
+        raise DataError(f"{path}: method {raw['method']!r} is not a recipe", hint=did_you_mean(raw["method"], recipes.names(), f"one of: {', '.join(recipes.names())}"))
     if method is not None and raw["method"] != method:
         raise DataError(f"{path}: the file is for {raw['method']!r}, not {method!r}")
     recipe = recipes.get(raw["method"])
