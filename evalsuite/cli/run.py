@@ -118,7 +118,7 @@ def run_command(
     ctx: typer.Context,
     config: Optional[Path] = typer.Option(None, "--config", "-c", callback=fill_from_config, is_eager=True, help="YAML/JSON file of options (keys: the long names, e.g. max_turns), or a run's manifest.json to repeat that run; flags override it."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Checkpoint: local path, hub name, packaged model (evalsuite models list), GGUF file, endpoint URL, or recording (replay). Omit for the embedded CPU demo."),
-    backend: Optional[str] = typer.Option(None, "--backend", "-b", help="openai | hf | vllm | vllm-async | llamacpp | lmeval | replay (default: guessed from --model)."),
+    backend: Optional[str] = typer.Option(None, "--backend", "-b", help="openai | hf | vllm | vllm-async | llamacpp | xllamacpp | lmeval | replay (default: guessed from --model)."),
     method: Optional[str] = typer.Option(None, "--method", help="Agent method (prompt, action parser, observation format); default: the tasks' own, else search-r1."),
     prompt_style: str = typer.Option(RunConfig.default("prompt_style"), "--prompt-style", help="auto (chat template if the model has one) | base | instruct | base-1shot | base-fewshot."),
     tasks: Optional[str] = typer.Option(None, "--tasks", "-t", help="Comma-separated tasks, e.g. nq,hotpotqa."),
@@ -136,7 +136,7 @@ def run_command(
     seed: int = typer.Option(RunConfig.default("seed"), "--seed", help="Seed of sampling (with --temperature above 0); with --samples K, sample j uses seed + j."),
     samples: int = typer.Option(RunConfig.default("samples"), "--samples", help="K sampled trajectories per question (needs --temperature above 0): avg@K, pass@k and maj@K are reported per question."),
     seeds: Optional[str] = typer.Option(None, "--seeds", help="Comma-separated seeds, one sampled trajectory per question each (e.g. 1,2,3: like --samples 3 with those seeds); the run reports the mean and the spread over seeds."),
-    top_p: Optional[float] = typer.Option(None, "--top-p", help="Nucleus sampling threshold in (0, 1] (llamacpp and openai backends; default: the backend's)."),
+    top_p: Optional[float] = typer.Option(None, "--top-p", help="Nucleus sampling threshold in (0, 1] (llamacpp, xllamacpp, openai and vllm backends; default: the backend's)."),
     batch_size: int = typer.Option(RunConfig.default("batch_size"), "--batch-size", help="Examples per batch (async: trajectories in flight); a kill loses at most those."),
     schedule: Optional[str] = typer.Option(None, "--schedule", help="async (each trajectory on its own; servers, vllm-async) | sync (turn by turn in batches). Default: async where the backend supports it."),
     shard: Optional[str] = typer.Option(None, "--shard", help="i/n: evaluate a deterministic share; combine with `evalsuite merge`."),
@@ -144,6 +144,7 @@ def run_command(
     backend_option: list[str] = typer.Option([], "--backend-option", help="KEY=VALUE passed to the backend (repeatable)."),
     out: Optional[Path] = typer.Option(None, "--output", "-o", help="Run directory (default: runs/<timestamp>)."),
     allow_failures: bool = typer.Option(False, "--allow-failures", help=f"Exit 0 even when some examples failed (default: exit {EXIT_FAILED_EXAMPLES})."),
+    report_to: list[str] = typer.Option([], "--report-to", help="tensorboard | wandb (repeatable): per-task metrics and sampled trajectories sent there too (extras of the same names)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (run directory, metrics, notes) instead of the table."),
     ray: Optional[str] = typer.Option(None, "--ray", help="Spread the run over Ray actors (extra [ray]): HEAD_IP:PORT, auto (the cluster this machine joined) or local (start Ray here)."),
     ray_actors: Optional[int] = typer.Option(None, "--ray-actors", help="Backend replicas (default: as many as the cluster's CPUs, or GPUs, hold)."),
@@ -171,6 +172,9 @@ def run_command(
     run_settings.check_backend(backend or (guess_backend(model) if model else None))
     if run_settings.samples > 1 and ray is not None:
         raise EvalsuiteError("--samples with --ray is not supported yet", hint="run sampled evaluations without --ray")
+    from evalsuite.runs.report import check_destinations, report_run
+
+    destinations = check_destinations(report_to, "--report-to")  # a missing client is named before the run, not after
     if method is not None:
         from evalsuite.agent.method import check_method
 
@@ -220,9 +224,10 @@ def run_command(
     # the model the backend reports (a server's served model, not the last part of its URL)
     served = result.directory.read_manifest().backend.model or spec.model
     plot = _write_plot(result, f"{spec.method} · {Path(str(served)).name}")  # with --json too: the file is the run's
+    reported = report_run(destinations, result.directory.path, result.metrics, result.records, result.directory.path.name)
     if as_json:
         echo_json({"run_directory": str(result.directory.path), "metrics": result.metrics.model_dump(mode="json"),
-                   "plot": str(plot) if plot else None,
+                   "plot": str(plot) if plot else None, "reported": reported,
                    "stopped": result.stopped, "note": note, "failures": failures_note(result.metrics),
                    "paper_setting": result.paper.to_dict() if result.paper else None})
     else:
@@ -236,6 +241,8 @@ def run_command(
         console.print(f"run directory: {escape(str(result.directory.path))}")
         if plot is not None:
             console.print(f"plot: {escape(str(plot))}")
+        for line in reported:
+            console.print(escape(line))
         from evalsuite.cli.view import view_command_line
 
         console.print(f"see every example: {escape(view_command_line(result.directory.path))}")

@@ -5,6 +5,11 @@ forbids inline script, a script that only hides elements). Each question is one 
 answers once, then one column per run with its prediction, metrics, turns (queries and passages) and protocol
 errors, so two runs are read side by side on the same question. What a run lacks (still being written, failed
 examples, questions the other runs do not have) is said in one line each, on the page and to the caller.
+
+A large run is split into pages of `PAGE_SIZE` questions (`index.html`, `page-2.html`, …), each rendered on its own,
+so a 50k-example run opens as fast as a small one and the browser never holds more than one page. Every page has the
+same pager (neighbouring pages, first and last, and the page where each task starts), the notes, and the filters,
+which act on the page shown.
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ from evalsuite.runs import ExampleRecord, RunDirectory
 from evalsuite.runs.schema import METRICS_FILE, PREDICTIONS_FILE
 
 Key = tuple[str, str]  # (task, example id)
+# Questions per page: a page of 200 two-run questions with passages is a few MB, which Chromium lays out in well
+# under a second; a whole 50k-example run on one page would be hundreds of MB.
+PAGE_SIZE = 200
 
 
 @dataclass
@@ -48,6 +56,7 @@ class RunViewPage:
     runs: list[ViewedRun]
     questions: int
     notes: list[str] = field(default_factory=list)
+    pages: int = 1
 
 
 def short_labels(paths: list[Path]) -> list[str]:
@@ -89,9 +98,9 @@ def load_run(path: Path, label: str) -> ViewedRun:
     return ViewedRun(label, path, records, setting, finished, (path / METRICS_FILE).is_file())
 
 
-def missing_notes(runs: list[ViewedRun]) -> list[str]:
-    """One line for each thing that is not there: a run still being written, failed examples, questions that only
-    some of the runs have."""
+def missing_notes(runs: list[ViewedRun], page_of: dict[Key, int] | None = None) -> list[str]:
+    """One line for each thing that is not there: a run still being written, failed examples (with the pages they
+    are on, when there is more than one page), questions that only some of the runs have."""
     notes = []
     for run in runs:
         if not run.finished or not run.has_metrics:
@@ -99,7 +108,12 @@ def missing_notes(runs: list[ViewedRun]) -> list[str]:
             notes.append(f"{run.label}: still being written or stopped ({', '.join(lacks)}): showing the "
                          f"{len(run.records)} examples written so far")
         if failed := run.failed():
-            notes.append(f"{run.label}: {failed} of {len(run.records)} examples failed: shown with their error (filter: failed)")
+            where = ""
+            if page_of and max(page_of.values()) > 1:
+                pages = sorted({page_of[key] for key, r in run.records.items() if r.status != "ok"})
+                shown = ", ".join(map(str, pages[:10])) + (f" and {len(pages) - 10} more" if len(pages) > 10 else "")
+                where = f" on page{'s' if len(pages) > 1 else ''} {shown}"
+            notes.append(f"{run.label}: {failed} of {len(run.records)} examples failed: shown with their error{where} (filter: failed)")
     if len(runs) > 1:
         every = set.intersection(*(set(r.records) for r in runs))
         only = [(run.label, len(set(run.records) - every)) for run in runs if len(set(run.records) - every)]
@@ -143,33 +157,69 @@ def _default_output(paths: list[Path]) -> Path:
     return cache_root() / "view" / f"{paths[0].resolve().name}-{digest}"
 
 
-def build_view(paths: list[Path], out_dir: Path | None = None) -> RunViewPage:
-    """Render `paths` (run directories) into `out_dir` (default: a folder in the cache named after them)."""
+def page_file(number: int) -> str:
+    """Page 1 is index.html (what `--open` and the printed link open); page k is page-k.html."""
+    return "index.html" if number == 1 else f"page-{number}.html"
+
+
+def _pager(number: int, total: int, task_pages: dict[str, int]) -> dict:
+    """Links of one page: first, previous, the pages around it, next, last, and where each task starts."""
+    around = sorted({1, total, *range(max(1, number - 3), min(total, number + 3) + 1)})
+    links, last = [], 0
+    for k in around:
+        if k > last + 1:
+            links.append(None)  # a gap, shown as …
+        links.append({"number": k, "href": page_file(k), "current": k == number})
+        last = k
+    return {
+        "number": number, "total": total, "links": links,
+        "previous": page_file(number - 1) if number > 1 else None, "next": page_file(number + 1) if number < total else None,
+        "tasks": [{"task": t, "number": k, "href": page_file(k)} for t, k in task_pages.items()] if total > 1 else [],
+    }
+
+
+def build_view(paths: list[Path], out_dir: Path | None = None, page_size: int = PAGE_SIZE) -> RunViewPage:
+    """Render `paths` (run directories) into `out_dir` (default: a folder in the cache named after them), in pages
+    of `page_size` questions."""
     if not paths:
         raise EvalsuiteError("no run directory given", hint="evalsuite view RUN [RUN…]")
+    if page_size < 1:
+        raise EvalsuiteError(f"--page-size must be at least 1, not {page_size}", hint="e.g. --page-size 200")
     out_dir = Path(out_dir) if out_dir is not None else _default_output(paths)
     runs = [load_run(Path(p), label) for p, label in zip(paths, short_labels([Path(p) for p in paths]))]
     headline = summary_metrics()[0].name
     metric_names = {m.name: m.label for m in summary_metrics() if any(m.name in r.metrics for run in runs for r in run.records.values())}
-    questions = []
-    for key in _question_order(runs):
-        first = next(run.records[key] for run in runs if key in run.records)
-        cells = [_cell(run, key, headline) for run in runs]
-        questions.append({
-            "task": key[0], "id": key[1], "question": first.question, "golds": first.golden_answers, "cells": cells,
-            "wrong": any(c["record"] is not None and c["wrong"] for c in cells),
-            "failed": any(c["record"] is not None and c["record"].status != "ok" for c in cells),
-        })
-    notes = missing_notes(runs)
+    order = _question_order(runs)
+    total = max(1, -(-len(order) // page_size))
+    page_of = {key: i // page_size + 1 for i, key in enumerate(order)}
+    task_pages: dict[str, int] = {}
+    for key in order:
+        task_pages.setdefault(key[0], page_of[key])
+    notes = missing_notes(runs, page_of)
     _prepare(out_dir)
     env = _environment()
     env.globals["site"] = {"title": "evalsuite run viewer"}
-    page = out_dir / "index.html"
-    page.write_text(env.get_template("view.html.j2").render(
-        root="", nav={"index": "index.html"}, runs=runs, questions=questions, notes=notes, metric_names=metric_names,
-        headline=headline, tasks=sorted({q["task"] for q in questions}),
-    ), encoding="utf-8")
-    return RunViewPage(page, runs, len(questions), notes)
+    template = env.get_template("view.html.j2")
+    tasks = sorted(task_pages)
+    for number in range(1, total + 1):
+        first_index = (number - 1) * page_size
+        # each page's questions are built and rendered on their own, so memory holds one page of HTML at a time
+        questions = [_question(runs, key, headline, first_index + i + 1) for i, key in enumerate(order[first_index:first_index + page_size])]
+        (out_dir / page_file(number)).write_text(template.render(
+            root="", nav={"index": "index.html"}, runs=runs, questions=questions, notes=notes, metric_names=metric_names,
+            headline=headline, tasks=tasks, pager=_pager(number, total, task_pages), total_questions=len(order),
+        ), encoding="utf-8")
+    return RunViewPage(out_dir / "index.html", runs, len(order), notes, total)
+
+
+def _question(runs: list[ViewedRun], key: Key, headline: str, number: int) -> dict:
+    first = next(run.records[key] for run in runs if key in run.records)
+    cells = [_cell(run, key, headline) for run in runs]
+    return {
+        "number": number, "task": key[0], "id": key[1], "question": first.question, "golds": first.golden_answers, "cells": cells,
+        "wrong": any(c["record"] is not None and c["wrong"] for c in cells),
+        "failed": any(c["record"] is not None and c["record"].status != "ok" for c in cells),
+    }
 
 
 def _prepare(out_dir: Path) -> None:

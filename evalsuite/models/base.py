@@ -36,7 +36,7 @@ def request_seed(request: GenerationRequest) -> int:
 
 
 # The backends that pass GenerationRequest.top_p to their sampler; a run asks for --top-p only of these.
-TOP_P_BACKENDS = ("llamacpp", "openai", "vllm", "vllm-async")
+TOP_P_BACKENDS = ("llamacpp", "xllamacpp", "openai", "vllm", "vllm-async")
 
 
 @dataclass

@@ -23,7 +23,7 @@ from evalsuite.files import cache_root, file_sha256
 RECORD = "evalsuite-packaged-model.json"  # written last: a directory without it is an unfinished build
 # backends that take a Hugging Face model directory, and the one that takes the GGUF itself
 DIRECTORY_BACKENDS = ("hf", "vllm", "vllm-async")
-GGUF_BACKENDS = ("llamacpp",)
+GGUF_BACKENDS = ("llamacpp", "xllamacpp")
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ for _name, _target in {
     "vllm": "evalsuite.models.vllm:VLLMBackend",
     "vllm-async": "evalsuite.models.vllm:VLLMAsyncBackend",
     "llamacpp": "evalsuite.models.llamacpp:LlamaCppBackend",
+    "xllamacpp": "evalsuite.models.xllamacpp:XLlamaCppBackend",
     "lmeval": "evalsuite.models.lmeval:LMEvalBackend",
     "replay": "evalsuite.models.replay:ReplayBackend",
 }.items():
@@ -50,7 +51,7 @@ def load_backend(name: str, model: str, **options: Any) -> Backend:
 
     A model file of the wrong kind or an option of the wrong type is the user's error, reported in one line."""
     cls = backend_class(name)
-    if name == "llamacpp":
+    if name in ("llamacpp", "xllamacpp"):
         check_gguf(model)
     try:
         return cls(model, **options)

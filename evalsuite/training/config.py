@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from evalsuite.agent.engine import RolloutConfig
-from evalsuite.errors import DataError, did_you_mean, require
+from evalsuite.errors import DataError, did_you_mean
+from evalsuite.runs.report import check_destinations
 from evalsuite.training.recipe import Recipe, RecipeRegistry, default_registry
 
 @dataclass
@@ -117,8 +118,6 @@ def load_config(path: str | Path, method: str | None = None, registry: RecipeReg
 
 # the TrainConfig fields that hold the TRL arguments of a stage before GRPO (a recipe's `stages` says which it runs)
 CURRICULUM_SECTIONS = ("sft", "dpo")
-# report_to destinations evalsuite knows and the extra that installs each one's client
-REPORT_EXTRAS = {"tensorboard": ("tensorboard", "tensorboard"), "wandb": ("wandb", "wandb")}
 
 
 def report_destinations(config: TrainConfig) -> list[str]:
@@ -139,11 +138,8 @@ def stage_arguments(config: TrainConfig, settings: dict[str, Any], output_dir: P
 
 def check_config(config: TrainConfig, path: Path, recipe: Recipe) -> None:
     """Refuse settings that would only fail (or silently do nothing) minutes into a run; then the recipe's own checks."""
-    for destination in report_destinations(config):
-        if destination not in REPORT_EXTRAS:
-            raise DataError(f"{path}: report_to {destination!r} is not one of none, {', '.join(REPORT_EXTRAS)}")
-        module, extra = REPORT_EXTRAS[destination]
-        require(module, extra, f"report_to: {destination}")
+    # the destinations `evalsuite run --report-to` sends evaluations to, each with its client installed
+    check_destinations(report_destinations(config), f"{path}: report_to")
     for section in CURRICULUM_SECTIONS:
         if section not in recipe.stages and getattr(config, section) is not None:
             raise DataError(f"{path}: {config.method} has no {section} stage (its stages: {', '.join(recipe.stages)})", hint=f"remove the {section} section")

@@ -82,3 +82,32 @@ def test_score_prints_the_command_that_opens_the_viewer(trajectories_dir, tmp_pa
     result = cli("score", trajectories_dir / f"{BASE_SEED1}.json", "-o", tmp_path / "scored")
     assert result.exit_code == 0, result.output
     assert f"see every example: evalsuite view {tmp_path / 'scored' / BASE_SEED1} --open" in result.output
+
+
+def test_a_run_is_split_into_pages_each_with_the_pager_and_the_notes(scored_runs, tmp_path):
+    partial = partial_copy(scored_runs / BASE_SEED1, tmp_path / "partial", keep=120, fail=110)
+    page = build_view([partial, scored_runs / INSTRUCT_SEED1], tmp_path / "view", page_size=50)
+    assert (page.questions, page.pages) == (125, 3)
+    assert sorted(p.name for p in (tmp_path / "view").glob("*.html")) == ["index.html", "page-2.html", "page-3.html"]
+    # the failed example (the 111th question) is on page 3, and the note says so
+    assert page.notes[1] == "partial: 1 of 120 examples failed: shown with their error on page 3 (filter: failed)"
+    pages = [(tmp_path / "view" / name).read_text(encoding="utf-8") for name in ("index.html", "page-2.html", "page-3.html")]
+    for number, html in enumerate(pages, start=1):
+        first, last = (number - 1) * 50 + 1, min(number * 50, 125)
+        assert html.count('<article class="example question"') == last - first + 1
+        assert f'id="q-{first}"' in html and f'id="q-{last}"' in html and f'id="q-{last + 1}"' not in html
+        assert f"questions {first}–{last} of 125" in html and f"page {number} of 3" in html
+        assert all(str(markupsafe_escape(note)) in html for note in page.notes)  # every page says what is missing
+    assert 'href="page-2.html" rel="next"' in pages[0] and 'rel="prev"' not in pages[0]
+    assert 'href="index.html" rel="prev"' in pages[1] and 'href="page-3.html" rel="next"' in pages[1]
+    assert 'rel="next"' not in pages[2] and pages[2].count('data-failed="1"') == 1
+    assert "not in this run" in pages[2] and "not in this run" not in pages[0]  # questions 121-125: instruct only
+
+
+def test_a_small_run_stays_one_page_without_a_pager(scored_runs, tmp_path):
+    page = build_view([scored_runs / BASE_SEED1], tmp_path / "view")
+    assert page.pages == 1 and not (tmp_path / "view" / "page-2.html").exists()
+    assert 'class="pager"' not in page.index.read_text(encoding="utf-8")
+    result = cli("view", scored_runs / BASE_SEED1, "-o", tmp_path / "paged", "--page-size", "100")
+    assert result.exit_code == 0, result.output
+    assert f"125 questions from 1 run(s) on 2 pages: {(tmp_path / 'paged' / 'index.html').resolve().as_uri()}" in result.output

