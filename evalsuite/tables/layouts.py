@@ -119,14 +119,18 @@ def _scaled(value: float, metric: str) -> float:
     return value * 100 if is_percent(metric) else value
 
 
-def _value_cell(estimate: Estimate | None, diff: Difference | None, metric: str, with_ci: bool) -> Cell:
+def _value_cell(estimate: Estimate | None, diff: Difference | None, metric: str, with_ci: bool,
+                sd: float | None = None) -> Cell:
     if estimate is None:
         return Cell("–")
     marks = ""
     if diff is not None and diff.significant:
         marks = BETTER if diff.difference > 0 else WORSE
     # The bounds, never "± half-width": Wilson's and the bootstrap's intervals are asymmetric near 0 and 1.
-    detail = f"[{format_value(estimate.ci_low, metric)}, {format_value(estimate.ci_high, metric)}]" if with_ci else ""
+    # "± sd" is the spread over a multi-seed run's seeds, a description of the seeds, not an interval.
+    detail = " ".join(part for part in (
+        f"± {format_value(sd, metric)}" if sd is not None else "",
+        f"[{format_value(estimate.ci_low, metric)}, {format_value(estimate.ci_high, metric)}]" if with_ci else "") if part)
     return Cell(format_value(estimate.mean, metric), _scaled(estimate.mean, metric), marks, detail=detail)
 
 
@@ -168,11 +172,12 @@ def build_run_table(
         for _, cols in plan:
             for c in cols:
                 comp = comparisons[c.metric or metric]
+                sd = run.seed_sd(comp.metric, c.tasks)
                 if c.average:
-                    cells[c.key] = _value_cell(comp.averages.get((run.name, c.key)), comp.average_differences.get((run.name, c.key)), comp.metric, with_ci)
+                    cells[c.key] = _value_cell(comp.averages.get((run.name, c.key)), comp.average_differences.get((run.name, c.key)), comp.metric, with_ci, sd)
                 else:
                     task = c.tasks[0]
-                    cells[c.key] = _value_cell(comp.means.get((run.name, task)), comp.differences.get((run.name, task)), comp.metric, with_ci)
+                    cells[c.key] = _value_cell(comp.means.get((run.name, task)), comp.differences.get((run.name, task)), comp.metric, with_ci, sd)
         rows.append(Row([run.name], cells, marks.get(run.name, "")))
     # Best/second only for scores, not for counts such as n_searches; in the direction the metric declares.
     column_groups = [ColumnGroup(title, [Column(c.key, c.label, highlight=is_percent(c.metric or metric),
@@ -181,7 +186,7 @@ def build_run_table(
     table = Table(title=f"{layout.name} ({', '.join(metrics)})", lead_headers=["Method"], column_groups=column_groups,
                   row_groups=[RowGroup("", rows)])
     mark_best(table)
-    table.footnotes = _footnotes(comparisons, layout, baseline, with_ci, plan, run_tasks) + notes
+    table.footnotes = _footnotes(comparisons, layout, baseline, with_ci, plan, run_tasks) + _seed_notes(runs, metrics) + notes
     return RunTable(table, comparisons)
 
 
@@ -211,6 +216,16 @@ def _footnotes(comparisons: dict[str, Comparison], layout: Layout, baseline: str
     for c in comparisons.values():
         notes.extend(c.notes)
     return notes
+
+
+def _seed_notes(runs: Sequence[RunData], metrics: list[str]) -> list[str]:
+    """What "± sd" means, when a multi-seed (sampled) run shows it."""
+    seeded = [f"{r.name} (K = {r.columns.samples})" for r in runs if r.columns.samples > 1]
+    if not seeded or not any(m.endswith("_avg") for m in metrics):
+        return []
+    return [f"± sd: standard deviation over the seeds (samples) of a multi-seed run of its mean (of each benchmark, or of "
+            f"the average), {', '.join(seeded)}. Means, intervals and tests take each question as one cluster: its "
+            f"avg@K over the seeds, never K independent questions."]
 
 
 def _family_text(comparison: Comparison) -> str:

@@ -60,6 +60,20 @@ class RunData:
             tasks[task] = by_id
         return SystemScores(self.name, tasks, self._stored_intervals(metric))
 
+    def seed_sd(self, metric: str, tasks: Sequence[str]) -> float | None:
+        """A multi-seed (sampled) run's standard deviation over its K seeds of the mean of `metric`'s per-sample
+        metric (EM for em_avg) on `tasks` (one benchmark, or the macro-average of several): the sd across sample
+        indices of the per-seed mean. None for a one-trajectory run, a metric that is not an avg@K, or tasks the run
+        lacks or holds with different K."""
+        if self.columns.samples < 2 or not metric.endswith("_avg"):
+            return None
+        base = metric[: -len("_avg")]
+        per_task = [self.columns.sample_means.get(task, {}).get(base) for task in tasks]
+        if any(m is None for m in per_task) or len({m.size for m in per_task}) != 1:  # type: ignore[union-attr]
+            return None
+        per_seed = np.mean(np.vstack(per_task), axis=0)  # the average over benchmarks, seed by seed
+        return float(np.std(per_seed, ddof=1))
+
     def _stored_intervals(self, metric: str) -> dict[str, Interval]:
         """metrics.json's interval per task for this metric (compare() checks each against the scores' mean)."""
         if self.metrics is None:
