@@ -21,6 +21,7 @@ from evalsuite.stats.intervals import Interval, method_name
 # The settings that make two rows comparable (docs/architecture.md); a row that differs from the baseline is marked.
 SETTING_FIELDS = ("corpus", "retriever", "topk", "max_turns", "subset")
 SETTINGS_MARK = "§"
+JUDGMENTS_FILE = "judgments.jsonl"  # evalsuite.judges.evaluate.JUDGMENTS_FILE, named here to import it only when present
 
 
 @dataclass
@@ -111,6 +112,10 @@ def load_runs(paths: Sequence[str | Path]) -> list[RunData]:
             name = f"{directory.path.resolve().parent.name}/{name}"
         manifest = directory.read_manifest()
         columns = read_scores(directory.path) or ScoreColumns.from_records(directory.read_predictions())
+        if (directory.path / JUDGMENTS_FILE).is_file():  # acc_judge from `evalsuite judge --metrics accuracy`
+            from evalsuite.judges.evaluate import add_judged_columns  # the judges' modules only for a judged run
+
+            add_judged_columns(directory.path, columns)
         if not columns.tasks:
             raise DataError(f"{directory.predictions_path}: no examples", hint="the run has not written predictions yet")
         runs.append(RunData(name, directory.path, manifest, columns, _current_metrics(directory)))
