@@ -154,6 +154,7 @@ def build_run_table(
     n_permutations: int = 10_000,
     seed: int = 12345,
     correction: CorrectionFamily = "benchmarks",
+    mid_p: bool = False,
 ) -> RunTable:
     """Fill a layout from run directories: means, ▲/▼ against the baseline after Holm, optional [low, high] intervals."""
     run_tasks = list(dict.fromkeys(t for r in runs for t in r.tasks))
@@ -164,7 +165,7 @@ def build_run_table(
         groups = {c.key: list(c.tasks) for _, cols in plan for c in cols if c.average and (c.metric or metric) == m}
         comparisons[m] = compare([r.scores(m) for r in runs], baseline, metric=m, groups=groups, test=test,
                                  n_resamples=n_resamples, n_permutations=n_permutations, seed=seed,
-                                 correction=correction)
+                                 correction=correction, mid_p=mid_p)
     marks, notes = settings_notes(runs, baseline)
     rows = []
     for run in runs:
@@ -196,7 +197,7 @@ def _footnotes(comparisons: dict[str, Comparison], layout: Layout, baseline: str
     tests = sorted({d.test for c in comparisons.values() for d in c.differences.values()})
     percent = [m for m in comparisons if is_percent(m)]
     scale = f"Scores ×100 for {', '.join(percent)}; bold: best, underline: second best per column. " if percent else ""
-    permutations = f", {comp.n_permutations} permutations" if "approximate-randomization" in tests else ""
+    permutations = f", {comp.n_permutations} permutations" if any(t.startswith("approximate-randomization") for t in tests) else ""
     notes = [
         scale + "Averages are macro-averages over the benchmarks named.",
         f"{BETTER}/{WORSE}: significantly higher/lower than the baseline {baseline} (p ≤ {comp.alpha} after Holm–Bonferroni {_family_text(comp)}; "
@@ -236,7 +237,8 @@ def _family_text(comparison: Comparison) -> str:
 
 
 _TEST_NAMES = {"mcnemar-exact": "McNemar (exact)", "approximate-randomization": "randomization", "paired-bootstrap": "bootstrap",
-               "stratified-bootstrap": "stratified bootstrap"}
+               "stratified-bootstrap": "stratified bootstrap", "mcnemar-mid-p": "McNemar (mid-p)",
+               "approximate-randomization-mid-p": "randomization (mid-p)"}
 
 
 def format_p(p: float | None) -> str:
