@@ -340,7 +340,7 @@ def _run_with_progress(spec, ray_options=None):
 def merge_command(
     runs: list[Path] = typer.Argument(..., help="Shard run directories written with --shard i/n (or, with --as-seeds, one run per seed)."),
     out: Path = typer.Option(..., "--output", "-o", help="Merged run directory."),
-    as_seeds: bool = typer.Option(False, "--as-seeds", help="The runs repeat one setting with different seeds (or are `run --seeds` runs): merge them into one multi-seed run, each run's trajectories a sample of every question; tables then show mean ± sd over seeds."),
+    as_seeds: bool = typer.Option(False, "--as-seeds", help="The runs repeat one setting with other seeds: one multi-seed run (run i is sample i); tables show mean ± sd over seeds."),
 ) -> None:
     """Combine the shard run directories of one run into a single run directory, or (--as-seeds) seed runs into one multi-seed run."""
     from evalsuite.agent.merge import merge_runs, merge_seed_runs

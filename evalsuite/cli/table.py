@@ -29,7 +29,7 @@ def table_command(
     permutations: int = typer.Option(10_000, "--permutations", min=100, help="Permutations of the approximate randomization test."),
     seed: int = typer.Option(12345, "--seed", help="Seed of every resampling."),
     holm_across: str = typer.Option("benchmarks", "--holm-across", help="Holm's family: benchmarks (of each run), systems (on each benchmark) or all."),
-    mid_p: bool = typer.Option(False, "--mid-p", help="Mid-p versions of McNemar's and the randomization test (ties count half): not conservative by discreteness, as the exact ones are with 0/1 scores on few questions (docs/statistics.md)."),
+    mid_p: bool = typer.Option(False, "--mid-p", help="Mid-p McNemar and randomization tests (ties count half): not conservative with 0/1 scores on few questions."),
     emphasis: str = typer.Option("auto", "--emphasis", help="Reported tables: auto, computed, paper or none."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the table(s) to this file instead of printing."),
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write every mean, interval and p-value as JSON."),
