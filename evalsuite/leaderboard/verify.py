@@ -50,6 +50,7 @@ from evalsuite.leaderboard.submission import (
     submission_files,
 )
 from evalsuite.metrics import extract_answer
+from evalsuite.metrics.judged import JUDGED_METRICS
 from evalsuite.metrics.registry import get_metric, is_registered, per_sample_name
 from evalsuite.runs import SCHEMA_VERSION, ExampleRecord, Manifest, MetricsFile, TaskSummary, summarize
 from evalsuite.runs.setting import KNOWN_CORPORA, RunSetting
@@ -476,7 +477,8 @@ def scored_with(claimed: MetricsFile | None, where: str, report: VerificationRep
                                          f"{get_metric(name).version}; rescore the runs with `evalsuite score` and resubmit")
         else:
             usable[name] = version
-    given = {m for summary in claimed.tasks.values() for m in summary.metrics if is_registered(m)}
+    given = {m for summary in claimed.tasks.values() for m in summary.metrics
+             if is_registered(m) and per_sample_name(m) not in JUDGED_METRICS}  # a judge panel's: not recomputable
     for name in sorted(given - set(versions)):
         report.add("scoring", where, f"claims {name} but its metric_versions do not record scoring with it")
     return usable, set(versions)

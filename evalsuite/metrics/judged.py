@@ -18,6 +18,10 @@ def _decided_by_judges(example: MetricInput) -> float:
                          hint="evalsuite judge RUN_DIR --panel PANEL.yaml --metrics accuracy")
 
 
+# The metrics a judge panel decides: verification never recomputes them (it has no panel), so a run's metrics.json
+# may give them without recording them among the metrics it was scored with.
+JUDGED_METRICS = ("acc_judge",)
+
 # average "none": metrics.json's group rows and the leaderboard's tables hold only what every run is scored with.
 ACC_JUDGE = register_metric(MetricSpec(
     "acc_judge", "judge accuracy", "binary", _decided_by_judges, average="none", summary=False, default=False,

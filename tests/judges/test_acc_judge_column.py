@@ -94,3 +94,21 @@ def test_tables_and_the_paired_test_read_acc_judge_from_a_real_judge_server(traj
     only_second = sum(verdicts[1][q] > verdicts[0][q] for q in ids)
     only_first = sum(verdicts[0][q] > verdicts[1][q] for q in ids)
     assert float(row[header.index("p")]) == pytest.approx(float(mcnemar_pvalues(np.array([only_second]), np.array([only_first]))[0]), abs=5e-4)
+
+
+def test_a_judged_run_still_verifies_for_the_leaderboard(trajectories_dir: Path, tmp_path: Path, benchmarks_dir: Path):
+    """metrics.json gains acc_judge from `evalsuite judge`; verification cannot recompute a panel's verdicts and
+    does not hold it against the run (nor the other judge metrics, which are not registered)."""
+    from evalsuite.leaderboard import SubmissionInfo, pack_submission
+    from evalsuite.leaderboard.submission import Setting
+    from evalsuite.leaderboard.verify import verify_submission
+    from evalsuite.runs.schema import MetricSummary
+
+    run = RunDirectory(_first_records(trajectories_dir, "bamboogle_2026_04_28_16_36*.json", tmp_path / "runs", 125))
+    metrics = run.read_metrics()
+    metrics.tasks["bamboogle"].metrics["acc_judge"] = MetricSummary(mean=0.3, ci_low=0.22, ci_high=0.39)
+    run.write_metrics(metrics)
+    info = SubmissionInfo(name="judged", method="Search-R1", model={"name": "Qwen2.5-3B base"},
+                          setting=Setting(corpus="wiki-18", retriever="e5", topk=3))
+    report = verify_submission(pack_submission([run.path], tmp_path / "sub", info), benchmarks_dir)
+    assert report.accepted, report.problem_lines()
