@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from evalsuite.errors import DataError, EvalsuiteError
-from evalsuite.metrics.registry import one_sample_metric
+from evalsuite.metrics.judged import JUDGED_METRICS
+from evalsuite.metrics.registry import one_sample_metric, per_sample_name
 from evalsuite.runs import Manifest, MetricsFile, RunDirectory
 from evalsuite.runs.columns import ScoreColumns, read_scores
 from evalsuite.runs.schema import PREDICTIONS_FILE
@@ -51,8 +52,10 @@ class RunData:
             if missing.any():
                 first = int(np.flatnonzero(missing)[0])
                 known = ", ".join(sorted(m for m, v in data.metrics.items() if not np.isnan(v[first]))) or "none"
+                judged = per_sample_name(metric) in JUDGED_METRICS
                 raise DataError(f"{where}: example {str(data.ids[first])!r} ({task}) has no metric {metric!r} (it has: {known})",
-                                hint="pick another --metric or rescore the run with `evalsuite score`")
+                                hint=f"judge every example: evalsuite judge {self.path} --panel PANEL.yaml --metrics accuracy"
+                                if judged else "pick another --metric or rescore the run with `evalsuite score`")
             by_id = dict(zip(data.ids.tolist(), np.where(np.isnan(values), 0.0, values).tolist()))
             if len(by_id) != data.ids.size:
                 unique, counts = np.unique(data.ids, return_counts=True)

@@ -112,3 +112,12 @@ def test_a_judged_run_still_verifies_for_the_leaderboard(trajectories_dir: Path,
                           setting=Setting(corpus="wiki-18", retriever="e5", topk=3))
     report = verify_submission(pack_submission([run.path], tmp_path / "sub", info), benchmarks_dir)
     assert report.accepted, report.problem_lines()
+
+
+def test_a_table_of_an_unjudged_run_says_how_to_judge_it(trajectories_dir: Path, tmp_path: Path):
+    from evalsuite.errors import DataError
+
+    run = _first_records(trajectories_dir, "bamboogle_2026_04_28_16_36*.json", tmp_path / "runs", 3)
+    with pytest.raises(DataError, match="has no metric 'acc_judge'") as caught:
+        CliRunner().invoke(app, ["table", str(run), "--metric", "acc_judge"], catch_exceptions=False)
+    assert "--metrics accuracy" in caught.value.hint
