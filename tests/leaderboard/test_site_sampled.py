@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from leaderboard_support import BASE_SEED1, INSTRUCT_SEED1, cli, info
+from test_leaderboard_browser import browser  # noqa: F401  (the Chromium fixture)
 
 from evalsuite.agent.engine import RolloutConfig
 from evalsuite.agent.runner import RunSpec, execute
@@ -125,3 +126,26 @@ def test_entry_and_example_pages_of_a_multi_seed_entry(site):
     replay = (out / "entries" / "replay-sampled" / "index.html").read_text()
     assert 'id="entry-cost"' in replay and "stopped: answer (%)" in replay
     assert 'id="entry-cost"' not in entry  # imported trajectories: no stop reasons, so no such table
+
+
+@pytest.mark.browser
+def test_metric_switch_to_avg_at_k_and_cost_table_in_chromium(site, browser):
+    """Debian's Chromium (tests/leaderboard/test_leaderboard_browser.py's setup) on the built site from file://."""
+    out, _ = site
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    problems = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    try:
+        page.goto((out / "index.html").as_uri())
+        page.select_option("#metric-select", "em_avg")
+        visible = page.eval_on_selector_all(".metric-block", "bs => bs.filter(b => !b.hidden).map(b => b.dataset.metric)")
+        assert visible and set(visible) == {"em_avg"}
+        assert page.is_visible("caption:has-text('EM avg@2 (%)')") and page.is_visible("table.cost")  # the cost table is never hidden
+        cost = page.eval_on_selector("table.cost", "t => t.id")
+        page.click(f"#{cost} thead th[data-key='n_searches'] button")
+        assert page.get_attribute(f"#{cost} thead th[data-key='n_searches']", "aria-sort") == "descending"
+        assert not problems, problems
+    finally:
+        context.close()
