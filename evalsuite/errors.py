@@ -15,13 +15,18 @@ class EvalsuiteError(Exception):
         super().__init__(message if hint is None else f"{message}\n  hint: {hint}")
 
 
-def unknown_name(kind: str, name: str, known: Iterable[str]) -> EvalsuiteError:
-    """`unknown <kind> 'name'`, hinting the closest known names (else all of them): registries' lookup error."""
+def did_you_mean(name: str, known: Iterable[str], otherwise: str | None = None, *, n: int = 3, cutoff: float = 0.5) -> str | None:
+    """The one did-you-mean hint: `did you mean A, B?` naming the known names closest to `name`, else `otherwise`."""
     import difflib
 
+    close = difflib.get_close_matches(str(name), list(known), n=n, cutoff=cutoff)
+    return f"did you mean {', '.join(close)}?" if close else otherwise
+
+
+def unknown_name(kind: str, name: str, known: Iterable[str]) -> EvalsuiteError:
+    """`unknown <kind> 'name'`, hinting the closest known names (else all of them): registries' lookup error."""
     known = list(known)
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
-    return EvalsuiteError(f"unknown {kind} {name!r}", hint=f"did you mean {', '.join(close)}?" if close else f"known {kind}s: {', '.join(known)}")
+    return EvalsuiteError(f"unknown {kind} {name!r}", hint=did_you_mean(name, known, f"known {kind}s: {', '.join(known)}"))
 
 
 class DataError(EvalsuiteError):

@@ -21,7 +21,6 @@ from typing import Any
 from evalsuite.errors import EvalsuiteError
 
 SETTINGS = {"direct": "direct", "naive-rag": "naive-rag"}
-DEFAULT_TASKS = ("nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle", "adqa")
 NO_CHAT = staticmethod(lambda messages: None)
 
 UTILS = '''"""lm-eval hooks written by `evalsuite lmeval export`: score a generation with evalsuite's answer rule and metrics."""
@@ -54,15 +53,23 @@ def exported_metrics(task: str) -> list[str]:
     return [name for name in task_metrics(task) if get_metric(name).average == "macro"]
 
 
+def fallback_metrics() -> list[str]:
+    """What a doc without its own `metrics` is scored with: the default metrics that average over benchmarks (a
+    metric declared `default=False` belongs to the tasks that name it, never to a doc that names none)."""
+    from evalsuite.metrics.registry import default_metrics, get_metric
+
+    return [name for name in default_metrics() if get_metric(name).average == "macro"]
+
+
 def process_results(doc: dict[str, Any], results: Sequence[str]) -> dict[str, float]:
-    """lm-eval `process_results`: the method's answer rule on the generation, then the doc's metrics (default: the
-    standard ones that average over benchmarks) under its answer normalization (default: SQuAD's)."""
+    """lm-eval `process_results`: the method's answer rule on the generation, then the doc's metrics (default:
+    `fallback_metrics()`) under its answer normalization (default: SQuAD's)."""
     from evalsuite.agent.method import get_method
-    from evalsuite.metrics.registry import MetricInput, averaged_metrics, get_metric, get_normalizer
+    from evalsuite.metrics.registry import MetricInput, get_metric, get_normalizer
 
     prediction = get_method(doc["method"]).extract_answer(results[0])
     example = MetricInput(prediction, doc["golden_answers"], normalize=get_normalizer(doc.get("normalization", "squad")))
-    return {name: float(get_metric(name).compute(example)) for name in doc.get("metrics") or averaged_metrics()}
+    return {name: float(get_metric(name).compute(example)) for name in doc.get("metrics") or fallback_metrics()}
 
 
 def _yaml(name: str, data: Path, max_gen_toks: int, stop: Sequence[str], metrics: Sequence[str]) -> str:
@@ -88,7 +95,7 @@ def _yaml(name: str, data: Path, max_gen_toks: int, stop: Sequence[str], metrics
 
 def export_tasks(
     out: str | Path,
-    tasks: Sequence[str] = DEFAULT_TASKS,
+    tasks: Sequence[str] | None = None,
     settings: Sequence[str] = ("direct", "naive-rag"),
     data_dir: str | None = None,
     split: str | None = None,
@@ -97,9 +104,13 @@ def export_tasks(
     topk: int = 3,
     max_gen_toks: int = 32,
 ) -> list[ExportedTask]:
-    """Write the task YAMLs, data files, utils.py and per-task groups into `out`; returns what was written."""
+    """Write the task YAMLs, data files, utils.py and per-task groups into `out` (`tasks`: default every registered
+    task); returns what was written."""
     from evalsuite.agent.method import get_method
-    from evalsuite.tasks import apply_subset, get_task, load_split
+    from evalsuite.tasks import apply_subset, load_split
+    from evalsuite.tasks.registry import resolve_task, task_names
+
+    tasks = task_names() if tasks is None else tasks
 
     unknown = [s for s in settings if s not in SETTINGS]
     if unknown:
@@ -111,7 +122,7 @@ def export_tasks(
     (out / "utils.py").write_text(UTILS, encoding="utf-8")
     written: list[ExportedTask] = []
     for task_spec in tasks:
-        task = get_task(task_spec)
+        task = resolve_task(task_spec)  # a name, or a task declaration FILE.yaml
         loaded = load_split(task, split, data_dir)
         rows = apply_subset(loaded.rows, subset)
         names = []

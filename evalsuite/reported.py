@@ -6,7 +6,6 @@ printed precision survives YAML and a renderer can reproduce the table digit for
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
-from evalsuite.errors import DataError, EvalsuiteError
+from evalsuite.errors import DataError, EvalsuiteError, did_you_mean
 
 # Printed markers for "not reported" cells.
 MISSING_TOKENS = frozenset({"-", "–", "—", "n/a"})
@@ -276,8 +275,7 @@ def load_reported(key: str, root: Path | str | None = None) -> ReportedTable:
     base = Path(root) if root else default_root()
     paths = _paths(base)
     if key not in paths:
-        close = difflib.get_close_matches(key, list(paths), n=3, cutoff=0.5)
-        hint = f"did you mean {', '.join(close)}?" if close else f"known tables: {', '.join(paths) or f'none under {base}'}"
+        hint = did_you_mean(key, paths, f"known tables: {', '.join(paths) or f'none under {base}'}")
         raise EvalsuiteError(f"no reported table {key!r}", hint=hint)
     return parse_table_file(paths[key], key)
 
@@ -416,7 +414,6 @@ def load_reported_notes(paper: str, root: Path | str | None = None) -> ReportedN
     path = base / paper / "notes.yaml"
     if not path.is_file():
         papers = list_reported_notes(base)
-        close = difflib.get_close_matches(paper, papers, n=3, cutoff=0.5)
-        hint = f"did you mean {', '.join(close)}?" if close else f"papers with notes: {', '.join(papers) or 'none'}"
+        hint = did_you_mean(paper, papers, f"papers with notes: {', '.join(papers) or 'none'}")
         raise EvalsuiteError(f"no reported notes for paper {paper!r}", hint=hint)
     return _validated(path, ReportedNotes)

@@ -1,7 +1,7 @@
 """Per-example scoring shared by `evalsuite run`, `evalsuite score` and leaderboard verification.
 
-Which metrics an example gets and how its answers are normalized is its task's choice (`Task.metrics`,
-`Task.normalization`, else every default metric under SQuAD normalization); each metric is computed by its
+Which metrics an example gets and how its answers are normalized is its task's choice (`Task.scored_metrics`:
+the default metrics plus the task's own, or its own instead of them; `Task.normalization`, else SQuAD's); each metric is computed by its
 registered function (evalsuite.metrics.registry), so a new metric or a task with its own never edits this file.
 """
 
@@ -33,7 +33,7 @@ def task_metrics(task_name: str) -> tuple[str, ...]:
 
 
 def _metrics_of(task: Task | None) -> tuple[str, ...]:
-    return task.metrics if task is not None and task.metrics is not None else default_metrics()
+    return task.scored_metrics() if task is not None else default_metrics()
 
 
 def metric_input(record: ExampleRecord, task: Task | None = None) -> MetricInput:

@@ -49,7 +49,7 @@ from evalsuite.agent.runner import (
     with_local_model,
 )
 from evalsuite.errors import EvalsuiteError, first_line, require
-from evalsuite.models.registry import backend_class, load_backend
+from evalsuite.models.registry import load_backend
 from evalsuite.runs import ExampleRecord
 
 # Batches queued per actor: one running and one waiting, so an actor never idles while the driver answers it.
@@ -95,7 +95,7 @@ class EvaluationWorker:
             self.retriever_spec = retriever
             self.retriever = load_retriever_spec(retriever, self.backend)
             self.engine = RolloutEngine(self.backend, self.method, self.retriever, spec.rollout, self.style)
-            self.schedule = resolve_schedule(spec.schedule, self.backend.supports_async, self.backend.name)
+            self.schedule = spec.schedule or resolve_schedule(spec, self.backend)  # execute_on_ray resolved it already
         except Exception as exc:  # noqa: BLE001 - reported by describe(): the driver says it in one line instead of Ray's traceback
             self.load_error = exc.message if isinstance(exc, EvalsuiteError) else f"{type(exc).__name__}: {exc}"
 
@@ -127,7 +127,7 @@ def execute_on_ray(spec: RunSpec, options: RayOptions, on_start: Callable[[int, 
     ray = require("ray", "ray", "evaluation on a Ray cluster (--ray)")
     examples, fields = load_examples(spec)
     # resolved here, before Ray starts or any actor loads a model: a schedule the backend cannot run is one line
-    spec = replace(spec, schedule=resolve_schedule(spec.schedule, backend_class(spec.backend).supports_async, spec.backend))
+    spec = replace(spec, schedule=resolve_schedule(spec))
     spec = with_local_model(spec)  # built once here, not by every actor
     method = get_method(spec.method)
     connect(ray, options)

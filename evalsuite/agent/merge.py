@@ -82,9 +82,9 @@ def merge_seed_runs(run_dirs: list[Path], out: Path) -> tuple[Manifest, list[Exa
         if manifest.kind == "run" and manifest.finished_at is None:
             raise EvalsuiteError(f"{directory} did not finish", hint=f"run it again with --resume -o {directory}")
         differences = settings_differences(manifests[0], manifest, tuple(k for k in MERGE_KEYS if k != "decoding"))
-        decoding = [f"decoding {key}: {run_dirs[0]} has {manifests[0].decoding.get(key)!r}, {directory} has {manifest.decoding.get(key)!r}"
-                    for key in sorted(set(manifests[0].decoding) | set(manifest.decoding))
-                    if key != "samples" and manifests[0].decoding.get(key) != manifest.decoding.get(key)]
+        first, own = manifests[0].decoding.model_dump(), manifest.decoding.model_dump()
+        decoding = [f"decoding {key}: {run_dirs[0]} has {first.get(key)!r}, {directory} has {own.get(key)!r}"
+                    for key in sorted(set(first) | set(own)) if key not in ("samples", "seed") and first.get(key) != own.get(key)]
         if differences or decoding:
             raise EvalsuiteError(f"{directory} was run with different settings from {run_dirs[0]}: "
                                  + "; ".join(differences + decoding)[:400],
@@ -125,7 +125,7 @@ def merge_seed_runs(run_dirs: list[Path], out: Path) -> tuple[Manifest, list[Exa
     order = {question: position for position, question in enumerate(questions)}
     records.sort(key=lambda r: (order[(r.task, r.id)], r.sample))
     merged = manifests[0].model_copy(deep=True)
-    merged.decoding = {**merged.decoding, "samples": len(seeds)}
+    merged.decoding = merged.decoding.model_copy(update={"samples": len(seeds), "seed": None})  # seeds: per sample
     merged.seeds = {"samples": len(seeds), **{f"sample_{j}": seed for j, seed in enumerate(seeds) if seed is not None}}
     merged.run_config = None  # no one command repeats runs made separately
     return _write_merged(merged, manifests, run_dirs, records, out)

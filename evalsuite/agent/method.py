@@ -6,9 +6,7 @@ subclass and never touches the engine.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
-import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -17,6 +15,7 @@ from evalsuite.errors import EvalsuiteError
 from evalsuite.protocol import search_r1
 from evalsuite.protocol.passages import HitLike
 from evalsuite.protocol.trajectory import Action, ParsedTrajectory, ResponseProtocol, parse_response
+from evalsuite.registry import Registry
 from evalsuite.runs.schema import Turn
 
 # The interface a method is written against; Action and HitLike are defined in evalsuite.protocol.
@@ -128,9 +127,22 @@ class Method(ABC):
         return parse_response(response, self.response_protocol())
 
 
-# Every method by its stable name. Built-ins are lazy `module:factory` targets: a method's module is imported when the
-# method is first asked for, so this registry imports no method module (they import it, never the other way round).
-_METHODS: dict[str, str | Callable[[], Method]] = {
+# Methods of papers that need no method of their own: the hint names the one to use.
+NO_OWN_METHOD = {"zerosearch": "ZeroSearch checkpoints use Search-R1's tags: pass --method search-r1"}
+
+
+def _check_factory(name: str, value: Any) -> Callable[[], Method]:
+    if not callable(value):
+        raise EvalsuiteError(f"method {name!r} is a {type(value).__name__}, not a Method subclass or a function returning a Method",
+                             hint="point the entry point at a Method subclass")
+    return value
+
+
+# Every method by its stable name, as a factory (a Method subclass or a function). Built-ins are lazy `module:factory`
+# targets: a method's module is imported when the method is first asked for, so this registry imports no method
+# module (they import it, never the other way round).
+METHODS: Registry[Callable[[], Method]] = Registry("method", check=_check_factory, hints=NO_OWN_METHOD)
+for _name, _target in {
     "search-r1": "evalsuite.agent.search_r1:SearchR1",
     "oases": "evalsuite.agent.methods.oases:Oases",
     "r1-searcher": "evalsuite.agent.methods.r1_searcher:R1Searcher",
@@ -143,36 +155,28 @@ _METHODS: dict[str, str | Callable[[], Method]] = {
     "naive-rag": "evalsuite.baselines.naive_rag:NaiveRAG",
     "ircot": "evalsuite.baselines.ircot:IRCoT",
     "search-o1": "evalsuite.baselines.search_o1:SearchO1",
-}
+}.items():
+    METHODS.register(_name, _target)
 
 
-def register_method(name: str, factory: str | Callable[[], Method]) -> None:
-    """Register a method under a stable name: a factory (a Method subclass or a function), or a lazy `module:factory`."""
-    _METHODS[name] = factory
-
-
-# Methods of papers that need no method of their own: the hint names the one to use.
-NO_OWN_METHOD = {"zerosearch": "ZeroSearch checkpoints use Search-R1's tags: pass --method search-r1"}
+def register_method(name: str, factory: str | Callable[[], Method], *, replace: bool = False) -> None:
+    """Register a method under a stable name: a factory (a Method subclass or a function), or a lazy `module:factory`.
+    A different method under a taken name is refused unless `replace=True`."""
+    METHODS.register(name, factory, replace=replace)
 
 
 def check_method(name: str) -> None:
     """Refuse an unknown method name (before anything is loaded): a did-you-mean hint, or the method to use."""
-    if name in _METHODS:
-        return
-    close = difflib.get_close_matches(name, list(_METHODS), n=2, cutoff=0.5)
-    hint = NO_OWN_METHOD.get(name.lower()) or (f"did you mean {', '.join(close)}?" if close else f"known methods: {', '.join(sorted(_METHODS))}")
-    raise EvalsuiteError(f"unknown method {name!r}", hint=hint)
+    METHODS.check(name)
 
 
 def get_method(name: str) -> Method:
     """A fresh method object by name; unknown names get a did-you-mean hint."""
-    check_method(name)
-    factory = _METHODS[name]
-    if isinstance(factory, str):
-        module, _, attr = factory.partition(":")
-        factory = getattr(importlib.import_module(module), attr)
-    return factory()
+    method = METHODS.get(name)()
+    if not isinstance(method, Method):
+        raise EvalsuiteError(f"method {name!r} made a {type(method).__name__}, not a Method", hint="its factory must return a Method")
+    return method
 
 
 def list_methods() -> list[str]:
-    return sorted(_METHODS)
+    return sorted(METHODS.names())

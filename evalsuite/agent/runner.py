@@ -14,12 +14,13 @@ from evalsuite.agent.engine import (
     RolloutConfig,
     RolloutEngine,
 )
+from evalsuite.agent.config import RunConfig
 from evalsuite.agent.method import Method, get_method
 from evalsuite.agent.methods.papers import PaperCheck
 from evalsuite.agent.settings import generation_options, settings_differences
 from evalsuite.errors import EvalsuiteError
 from evalsuite.metrics.termination import RUN_METRICS
-from evalsuite.models.base import Backend, ScheduleUnsupported
+from evalsuite.models.base import Backend
 from evalsuite.models.identity import model_identity
 from evalsuite.models.packaged import resolve_model
 from evalsuite.models.registry import backend_class, load_backend
@@ -60,20 +61,21 @@ def parse_shard(spec: str | None) -> Shard | None:
 
 @dataclass
 class RunSpec:
-    """Everything `evalsuite run` was asked to do."""
+    """Everything `evalsuite run` was asked to do. The settings with defaults are `agent.config.RunConfig`'s (its
+    defaults, its validation: a RunSpec the CLI would refuse cannot be made); `RunSpec(**config.spec_fields(), ...)`."""
 
     model: str
     backend: str
     tasks: str
     out: Path
     method: str = "search-r1"
-    prompt_style: str = "auto"
+    prompt_style: str = RunConfig.default("prompt_style")
     split: str | None = None
     data_dir: str | None = None
-    subset: str = "full"
+    subset: str = RunConfig.default("subset")
     retriever: str | None = None
     rollout: RolloutConfig = field(default_factory=RolloutConfig)
-    batch_size: int = 16
+    batch_size: int = RunConfig.default("batch_size")
     shard: Shard | None = None
     resume: bool = False
     backend_options: dict[str, Any] = field(default_factory=dict)
@@ -81,11 +83,18 @@ class RunSpec:
     config: dict[str, Any] = field(default_factory=dict)  # the resolved `evalsuite run` options, for the manifest
     # "sync" (turn-synchronous batches), "async" (each trajectory on its own; `batch_size` trajectories in flight),
     # None: async where the backend supports it
-    schedule: str | None = None
+    schedule: str | None = RunConfig.default("schedule")
     # K sampled trajectories per question (sample j drawn with seed rollout.seed + j); 1: one greedy-style record
-    samples: int = 1
+    samples: int = RunConfig.default("samples")
     # `--seeds 1,2,3`: sample j drawn with seeds[j] instead of rollout.seed + j (len(seeds) == samples)
     seeds: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        self.run_config()
+
+    def run_config(self) -> RunConfig:
+        """This run's settings, validated (the errors `evalsuite run` gives for the same values)."""
+        return RunConfig.from_spec(self)
 
 
 @dataclass
@@ -160,18 +169,11 @@ def retriever_info(retriever: Any, spec: str | None) -> dict[str, Any]:
     return info
 
 
-SCHEDULES = ("async", "sync")
-
-
-def resolve_schedule(requested: str | None, supports_async: bool, backend: str) -> str:
-    """The schedule a run uses: the one asked for, else async where the backend batches continuously."""
-    if requested is None:
-        return "async" if supports_async else "sync"
-    if requested not in SCHEDULES:
-        raise EvalsuiteError(f"unknown schedule {requested!r}", hint="use --schedule async or --schedule sync")
-    if requested == "async" and not supports_async:
-        raise ScheduleUnsupported(backend)
-    return requested
+def resolve_schedule(spec: RunSpec, backend: Backend | type[Backend] | None = None) -> str:
+    """The schedule `spec` runs on with `backend` (default: its registered class), before a model is loaded; the
+    decision itself is `RunConfig.resolve_schedule`."""
+    chosen = backend if backend is not None else backend_class(spec.backend)
+    return spec.run_config().resolve_schedule(chosen.supports_async, getattr(chosen, "name", None) or spec.backend)
 
 
 def build_manifest(spec: RunSpec, backend_info: dict[str, Any], style: str, template_hash: str, retriever: dict[str, Any], fields: dict[str, Any], schedule: str = "sync") -> Manifest:
@@ -298,12 +300,12 @@ def sample_seed(spec: RunSpec, sample: int | None) -> int:
 
 def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, on_batch: ProgressHook | None = None, backend: Backend | None = None) -> RunResult:
     """Run the whole evaluation described by `spec`; `backend` overrides loading one (tests, benchmarks)."""
+    spec.run_config()  # a RunSpec changed after it was made is checked again
     examples, fields = load_examples(spec)
+    schedule = resolve_schedule(spec, backend)  # before a model is loaded
     if backend is None:
-        resolve_schedule(spec.schedule, backend_class(spec.backend).supports_async, spec.backend)  # before loading a model
         spec = with_local_model(spec)
     backend = backend or load_backend(spec.backend, spec.model, **spec.backend_options)
-    schedule = resolve_schedule(spec.schedule, backend.supports_async, backend.name)
     method = get_method(spec.method)
     style = method.resolve_style(spec.prompt_style, backend.has_chat_template())
     retriever = load_retriever_spec(spec.retriever, backend)

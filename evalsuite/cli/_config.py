@@ -5,14 +5,13 @@ repeats from its manifest."""
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from evalsuite.cli._options import DEPRECATED_OPTIONS
-from evalsuite.errors import EvalsuiteError
+from evalsuite.errors import EvalsuiteError, did_you_mean
 
 MANIFEST_CONFIG_FIELD = "run_config"
 # Where a run is written and how it is printed, not what it computes: a repeated run goes to a new directory.
@@ -77,9 +76,9 @@ def read_config(path: Path, ctx: typer.Context) -> dict[str, Any]:
         line = lines.get((*where, str(key)))
         at = f"{path}:{line}" if line else str(path)
         if param is None:
-            close = difflib.get_close_matches(str(key).replace("-", "_"), params, n=1)
+            close = did_you_mean(str(key).replace("-", "_"), params, "", n=1, cutoff=0.6)
             raise EvalsuiteError(f"{at}: unknown option {key!r} in the config file",
-                                 hint=(f"did you mean {close[0]}? " if close else "")
+                                 hint=(f"{close} " if close else "")
                                  + f"keys are the long options of `evalsuite {ctx.command.name} --help` without their dashes")
         if value is not None:  # null: not given, the option keeps its default
             values[param.name] = _checked(ctx, param, _click_value(param, value), at)

@@ -81,7 +81,7 @@ def submit_command(
     given = {"corpus": corpus, "retriever": retriever, "topk": topk, "max_turns": max_turns}
     for key in defaults:
         setting[key] = given[key] if given[key] is not None else setting.get(key, defaults[key])
-    data["model"] = model_info or {"name": first.model.get("name") or first.model.get("path")}
+    data["model"] = model_info or {"name": first.model.spec}
     data["setting"] = setting
     data.setdefault("method", first.method)
     try:

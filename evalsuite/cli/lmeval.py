@@ -14,7 +14,7 @@ lmeval_app = typer.Typer(help="Interoperate with lm-evaluation-harness.", no_arg
 @lmeval_app.command("export")
 def export_command(
     out: Path = typer.Option(..., "--output", "-o", help="Directory for the task YAMLs (pass it to lm_eval --include_path)."),
-    tasks: str = typer.Option("nq,triviaqa,popqa,hotpotqa,2wikimultihopqa,musique,bamboogle,adqa", "--tasks", "-t", help="Comma-separated tasks.", show_default="the seven benchmarks and adqa"),
+    tasks: Optional[str] = typer.Option(None, "--tasks", "-t", help="Comma-separated tasks (names or task declaration FILE.yaml).", show_default="every registered task (`evalsuite tasks`)"),
     settings: str = typer.Option("direct,naive-rag", "--settings", help="direct and/or naive-rag (precomputed passages)."),
     retriever: Optional[str] = typer.Option(None, "--retriever", "-r", help="Index directory or URL for naive-rag's passages."),
     topk: int = typer.Option(3, "--topk", help="Passages per question for naive-rag."),
@@ -34,7 +34,7 @@ def export_command(
 
         loaded = load_retriever(retriever)
     written = export_tasks(
-        out, [t.strip() for t in tasks.split(",") if t.strip()], [s.strip() for s in settings.split(",") if s.strip()],
+        out, [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None, [s.strip() for s in settings.split(",") if s.strip()],
         data_dir=data_dir, split=split, subset=subset_with_limit(subset, limit) or "full", retriever=loaded, topk=topk, max_gen_toks=max_gen_toks,
     )
     console = out_console()

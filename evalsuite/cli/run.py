@@ -12,6 +12,7 @@ from rich.table import Table
 from evalsuite.cli._config import command_line_first, fill_from_config, resolved_config
 from evalsuite.cli._options import subset_with_limit
 from evalsuite.console import echo_json, err_console, escape, out_console, print_table, progress
+from evalsuite.agent.config import RunConfig
 from evalsuite.errors import EvalsuiteError
 
 # Exit codes of `evalsuite run` (README.md): 0 every example ran; 2 a usage or data error, or the run stopped early
@@ -49,48 +50,20 @@ def failures_note(metrics) -> str | None:
             f"'failed' column): they score 0 on every metric and count in n, so the means include them as wrong answers.")
 
 
-def check_run_options(out: Path | None, batch_size: int, topk: int, max_turns: int | None, max_tokens: int | None, max_obs_tokens: int, max_context_tokens: int) -> None:
-    """Refuse impossible settings before anything is loaded: each error names the option and a valid value."""
-    for option, value, least in (
-        ("--batch-size", batch_size, 1), ("--topk", topk, 1), ("--max-turns", max_turns, 0), ("--max-tokens", max_tokens, 1),
-        ("--max-obs-tokens", max_obs_tokens, 0), ("--max-context-tokens", max_context_tokens, 1),
-    ):
-        if value is not None and value < least:
-            raise EvalsuiteError(f"{option} {value} is out of range", hint=f"give {option} a value of at least {least}")
+def check_out(out: Path | None) -> None:
+    """-o must be a directory (new, or a run directory to resume)."""
     if out is not None and out.exists() and not out.is_dir():
         raise EvalsuiteError(f"-o {out} is an existing file, not a run directory", hint="give -o a new directory (or a run directory with --resume)")
 
 
-def parse_seeds(seeds: str | None, samples: int) -> tuple[int, ...] | None:
-    """`--seeds 1,2,3` as a tuple of distinct integers; it sets the number of samples, so --samples must agree."""
+def parse_seeds(seeds: str | None) -> tuple[int, ...] | None:
+    """`--seeds 1,2,3` as a tuple of integers (RunConfig checks they are distinct and agree with --samples)."""
     if seeds is None:
         return None
     try:
-        parsed = tuple(int(part) for part in seeds.split(",") if part.strip())
+        return tuple(int(part) for part in seeds.split(",") if part.strip())
     except ValueError:
         raise EvalsuiteError(f"--seeds {seeds!r} is not a comma-separated list of integers", hint="e.g. --seeds 1,2,3") from None
-    if len(parsed) < 2 or len(set(parsed)) != len(parsed):
-        raise EvalsuiteError(f"--seeds {seeds!r} needs two or more distinct seeds", hint="e.g. --seeds 1,2,3 (one seed: --seed)")
-    if samples not in (1, len(parsed)):
-        raise EvalsuiteError(f"--samples {samples} disagrees with the {len(parsed)} --seeds", hint="drop --samples: --seeds sets it")
-    return parsed
-
-
-def check_sampling_options(samples: int, temperature: float, top_p: float | None, backend: str | None, ray: str | None) -> None:
-    """Refuse a sampling setting that cannot give what it asks for, in one line each."""
-    from evalsuite.models.base import TOP_P_BACKENDS
-
-    if samples < 1:
-        raise EvalsuiteError(f"--samples {samples} is out of range", hint="give --samples a value of at least 1 (1: one trajectory per question)")
-    if samples > 1 and temperature <= 0:
-        raise EvalsuiteError(f"--samples {samples} with --temperature {temperature:g}: greedy decoding makes the {samples} samples identical",
-                             hint="set --temperature above 0 (e.g. 0.7) to sample, or drop --samples")
-    if samples > 1 and ray is not None:
-        raise EvalsuiteError("--samples with --ray is not supported yet", hint="run sampled evaluations without --ray")
-    if top_p is not None and not 0 < top_p <= 1:
-        raise EvalsuiteError(f"--top-p {top_p:g} is out of range", hint="give --top-p a value in (0, 1]")
-    if top_p is not None and backend is not None and backend not in TOP_P_BACKENDS:
-        raise EvalsuiteError(f"--top-p is not passed on by the {backend} backend", hint=f"use one of {', '.join(TOP_P_BACKENDS)}, or drop --top-p")
 
 
 def metric_headers() -> list[str]:
@@ -147,24 +120,24 @@ def run_command(
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Checkpoint: local path, hub name, packaged model (evalsuite models list), GGUF file, endpoint URL, or recording (replay). Omit for the embedded CPU demo."),
     backend: Optional[str] = typer.Option(None, "--backend", "-b", help="openai | hf | vllm | vllm-async | llamacpp | lmeval | replay (default: guessed from --model)."),
     method: Optional[str] = typer.Option(None, "--method", help="Agent method (prompt, action parser, observation format); default: the tasks' own, else search-r1."),
-    prompt_style: str = typer.Option("auto", "--prompt-style", help="auto (chat template if the model has one) | base | instruct | base-1shot | base-fewshot."),
+    prompt_style: str = typer.Option(RunConfig.default("prompt_style"), "--prompt-style", help="auto (chat template if the model has one) | base | instruct | base-1shot | base-fewshot."),
     tasks: Optional[str] = typer.Option(None, "--tasks", "-t", help="Comma-separated tasks, e.g. nq,hotpotqa."),
     split: Optional[str] = typer.Option(None, "--split", help="Split to evaluate (default: the task's eval split)."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Directory of <task>.<split>.jsonl files."),
     subset: Optional[str] = typer.Option(None, "--subset", help="full | first:N | sample:N:SEED."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N examples of each task: short for --subset first:N."),
     retriever: Optional[str] = typer.Option(None, "--retriever", "-r", help="Index directory, http://host:port/retrieve, adqa (BM25 over the shipped AD-QA corpus), or replay."),
-    topk: int = typer.Option(3, "--topk", help="Passages per search."),
-    max_turns: Optional[int] = typer.Option(None, "--max-turns", help="Turns with search enabled; one final turn without search follows (default 4)."),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Generated tokens per turn (default 500)."),
-    max_obs_tokens: int = typer.Option(500, "--max-obs-tokens", help="Tokens of retrieved text per observation."),
-    max_context_tokens: int = typer.Option(4096, "--max-context-tokens", help="Total budget: prompt plus response."),
-    temperature: float = typer.Option(0.0, "--temperature", help="0 = greedy (Search-R1 evaluation)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of sampling (with --temperature above 0); with --samples K, sample j uses seed + j."),
-    samples: int = typer.Option(1, "--samples", help="K sampled trajectories per question (needs --temperature above 0): avg@K, pass@k and maj@K are reported per question."),
+    topk: int = typer.Option(RunConfig.default("topk"), "--topk", help="Passages per search."),
+    max_turns: Optional[int] = typer.Option(None, "--max-turns", help=f"Turns with search enabled; one final turn without search follows (default {RunConfig.default('max_turns')})."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help=f"Generated tokens per turn (default {RunConfig.default('max_tokens')})."),
+    max_obs_tokens: int = typer.Option(RunConfig.default("max_obs_tokens"), "--max-obs-tokens", help="Tokens of retrieved text per observation."),
+    max_context_tokens: int = typer.Option(RunConfig.default("max_context_tokens"), "--max-context-tokens", help="Total budget: prompt plus response."),
+    temperature: float = typer.Option(RunConfig.default("temperature"), "--temperature", help="0 = greedy (Search-R1 evaluation)."),
+    seed: int = typer.Option(RunConfig.default("seed"), "--seed", help="Seed of sampling (with --temperature above 0); with --samples K, sample j uses seed + j."),
+    samples: int = typer.Option(RunConfig.default("samples"), "--samples", help="K sampled trajectories per question (needs --temperature above 0): avg@K, pass@k and maj@K are reported per question."),
     seeds: Optional[str] = typer.Option(None, "--seeds", help="Comma-separated seeds, one sampled trajectory per question each (e.g. 1,2,3: like --samples 3 with those seeds); the run reports the mean and the spread over seeds."),
     top_p: Optional[float] = typer.Option(None, "--top-p", help="Nucleus sampling threshold in (0, 1] (llamacpp and openai backends; default: the backend's)."),
-    batch_size: int = typer.Option(16, "--batch-size", help="Examples per batch (async: trajectories in flight); a kill loses at most those."),
+    batch_size: int = typer.Option(RunConfig.default("batch_size"), "--batch-size", help="Examples per batch (async: trajectories in flight); a kill loses at most those."),
     schedule: Optional[str] = typer.Option(None, "--schedule", help="async (each trajectory on its own; servers, vllm-async) | sync (turn by turn in batches). Default: async where the backend supports it."),
     shard: Optional[str] = typer.Option(None, "--shard", help="i/n: evaluate a deterministic share; combine with `evalsuite merge`."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in -o: finished examples are kept, failed ones retried."),
@@ -178,34 +151,42 @@ def run_command(
     ray_gpus: float = typer.Option(0.0, "--ray-gpus-per-actor", help="GPUs each Ray actor reserves (vLLM: its tensor_parallel_size)."),
 ) -> None:
     """Run a search agent over benchmarks and write a run directory (no --model: the embedded CPU demo)."""
-    from evalsuite.agent.engine import RolloutConfig
     from evalsuite.agent.runner import RunSpec, parse_shard
     from evalsuite.models.registry import guess_backend
 
     subset, limit = command_line_first(ctx, "subset", "limit")
     recorded = resolved_config(ctx)
     subset = subset_with_limit(subset, limit)
-    check_run_options(out, batch_size, topk, max_turns, max_tokens, max_obs_tokens, max_context_tokens)
-    seed_list = parse_seeds(seeds, samples)
-    samples = len(seed_list) if seed_list else samples
-    check_sampling_options(samples, temperature, top_p, backend or (guess_backend(model) if model else None), ray)
+
+    def settings(**changed) -> RunConfig:
+        """The run's settings as RunConfig validates them (the library refuses exactly what this command refuses)."""
+        given = {"prompt_style": prompt_style, "subset": subset or RunConfig.default("subset"), "topk": topk,
+                 "max_turns": max_turns, "max_tokens": max_tokens, "max_obs_tokens": max_obs_tokens,
+                 "max_context_tokens": max_context_tokens, "temperature": temperature, "seed": seed, "top_p": top_p,
+                 "samples": samples, "seeds": parse_seeds(seeds), "batch_size": batch_size, "schedule": schedule, **changed}
+        return RunConfig.make(**{k: v for k, v in given.items() if v is not None or k in ("top_p", "seeds", "schedule")})
+
+    run_settings = settings()  # before anything is loaded
+    check_out(out)
+    run_settings.check_backend(backend or (guess_backend(model) if model else None))
+    if run_settings.samples > 1 and ray is not None:
+        raise EvalsuiteError("--samples with --ray is not supported yet", hint="run sampled evaluations without --ray")
     if method is not None:
         from evalsuite.agent.method import check_method
 
         check_method(method)  # before a model is loaded or the demo's GGUF assembled
     note = None
-    style = prompt_style
     if model is None:
         from evalsuite.agent.default import DEMO_NOTE, demo_settings
 
         demo = demo_settings()
         model, backend, retriever = demo.model, backend or demo.backend, retriever or demo.retriever
-        tasks, subset = tasks or demo.tasks, subset or demo.subset
-        style = demo.prompt_style if prompt_style == "auto" else prompt_style
-        max_tokens = max_tokens or demo.max_tokens
-        max_turns = demo.max_turns if max_turns is None else max_turns
+        tasks = tasks or demo.tasks
+        changed = {"subset": subset or demo.subset, "prompt_style": demo.prompt_style if prompt_style == "auto" else prompt_style,
+                   "max_tokens": max_tokens or demo.max_tokens, "max_turns": demo.max_turns if max_turns is None else max_turns}
         if getattr(ctx.get_parameter_source("batch_size"), "name", None) == "DEFAULT":
-            batch_size = recorded["batch_size"] = demo.batch_size
+            changed["batch_size"] = recorded["batch_size"] = demo.batch_size
+        run_settings = settings(**changed)
         note = DEMO_NOTE
     if tasks is None:
         raise EvalsuiteError("no task given", hint="pass --tasks nq,hotpotqa (see `evalsuite tasks`)")
@@ -220,24 +201,15 @@ def run_command(
         tasks=tasks,
         out=out,
         method=method,
-        prompt_style=style,
         split=split,
         data_dir=data_dir,
-        subset=subset or "full",
         retriever=retriever,
-        rollout=RolloutConfig(
-            max_turns=4 if max_turns is None else max_turns, max_tokens=max_tokens or 500, max_obs_tokens=max_obs_tokens,
-            max_context_tokens=max_context_tokens, topk=topk, temperature=temperature, seed=seed, top_p=top_p,
-        ),
-        samples=samples,
-        seeds=seed_list,
-        batch_size=batch_size,
         shard=parse_shard(shard),
         resume=resume,
         backend_options=_options(backend_option),
         notes=note,
         config=recorded,
-        schedule=schedule,
+        **run_settings.spec_fields(),
     )
     ray_options = None
     if ray is not None:
@@ -246,7 +218,7 @@ def run_command(
         ray_options = RayOptions(address=ray, actors=ray_actors, num_cpus=ray_cpus, num_gpus=ray_gpus)
     result = _run_with_progress(spec, ray_options)
     # the model the backend reports (a server's served model, not the last part of its URL)
-    served = result.directory.read_manifest().backend.get("model") or spec.model
+    served = result.directory.read_manifest().backend.model or spec.model
     plot = _write_plot(result, f"{spec.method} · {Path(str(served)).name}")  # with --json too: the file is the run's
     if as_json:
         echo_json({"run_directory": str(result.directory.path), "metrics": result.metrics.model_dump(mode="json"),

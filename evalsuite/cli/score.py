@@ -64,12 +64,12 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
     from evalsuite.runs.recorded import check_recorded_metrics
     from evalsuite.scoring import score_record
     from evalsuite.tasks.loader import resolve_data_dir
-    from evalsuite.tasks.registry import default_method, get_task
+    from evalsuite.tasks.registry import default_method, get_task, resolve_task
     from evalsuite.tasks.subset import ids_hash
 
     source = read_result_source(path)
     # The task's own default method applies when --method is not given.
-    task_name = get_task(task).name if task else infer_task(source.path, source.config)
+    task_name = resolve_task(task).name if task else infer_task(source.path, source.config)
     method_given = method is not None
     method = method or default_method([get_task(task_name)], "search-r1")
     layout = resolve_layout(source, pipeline, fields)
@@ -187,7 +187,7 @@ def score_command(
         ..., help="Run directories, FlashRAG/Search-R1 result files (JSON list or .jsonl) and FlashRAG run folders.", exists=True
     ),
     output: Path = typer.Option(..., "-o", "--output", help="Directory that receives one run directory per input."),
-    task: Optional[str] = typer.Option(None, "--task", help="Task of the result files (default: config.yaml's dataset_name, else the file name)."),
+    task: Optional[str] = typer.Option(None, "--task", help="Task of the result files, by name or as a task declaration FILE.yaml (default: config.yaml's dataset_name, else the file name)."),
     method: Optional[str] = typer.Option(None, "--method", help="Protocol the result files' responses follow (see `evalsuite methods`); default: the task's own, else search-r1."),
     data_dir: Optional[Path] = typer.Option(
         None, "--data-dir", help="Benchmark files to check that every question belongs to the task (default: $EVALSUITE_DATA_DIR; unset: not checked)."

@@ -22,11 +22,8 @@ from evalsuite.reported import ReportedTable, default_root, list_reported, load_
 from evalsuite.stats import SystemScores, compare, holm
 from evalsuite.stats.intervals import interval_method as declared_interval
 from evalsuite.stats.intervals import method_name
-from evalsuite.tasks.registry import get_task
+from evalsuite.tasks.registry import get_task, task_names
 
-# The seven public benchmarks of the Search-R1 protocol and the advertising-domain task; other registered tasks
-# that entries cover follow them (`task_columns`).
-TASK_COLUMNS = ("nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle", "adqa")
 SIGNIFICANCE_RESAMPLES = 2000
 ALPHA = 0.05
 
@@ -125,9 +122,11 @@ def sampled_metrics(entries: Sequence[Entry]) -> dict[str, str]:
 
 
 def task_columns(entries: Sequence[Entry] = ()) -> tuple[str, ...]:
-    """TASK_COLUMNS, then any other task the entries cover, sorted."""
-    extra = sorted({t for e in entries for t in e.report.tasks} - set(TASK_COLUMNS))
-    return TASK_COLUMNS + tuple(extra)
+    """The registered tasks in registration order (the shipped ones in the papers' column order), then any other
+    task the entries cover, sorted."""
+    registered = task_names()
+    extra = sorted({t for e in entries for t in e.report.tasks} - set(registered))
+    return registered + tuple(extra)
 
 
 @dataclass(frozen=True)
@@ -213,10 +212,10 @@ def task_label(task: str) -> str:
         return task
 
 
-def columns(tasks: Sequence[str] = TASK_COLUMNS) -> list[Column]:
-    """The benchmark columns, with the in-domain/out-of-domain note for the NQ+HotpotQA training mix."""
+def columns(tasks: Sequence[str] | None = None) -> list[Column]:
+    """The benchmark columns (default: every registered task), with the in-domain/out-of-domain note for the NQ+HotpotQA training mix."""
     cols = []
-    for task in tasks:
+    for task in task_names() if tasks is None else tasks:
         try:
             spec = get_task(task)
             title = f"{spec.display_name}: {spec.category}, eval split {spec.eval_split}"
@@ -409,19 +408,20 @@ def reported_tables(root: Path | None = None) -> dict[str, MetricTable]:
     """Rows of every transcribed paper table that reports a leaderboard metric per benchmark, one table per metric."""
     root = root or default_root()
     metrics = leaderboard_metrics()
-    tables = {m: MetricTable(m, label, columns()) for m, label in metrics.items()}
+    registered = task_names()
+    tables = {m: MetricTable(m, label, columns(registered)) for m, label in metrics.items()}
     for key in list_reported(root):
         table = load_reported(key, root)
         if table.scale == "raw":
             continue
         for metric in metrics:
-            by_task = {c.dataset: k for k, c in table.columns.items() if c.metric == metric and c.dataset in TASK_COLUMNS and not c.average_of}
+            by_task = {c.dataset: k for k, c in table.columns.items() if c.metric == metric and c.dataset in registered and not c.average_of}
             if not by_task:
                 continue
             avg_key = next((k for k, c in table.columns.items() if c.metric == metric and c.average_of and c.dataset is None
                             and k in ("avg", f"avg.{metric}")), None)
             for label, row in table.rows.items():
-                cells = [_reported_cell(table, label, by_task.get(task)) for task in TASK_COLUMNS]
+                cells = [_reported_cell(table, label, by_task.get(task)) for task in registered]
                 if all(c.value is None for c in cells):
                     continue
                 average = _reported_cell(table, label, avg_key)

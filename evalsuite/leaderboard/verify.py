@@ -31,7 +31,7 @@ from evalsuite.agent.methods.papers import (
     run_differences,
     setting_names,
 )
-from evalsuite.errors import EvalsuiteError
+from evalsuite.errors import DataError, EvalsuiteError
 from evalsuite.leaderboard.submission import (
     CHECKSUMS_FILE,
     FORMAT_VERSION,
@@ -51,10 +51,11 @@ from evalsuite.leaderboard.submission import (
 )
 from evalsuite.metrics import extract_answer
 from evalsuite.metrics.judged import JUDGED_METRICS
+from evalsuite.metrics.termination import RUN_METRICS, STOP_REASONS
 from evalsuite.metrics.registry import get_metric, is_registered, per_sample_name
 from evalsuite.runs import SCHEMA_VERSION, ExampleRecord, Manifest, MetricsFile, TaskSummary, summarize
 from evalsuite.runs.setting import KNOWN_CORPORA, RunSetting
-from evalsuite.runs.schema import LEGACY_METRICS, MANIFEST_FILE, METRIC_CONVENTION, METRICS_FILE, PREDICTIONS_FILE
+from evalsuite.runs.schema import LEGACY_METRICS, MANIFEST_FILE, METRIC_CONVENTION, METRICS_FILE, PREDICTIONS_FILE, manifest_from_json
 from evalsuite.scoring import score_record, task_metrics
 from evalsuite.tasks.loader import load_split
 from evalsuite.tasks.registry import get_task
@@ -103,8 +104,9 @@ class VerifiedTask:
     summary: TaskSummary
     data_source: str
     data_sha256: str | None
-    # The metrics verified (claimed and recomputed), by definition version; the summary may hold more: metrics
-    # registered after the entry was scored, computed from its verified predictions.
+    # The metrics whose claims were compared with the recomputation and matched, by definition version: a report of
+    # that check, never a number. Every number shown (records, summary) is the task's own metrics recomputed from
+    # the predictions against the registry's golds, whatever the claims name.
     verified_metrics: dict[str, int] = field(default_factory=dict)
 
 
@@ -158,9 +160,19 @@ class VerificationReport:
         for name in ("corpus", "retriever", "topk", "max_turns"):
             how = self.settings.get(name, "")
             label = {"topk": "top-k", "max_turns": "turn limit"}.get(name, name)
+            if name == "corpus" and how == "matches every run manifest":
+                label = self._corpus_proof()
             (recorded if how == "matches every run manifest" else declared).append(label)
         declared += ["model", "training data"]
         return {"proven": proven, "recorded": recorded, "declared": declared}
+
+    def _corpus_proof(self) -> str:
+        """"corpus" when every run's corpus was matched by its passage count and sha256 (or is custom, shown by
+        both); "corpus (wiki-18 by passage count only)" when a known corpus was matched on the count alone."""
+        matched = [RunSetting.from_manifest(m).corpus for m in self.manifests.values()]
+        known = [c.known() for c in matched if c is not None]
+        count_only = sorted({k.label for k in known if k is not None and k.sha256 is None})
+        return f"corpus ({', '.join(count_only)} by passage count only)" if count_only else "corpus"
 
     def setting_key(self) -> str:
         """The key entries are grouped and ranked by: the declared setting with the corpus named by content wherever
@@ -252,6 +264,12 @@ def _load_model(path: Path, model: type[BaseModel], limits: Limits, where: str, 
     except json.JSONDecodeError as exc:
         report.add("schema", f"{where}:{exc.lineno}", f"invalid JSON ({exc.msg})")
         return None
+    if model is Manifest:  # the one manifest reader: version 1 migrated, anything else one problem line
+        try:
+            return manifest_from_json(obj, where)
+        except DataError as exc:
+            report.add("schema", where, exc.message.removeprefix(f"{where}: "))
+            return None
     if model is not SubmissionFile and isinstance(obj, dict) and obj.get("schema_version") != SCHEMA_VERSION:
         report.add("schema", where, f"schema_version {obj.get('schema_version')!r} is not {SCHEMA_VERSION}")
         return None
@@ -486,9 +504,10 @@ def scored_with(claimed: MetricsFile | None, where: str, report: VerificationRep
 
 def rescore(lineno: int, record: ExampleRecord, row: TaskRow, where: str, report: VerificationReport,
             checked: Collection[str], declared: Collection[str] | None = None) -> ExampleRecord:
-    """Check one record against its registry row and return it rescored with the registry's gold answers: the
+    """Check one record against its registry row and return it rescored with the registry's gold answers (the
+    task's metrics today, plus the `checked` ones to compare). The claims are read only to report a mismatch: the
     `checked` metrics (what the run was scored with) must be given and equal, and a registered metric it gives must
-    be one its run `declared`; every metric of its task today is computed too, for the site."""
+    be one its run `declared`. `shown_record` then keeps only the task's metrics for the site."""
     at = f"{where}:{lineno}"
     if record.golden_answers != row.golden_answers:
         report.add("gold-edited", at, f"id {record.id!r}: golden_answers {record.golden_answers!r} differ from the registry's "
@@ -497,7 +516,7 @@ def rescore(lineno: int, record: ExampleRecord, row: TaskRow, where: str, report
         report.add("question-changed", at, f"id {record.id!r}: question {record.question[:80]!r} is not the registry's "
                                            f"{row.question[:80]!r}")
     rescored = record.model_copy(update={"golden_answers": list(row.golden_answers), "question": row.question})
-    rescored.metrics = score_record(rescored, list(dict.fromkeys((*task_metrics(record.task), *checked))))
+    rescored.metrics = score_record(rescored, list(dict.fromkeys((*own_metrics(record), *checked))))
     claimed = record.metrics
     for name in sorted(set(claimed) - set(declared)) if declared is not None else ():
         if is_registered(name):
@@ -509,6 +528,21 @@ def rescore(lineno: int, record: ExampleRecord, row: TaskRow, where: str, report
             report.add("score", at, f"id {record.id!r}: claimed {name} {_format(claimed[name])} but recomputed "
                                     f"{_format(rescored.metrics[name])} against the registry's gold answers")
     return rescored
+
+
+def own_metrics(record: ExampleRecord) -> list[str]:
+    """What verification computes for a record whatever it claims: its task's metrics and, for a record of
+    `evalsuite run` (it carries the engine's stop reason), how it ended and its tokens, read from the record itself
+    (evalsuite.metrics.termination; imported trajectories record no such reason and get none)."""
+    run_record = record.stop_reason in {reason for reasons in STOP_REASONS.values() for reason in reasons}
+    return [*task_metrics(record.task), *(RUN_METRICS if run_record else ())]
+
+
+def shown_record(record: ExampleRecord) -> ExampleRecord:
+    """A rescored record as the site shows it: its own metrics only (`own_metrics`), so a claim cannot choose what
+    is shown."""
+    shown = own_metrics(record)
+    return record.model_copy(update={"metrics": {m: v for m, v in record.metrics.items() if m in shown}})
 
 
 def _close(a: float, b: float) -> bool:
@@ -632,8 +666,9 @@ def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Pa
         by_question: dict[str, list[ExampleRecord]] = defaultdict(list)
         for (question, _), record in sorted(rescored.items(), key=lambda item: item[0][1] or 0):
             by_question[question].append(record)
-        records = [r for row in loaded.rows for r in by_question.get(row.id, [])]
-        rescored_all.extend(records)
+        ordered = [r for row in loaded.rows for r in by_question.get(row.id, [])]
+        rescored_all.extend(ordered)
+        records = [shown_record(r) for r in ordered]
         if len(by_question) == len(gold):
             report.tasks[task] = VerifiedTask(task, split, name, records, summarize(records).tasks[task],
                                               loaded.source, loaded.source_hash, checked)
@@ -695,8 +730,8 @@ def check_settings(info: SubmissionInfo, report: VerificationReport) -> None:
         runs = unrecorded.get(setting)
         report.settings[setting] = (f"declared only: not recorded by {', '.join(runs)} (imported outputs)" if runs
                                     else "matches every run manifest")
-    models = {name: m.model.get("sha256") or m.model.get("model_hash") or m.model.get("spec")
-              for name, m in report.manifests.items() if m.model}
+    models = {name: m.model.sha256 or m.model.model_hash or m.model.spec
+              for name, m in report.manifests.items() if m.model.model_dump()}
     if len(set(models.values())) > 1:
         listed = "; ".join(f"{name}: {value}" for name, value in sorted(models.items()))
         report.add("setting", SUBMISSION_FILE, f"the runs evaluated different models ({listed}); one entry is one model")

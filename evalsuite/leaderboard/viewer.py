@@ -71,8 +71,8 @@ def _setting(directory: RunDirectory) -> tuple[str, bool]:
     if not directory.manifest_path.is_file():
         return "", False
     manifest = directory.read_manifest()
-    model = manifest.model.get("name") or manifest.model.get("path") or manifest.backend.get("model") or ""
-    parts = [manifest.method or "", Path(str(model)).name if model else "", manifest.backend.get("name", "")]
+    model = manifest.model.spec or manifest.backend.model or ""
+    parts = [manifest.method or "", Path(str(model)).name if model else "", manifest.backend.backend or ""]
     return " · ".join(p for p in parts if p), manifest.finished_at is not None or manifest.kind == "import"
 
 

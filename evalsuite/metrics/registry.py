@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal, Protocol
 
-from evalsuite.errors import unknown_name
+from evalsuite.errors import EvalsuiteError
+from evalsuite.registry import Registry, named_instance
 
 MetricKind = Literal["binary", "continuous", "count"]
 # How a metric's benchmark means combine into a group average: the unweighted mean of benchmark means (the papers'
@@ -110,35 +111,33 @@ class MetricSpec:
         return value * 100 if self.percent else value
 
 
-_REGISTRY: dict[str, MetricSpec] = {}
+METRICS: Registry[MetricSpec] = Registry("metric", check=named_instance("metric", MetricSpec))
 
 
-def register_metric(spec: MetricSpec) -> MetricSpec:
-    """Add a metric; names are unique, stable strings (a second, different declaration of a name is an error)."""
-    known = _REGISTRY.get(spec.name)
-    if known is not None and known != spec:
-        raise ValueError(f"metric {spec.name!r} is already registered with different settings")
-    _REGISTRY[spec.name] = spec
+def register_metric(spec: MetricSpec, *, replace: bool = False) -> MetricSpec:
+    """Add a metric; names are unique, stable strings (a second, different declaration of a name is refused unless
+    `replace=True`)."""
+    METRICS.register(spec.name, spec, replace=replace)
+    _SAMPLE_METRICS.clear()  # derived from the base declarations, which may have changed
     return spec
 
 
 def is_registered(name: str) -> bool:
-    return name in _REGISTRY or sample_metric(name) is not None
+    return name in METRICS or sample_metric(name) is not None
 
 
 def get_metric(name: str) -> MetricSpec:
     """A metric by name; an unknown name gets an error suggesting the closest registered ones."""
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        derived = sample_metric(name)
-        if derived is None:
-            raise unknown_name("metric", name, _REGISTRY) from None
-        return derived
+    if name in METRICS:
+        return METRICS.get(name)
+    derived = sample_metric(name)
+    if derived is None:
+        raise METRICS.unknown(name)
+    return derived
 
 
 # A metric over the K samples of a question (evalsuite.metrics.samples): <metric>_avg, <metric>_maj, <metric>_pass@k.
-# Declared on first use and kept apart from _REGISTRY: list_metrics() names the metrics an example is scored with.
+# Declared on first use and kept apart from METRICS: list_metrics() names the metrics an example is scored with.
 _SAMPLE_METRICS: dict[str, MetricSpec] = {}
 _SAMPLE_METRIC = re.compile(r"^(?P<base>.+)_(?:(?P<stat>avg|maj)|pass@(?P<k>[1-9][0-9]*))$")
 
@@ -166,11 +165,11 @@ def sample_metric(name: str) -> MetricSpec | None:
     metric, so `compute` is the metric's own.
     """
     match = _SAMPLE_METRIC.match(name)
-    if match is None or match["base"] not in _REGISTRY:
+    if match is None or match["base"] not in METRICS:
         return None
     if name in _SAMPLE_METRICS:
         return _SAMPLE_METRICS[name]
-    base = _REGISTRY[match["base"]]
+    base = METRICS.get(match["base"])
     bounded = base.kind == "binary" or base.interval == "effective_wilson"
     if match["stat"] == "maj":
         spec = MetricSpec(name, f"{base.label} maj@K", base.kind, base.compute, base.higher_is_better, base.average,
@@ -193,20 +192,20 @@ def sample_metric(name: str) -> MetricSpec | None:
 
 def list_metrics() -> list[MetricSpec]:
     """Every registered metric, in registration order."""
-    return list(_REGISTRY.values())
+    return list(METRICS.values())
 
 
 def default_metrics() -> tuple[str, ...]:
     """What a task is scored with unless it names its own metrics (`Task.metrics`): every default metric,
     so a metric registered later reaches every such task, including entries filed before it existed."""
-    return tuple(m.name for m in _REGISTRY.values() if m.default)
+    return tuple(m.name for m in METRICS.values() if m.default)
 
 
 def averaged_metrics(names: Iterable[str] | None = None) -> list[str]:
     """The metrics that macro-average over benchmarks (metrics.json group rows, leaderboard tables): of `names`
     (a run's columns, metrics over samples included) in their order, else of the registered per-example metrics.
     Metrics over samples are named only when asked for: which were declared so far is this process's history."""
-    registered = [m.name for m in _REGISTRY.values() if m.average == "macro"]
+    registered = [m.name for m in METRICS.values() if m.average == "macro"]
     if names is None:
         return registered
     names = list(names)
@@ -216,33 +215,36 @@ def averaged_metrics(names: Iterable[str] | None = None) -> list[str]:
 
 def summary_metrics() -> list[MetricSpec]:
     """The metrics the run and score tables show, in registration order."""
-    return [m for m in _REGISTRY.values() if m.summary]
+    return [m for m in METRICS.values() if m.summary]
 
 
 # ---------------------------------------------------------------- answer normalization
 
-_NORMALIZERS: dict[str, Callable[[str], str]] = {}
+def _check_normalizer(name: str, value: Any) -> Callable[[str], str]:
+    if not callable(value):
+        raise EvalsuiteError(f"answer normalization {name!r} is a {type(value).__name__}, not a function of a string")
+    return value
 
 
-def register_normalizer(name: str, function: Callable[[str], str]) -> None:
+NORMALIZERS: Registry[Callable[[str], str]] = Registry("answer normalization", check=_check_normalizer, group="evalsuite.normalizers")
+
+
+def register_normalizer(name: str, function: Callable[[str], str], *, replace: bool = False) -> None:
     """Name an answer normalization that tasks can choose (`Task.normalization`)."""
-    _NORMALIZERS[name] = function
+    NORMALIZERS.register(name, function, replace=replace)
 
 
 def get_normalizer(name: str) -> Callable[[str], str]:
-    try:
-        return _NORMALIZERS[name]
-    except KeyError:
-        raise unknown_name("answer normalization", name, _NORMALIZERS) from None
+    return NORMALIZERS.get(name)
 
 
 @contextmanager
 def scratch_registry() -> Iterator[None]:
     """Metrics and normalizations registered inside the block are forgotten after it (tests trying one out)."""
-    saved = dict(_REGISTRY), dict(_NORMALIZERS), dict(_SAMPLE_METRICS)
+    saved = dict(_SAMPLE_METRICS)
     try:
-        yield
+        with METRICS.scratch(), NORMALIZERS.scratch():
+            yield
     finally:
-        for registry, before in zip((_REGISTRY, _NORMALIZERS, _SAMPLE_METRICS), saved):
-            registry.clear()
-            registry.update(before)  # type: ignore[arg-type]
+        _SAMPLE_METRICS.clear()
+        _SAMPLE_METRICS.update(saved)

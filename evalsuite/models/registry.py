@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-import difflib
-import importlib
 from typing import Any
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.models.base import Backend
+from evalsuite.registry import Registry
 
-_BACKENDS: dict[str, str] = {
+
+def _check_backend(name: str, value: Any) -> type[Backend]:
+    if not (isinstance(value, type) and issubclass(value, Backend)):
+        raise EvalsuiteError(f"backend {name!r} is {value!r}, not a subclass of evalsuite.models.base.Backend",
+                             hint="point the entry point at a Backend subclass")
+    return value
+
+
+BACKENDS: Registry[type[Backend]] = Registry("backend", check=_check_backend)
+for _name, _target in {
     "openai": "evalsuite.models.openai_api:OpenAIBackend",
     "hf": "evalsuite.models.hf:HFBackend",
     "vllm": "evalsuite.models.vllm:VLLMBackend",
@@ -17,29 +25,24 @@ _BACKENDS: dict[str, str] = {
     "llamacpp": "evalsuite.models.llamacpp:LlamaCppBackend",
     "lmeval": "evalsuite.models.lmeval:LMEvalBackend",
     "replay": "evalsuite.models.replay:ReplayBackend",
-}
+}.items():
+    BACKENDS.register(_name, _target)
 
 
-def register_backend(name: str, target: str) -> None:
-    """Register a backend class under `name` as a lazy `module:Class` target."""
-    if name in _BACKENDS and _BACKENDS[name] != target:
-        raise ValueError(f"backend {name!r} is already registered as {_BACKENDS[name]}")
-    _BACKENDS[name] = target
+def register_backend(name: str, target: str | type[Backend], *, replace: bool = False) -> None:
+    """Register a backend class under `name`, preferably as a lazy `module:Class` target (its heavy library is then
+    imported only when the backend is used)."""
+    BACKENDS.register(name, target, replace=replace)
 
 
 def list_backends() -> list[str]:
     """Registered backend names."""
-    return sorted(_BACKENDS)
+    return sorted(BACKENDS.names())
 
 
 def backend_class(name: str) -> type[Backend]:
     """The class registered under `name`; unknown names get a did-you-mean hint."""
-    if name not in _BACKENDS:
-        close = difflib.get_close_matches(name, list(_BACKENDS), n=2, cutoff=0.5)
-        hint = f"did you mean {', '.join(close)}?" if close else f"known backends: {', '.join(list_backends())}"
-        raise EvalsuiteError(f"unknown backend {name!r}", hint=hint)
-    module, _, attr = _BACKENDS[name].partition(":")
-    return getattr(importlib.import_module(module), attr)
+    return BACKENDS.get(name)
 
 
 def load_backend(name: str, model: str, **options: Any) -> Backend:

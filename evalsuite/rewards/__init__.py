@@ -5,39 +5,45 @@
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from evalsuite.errors import EvalsuiteError
+from evalsuite.registry import Registry
 from evalsuite.rewards.base import MethodReward, completion_text, format_valid
-from evalsuite.rewards.oases import OasesReward, OasesRewardConfig
-from evalsuite.rewards.progress import ProgressReward, ProgressRewardConfig
-from evalsuite.rewards.search_p1 import SearchP1Reward, SearchP1RewardConfig
-from evalsuite.rewards.search_r1 import SearchR1Reward, SearchR1RewardConfig
-from evalsuite.rewards.smartsearch import SmartSearchReward, SmartSearchRewardConfig
-from evalsuite.rewards.subsearch import SubSearchReward, SubSearchRewardConfig
+from evalsuite.rewards.oases import OasesReward
+from evalsuite.rewards.progress import ProgressReward
+from evalsuite.rewards.search_p1 import SearchP1Reward
+from evalsuite.rewards.search_r1 import SearchR1Reward
+from evalsuite.rewards.smartsearch import SmartSearchReward
+from evalsuite.rewards.subsearch import SubSearchReward
 
-_REWARDS: dict[str, tuple[type[MethodReward], type]] = {
-    "search-r1": (SearchR1Reward, SearchR1RewardConfig),
-    "progress": (ProgressReward, ProgressRewardConfig),
-    "subsearch": (SubSearchReward, SubSearchRewardConfig),
-    "search-p1": (SearchP1Reward, SearchP1RewardConfig),
-    "oases": (OasesReward, OasesRewardConfig),
-    "smartsearch": (SmartSearchReward, SmartSearchRewardConfig),
-}
+
+def _check_reward(name: str, value: Any) -> type[MethodReward]:
+    if not (isinstance(value, type) and issubclass(value, MethodReward) and isinstance(getattr(value, "config_class", None), type)):
+        raise EvalsuiteError(f"reward {name!r} is {value!r}, not a MethodReward subclass with a config_class",
+                             hint="point the entry point at a subclass of evalsuite.rewards.MethodReward")
+    return value
+
+
+REWARDS: Registry[type[MethodReward]] = Registry("reward", check=_check_reward)
+for _reward in (SearchR1Reward, ProgressReward, SubSearchReward, SearchP1Reward, OasesReward, SmartSearchReward):
+    REWARDS.register(_reward.name, _reward)
+
+
+def register_reward(name: str, reward: str | type[MethodReward], *, replace: bool = False) -> None:
+    """Register a reward class (or a lazy `module:Class` target) under a method's name."""
+    REWARDS.register(name, reward, replace=replace)
 
 
 def list_rewards() -> list[str]:
-    """Registered reward names (the six methods)."""
-    return sorted(_REWARDS)
+    """Registered reward names (the six methods, then plugins)."""
+    return sorted(REWARDS.names())
 
 
 def get_reward(name: str, settings: dict[str, Any] | None = None, **objects: Any) -> MethodReward:
     """The reward of method `name` with `settings` for its config dataclass; `objects` (e.g. matcher=) go to the class."""
-    if name not in _REWARDS:
-        close = difflib.get_close_matches(name, list(_REWARDS), n=2, cutoff=0.5)
-        raise EvalsuiteError(f"unknown reward {name!r}", hint=f"did you mean {', '.join(close)}?" if close else f"known: {', '.join(list_rewards())}")
-    cls, config_cls = _REWARDS[name]
+    cls = REWARDS.get(name)
+    config_cls = cls.config_class
     try:
         config = config_cls(**(settings or {}))
     except (TypeError, ValueError) as exc:
@@ -46,6 +52,6 @@ def get_reward(name: str, settings: dict[str, Any] | None = None, **objects: Any
 
 
 __all__ = [
-    "MethodReward", "OasesReward", "ProgressReward", "SearchP1Reward", "SearchR1Reward", "SmartSearchReward",
-    "SubSearchReward", "completion_text", "format_valid", "get_reward", "list_rewards",
+    "REWARDS", "MethodReward", "OasesReward", "ProgressReward", "SearchP1Reward", "SearchR1Reward", "SmartSearchReward",
+    "SubSearchReward", "completion_text", "format_valid", "get_reward", "list_rewards", "register_reward",
 ]

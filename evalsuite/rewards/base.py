@@ -111,6 +111,8 @@ class MethodReward(ABC):
 
     name: ClassVar[str]
     components: ClassVar[tuple[str, ...]]
+    # the dataclass of its settings (`reward.settings` of a recipe's YAML); `get_reward` builds it
+    config_class: ClassVar[type]
 
     def __init__(self) -> None:
         self._cache: tuple[tuple[str, ...], list[dict[str, float]]] | None = None

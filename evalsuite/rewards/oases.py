@@ -42,6 +42,7 @@ class OasesReward(MethodReward):
     """Outcome F1 (plus, with `credit: sum`, the summed state-score differences γ_t − γ_{t−1})."""
 
     name = "oases"
+    config_class = OasesRewardConfig
     components = ("outcome_f1", "process", "gamma_first", "gamma_last", "n_states")
 
     def __init__(self, config: OasesRewardConfig | None = None):

@@ -30,6 +30,7 @@ class ProgressReward(MethodReward):
     """r_ans + r_format + λ_cov · coverage F1 against cached teacher queries."""
 
     name = "progress"
+    config_class = ProgressRewardConfig
     components = ("em", "format", "coverage_f1", "coverage_precision", "coverage_recall", "coverage_defined")
 
     def __init__(self, config: ProgressRewardConfig | None = None, matcher: Matcher | None = None):

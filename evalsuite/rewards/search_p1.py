@@ -85,6 +85,7 @@ class SearchP1Reward(MethodReward):
     """Format, dual-track path and soft outcome rewards, weighted λ_f, λ_p, λ_a."""
 
     name = "search-p1"
+    config_class = SearchP1RewardConfig
     components = ("format", "plan_execution", "agreement", "self_consistency", "reference_alignment", "path", "em", "f1", "outcome")
 
     def __init__(self, config: SearchP1RewardConfig | None = None, matcher: Matcher | None = None):

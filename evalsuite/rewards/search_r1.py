@@ -39,6 +39,7 @@ class SearchR1Reward(MethodReward):
     """EM on the response's last `<answer>`, plus the optional valid-sequence and retrieved-gold shaping."""
 
     name = "search-r1"
+    config_class = SearchR1RewardConfig
     components = ("em", "format_valid", "retrieval_hit")
 
     def __init__(self, config: SearchR1RewardConfig | None = None):

@@ -47,6 +47,7 @@ class SmartSearchReward(MethodReward):
     """EM ± scaled per-query novelty×usefulness + format."""
 
     name = "smartsearch"
+    config_class = SmartSearchRewardConfig
     components = ("em", "f1", "outcome", "format", "process", "novelty", "usefulness", "query_score", "usefulness_judged")
 
     def __init__(self, config: SmartSearchRewardConfig | None = None):

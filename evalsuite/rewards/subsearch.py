@@ -156,6 +156,7 @@ class SubSearchReward(MethodReward):
     """Outcome EM with answerability and decomposition process rewards, aggregated as configured."""
 
     name = "subsearch"
+    config_class = SubSearchRewardConfig
     components = ("em", "answerability", "decomposition", "process", "beta")
 
     def __init__(self, config: SubSearchRewardConfig | None = None, reduce_sum: ReduceSum | None = None):

@@ -50,6 +50,8 @@ class ScoreColumns:
     tasks: dict[str, TaskColumns]
     # K of a sampled run, whose columns hold one row per question (avg@K, maj@K, pass@k: evalsuite.runs.sampled)
     samples: int = 1
+    # Counts the writer recorded with the columns (tables/golds.py: examples not in their registry split)
+    counts: dict[str, int] = field(default_factory=dict)
     # a sampled run's task → per-sample metric → its mean over questions per sample index (the seeds' means)
     sample_means: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
 
@@ -61,7 +63,7 @@ class ScoreColumns:
         if is_sampled(records):
             parts = {task: sampled_task(task, rows) for task, rows in by_task.items()}
             return cls({t: TaskColumns(p.ids, p.failed, p.metrics) for t, p in parts.items()},
-                       max(p.samples for p in parts.values()), {t: p.sample_means for t, p in parts.items()})
+                       max(p.samples for p in parts.values()), sample_means={t: p.sample_means for t, p in parts.items()})
         tasks = {}
         for task, rows in by_task.items():
             names = sorted({name for row in rows for name in row.metrics})
@@ -83,13 +85,17 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def cache_path(source_sha256: str) -> Path:
+def cache_path(source_sha256: str, basis: str = "") -> Path:
     """Where the columns of a predictions.jsonl with this content hash live: the local cache folder, never the run
-    directory, so a run directory (or a submission) copied from someone else brings no cache to be trusted."""
-    return cache_root() / "scores" / f"{source_sha256}.v{_FORMAT}.npz"
+    directory, so a run directory (or a submission) copied from someone else brings no cache to be trusted.
+    `basis` names what else the scores were computed from (tables/golds.py: the registry gold files a table
+    rescored against); "" is the scores as stored in predictions.jsonl."""
+    key = source_sha256 if not basis else hashlib.sha256(f"{source_sha256}|{basis}".encode()).hexdigest()
+    return cache_root() / "scores" / f"{key}.v{_FORMAT}.npz"
 
 
-def write_scores(run_dir: str | Path, records: Sequence[ExampleRecord]) -> Path | None:
+def write_scores(run_dir: str | Path, records: Sequence[ExampleRecord], basis: str = "",
+                 counts: dict[str, int] | None = None) -> Path | None:
     """Cache the columns of the records now in run_dir/predictions.jsonl under its content hash; None (and nothing
     written) without one."""
     predictions = Path(run_dir) / PREDICTIONS_FILE
@@ -100,6 +106,8 @@ def write_scores(run_dir: str | Path, records: Sequence[ExampleRecord]) -> Path 
     columns = ScoreColumns.from_records(records)
     arrays["tasks"] = np.array(list(columns.tasks), dtype=str)
     arrays["samples"] = np.array(columns.samples)
+    for name, count in (counts or {}).items():
+        arrays[f"count:{name}"] = np.array(count)
     for t, (task, data) in enumerate(columns.tasks.items()):
         arrays[f"{t}/ids"] = data.ids
         arrays[f"{t}/failed"] = data.failed
@@ -107,7 +115,7 @@ def write_scores(run_dir: str | Path, records: Sequence[ExampleRecord]) -> Path 
             arrays[f"{t}/{_METRIC_PREFIX}{name}"] = values
         for name, values in columns.sample_means.get(task, {}).items():
             arrays[f"{t}/{_SAMPLE_MEAN_PREFIX}{name}"] = values
-    target = cache_path(source)
+    target = cache_path(source, basis)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         # A name of its own per writer: two processes caching the same content never write one temporary file.
@@ -120,7 +128,7 @@ def write_scores(run_dir: str | Path, records: Sequence[ExampleRecord]) -> Path 
     return target
 
 
-def read_scores(run_dir: str | Path) -> ScoreColumns | None:
+def read_scores(run_dir: str | Path, basis: str = "") -> ScoreColumns | None:
     """The cached columns of run_dir/predictions.jsonl as its bytes are now (looked up by content hash), else None:
     never cached, or unreadable. Whatever the run directory holds besides predictions.jsonl (an old `scores.npz`,
     a forged one) is not read."""
@@ -128,7 +136,7 @@ def read_scores(run_dir: str | Path) -> ScoreColumns | None:
     if not predictions.is_file():
         return None
     source = _sha256(predictions)
-    path = cache_path(source)
+    path = cache_path(source, basis)
     if not path.is_file():
         return None
     try:
@@ -142,7 +150,8 @@ def read_scores(run_dir: str | Path) -> ScoreColumns | None:
                 tasks[task] = TaskColumns(ids=data[f"{t}/ids"], failed=data[f"{t}/failed"], metrics=metrics)
                 if per_sample := {key[len(means):]: data[key] for key in data.files if key.startswith(means)}:
                     sample_means[task] = per_sample
-            return ScoreColumns(tasks, int(data["samples"]), sample_means)
+            counts = {key[len("count:"):]: int(data[key]) for key in data.files if key.startswith("count:")}
+            return ScoreColumns(tasks, int(data["samples"]), counts, sample_means)
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
         log.warning("%s: unreadable (%s); reading %s instead", path, exc, PREDICTIONS_FILE)
         return None

@@ -41,7 +41,7 @@ from evalsuite.runs.layouts import (
     require_path,
 )
 from evalsuite.runs.schema import ExampleRecord
-from evalsuite.tasks.registry import get_task, list_tasks
+from evalsuite.tasks.registry import get_task, list_tasks, resolve_task
 
 INTERMEDIATE_FILE = "intermediate_data.json"
 METRIC_SCORE_FILE = "metric_score.txt"
@@ -331,8 +331,11 @@ def extract_item(item: ResultItem, layout: ResultLayout, position: int) -> Extra
         raise DataError(f"{where}: '{fields.golds}' must be a list of strings (or one string)", hint="map the gold answers with --fields golds=PATH")
     output = data.get("output") if isinstance(data.get("output"), dict) else {}
     response = _response(data, output, str(question), layout)
-    if not question and layout.question_pattern and response and (match := re.search(layout.question_pattern, response)):
-        question = match[1].strip()
+    if not question and layout.question_pattern:
+        # the writer keeps no question: read it where its prompt template put it (the prompt, else the response)
+        texts = (lookup(data, fields.prompt) if fields.prompt else None, response)
+        found = (re.search(layout.question_pattern, text) for text in texts if isinstance(text, str))
+        question = next((match[1].strip() for match in found if match), question)
     prediction = lookup(data, fields.prediction) if fields.prediction else None
     if prediction is MISSING or (prediction is None and response is None and not layout.parse_prediction):
         raise missing_field(data, fields.prediction or fields.response or "output.pred", "prediction", where, layout)
@@ -351,6 +354,8 @@ def extract_item(item: ResultItem, layout: ResultLayout, position: int) -> Extra
 
 
 def _response(data: dict[str, Any], output: dict[str, Any], question: str, layout: ResultLayout) -> str | None:
+    if layout.read_response is not None:
+        return layout.read_response(data)
     if layout.response_in_prompt:
         return response_of(output, question)
     if layout.fields.response is None:
@@ -376,7 +381,7 @@ def records_from_source(
     writer scored (FlashRAG's `pred`); the response, where the writer keeps one, is parsed into turns with `parse`
     (a method's `Method.parse`; Search-R1's by default), or with `parser_of(method)` where the layout names one."""
     layout = layout or resolve_layout(source)
-    task_name = get_task(task).name if task else infer_task(source.path, source.config)
+    task_name = resolve_task(task).name if task else infer_task(source.path, source.config)
     split = get_task(task_name).eval_split
     records: list[ExampleRecord] = []
     recorded: list[RecordedScore] = []
@@ -389,7 +394,11 @@ def records_from_source(
         method = method_of(layout, fields.response)
         parser = parser_of(method) if method and parser_of else parse
         parsed = parser(fields.response) if layout.parse_turns and fields.response is not None else ParsedTrajectory(turns=[], answer=None)
+        if layout.passages and fields.response is not None:
+            split_observations(parsed, fields.response, layout)
         prediction = parsed.answer if layout.parse_prediction else fields.prediction
+        if layout.predict is not None:
+            prediction = layout.predict(item.data)
         metadata: dict[str, Any] = {"layout": layout.name}
         if fields.prompt:
             metadata["prompt"] = fields.prompt
@@ -412,6 +421,21 @@ def records_from_source(
             )
         )
     return task_name, records, recorded
+
+
+def split_observations(parsed: ParsedTrajectory, response: str, layout: ResultLayout) -> None:
+    """The passages of each search turn as the writer laid out its observation blocks (the method's parser reads the
+    layout our engine writes, which may differ): the i-th block (in the response's order) belongs to the i-th turn that
+    searched."""
+    blocks = []
+    for open_tag, close_tag, split in layout.passages:
+        pattern = re.compile(re.escape(open_tag) + r"(.*?)" + re.escape(close_tag), re.DOTALL)
+        blocks += [(match.start(), split, match[1]) for match in pattern.finditer(response)]
+    searched = [turn for turn in parsed.turns if turn.query is not None or turn.sub_queries]
+    if len(blocks) != len(searched):
+        return  # the blocks do not pair with the turns: keep what the method's parser found
+    for turn, (_, split, content) in zip(searched, sorted(blocks, key=lambda block: block[0])):
+        turn.passages = split(content)
 
 
 def check_against_task_data(source: ResultSource, records: list[ExampleRecord], task: str, data_dir: Path) -> None:

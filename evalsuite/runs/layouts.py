@@ -1,8 +1,10 @@
 """Where each published result writer keeps the prediction, the raw generation, the gold answers and its own scores.
 
 One table, keyed by stable names, instead of a reader per pipeline: every FlashRAG pipeline (read from
-`RUC-NLPIR/FlashRAG` `flashrag/pipeline/*.py`; each entry cites the function that fills `output`), the Search-R1
-family's eval scripts whose writers could be read, and a layout built from `--fields` for anything else.
+`RUC-NLPIR/FlashRAG` `flashrag/pipeline/*.py`), the Search-R1 family's result writers (R1-Searcher, ReSearch,
+ZeroSearch, StepSearch, AutoRefine, Search-R1 reproductions), and a layout built from `--fields` for anything else.
+Each entry's `writer` cites the file, commit, function and lines that fill the record it reads (lines counted on the
+text the index holds at that commit).
 
 A layout is recognised by the output keys its writer stores: the one whose required keys a record has and whose
 known keys account for all of them (the most specific wins). FlashRAG's `Evaluator` evaluates `output.pred`, so that
@@ -19,6 +21,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evalsuite.errors import DataError, EvalsuiteError, unknown_name
+from evalsuite.protocol.passages import split_contents
+from evalsuite.runs.schema import Passage
 
 # Keys FlashRAG's `Evaluator.evaluate` adds to every item whatever the pipeline (`Item.update_evaluation_score`).
 _EVALUATOR_KEYS = frozenset({"metric_score"})
@@ -64,6 +68,14 @@ class ResultLayout:
     parse_turns: bool = False
     parse_prediction: bool = False  # the prediction is the answer parsed from the response (no `pred` to take)
     check: Callable[[Mapping[str, Any]], bool] | None = field(default=None, compare=False)  # tells apart same-key writers
+    # The writer's own reading, where it differs from ours (each cites the writer's function):
+    # the generation, from a record whose response field holds more than it (ZeroSearch: prompt + response);
+    read_response: Callable[[Mapping[str, Any]], str | None] | None = field(default=None, compare=False)
+    # the answer it scored, from the record (ZeroSearch reads the last <answer> of prompt + response, if two or more);
+    predict: Callable[[Mapping[str, Any]], str | None] | None = field(default=None, compare=False)
+    # (open tag, close tag, split) per observation block kind: the passages as the writer laid them out, where the
+    # method's own parser does not split them (R1-Searcher's eval script, ReSearch, StepSearch).
+    passages: tuple[tuple[str, str, Callable[[str], list[Passage]]], ...] = field(default=(), compare=False)
 
     def looks_for(self) -> str:
         """The keys that identify this writer, as dotted paths (`output.pred, output.raw_pred`)."""
@@ -111,66 +123,178 @@ def _iteration_outputs_are(kind: type) -> Callable[[Mapping[str, Any]], bool]:
     return check
 
 
+# Where the family's writers were read (the index holds copies; the originals hold only a README there).
+_RESEARCH_PIPELINE = (
+    "src/flashrag/pipeline/active_pipeline.py@205fc92 ReSearchPipeline.run_item L216-297 (update_output 'final_response' = "
+    "the generation with `<result>` blocks of the hits' contents joined by blank lines, 'pred' = "
+    "remove_boxed(last_boxed_only_string(extract_answer(final_response))), '' when over length), R1SearcherPipeline.run_item "
+    "L79-171 (`<|begin_of_documents|>` blocks, pred = the first <answer> stripped); extract_answer / remove_boxed / "
+    "last_boxed_only_string: verl/utils/reward_score/re_search.py (zeocax/verl@588c245 L48-56, L58-69, L71-98)"
+)
+_RESEARCH_RUN_EVAL = "scripts/evaluation/run_eval.py@205fc92 research() L80-88, save_note = --save_note or the method name L136"
+_ZEROSEARCH_WRITER = (
+    "verl/trainer/main_ppo.py AccManager.__call__ (YuchenFan48/ZeroSearch@9fb5935 L96-147; cx9941/CriticSearch@70c64c8 "
+    "the same): one {prompt: decode(prompt ids), response_str: decode(valid prompt + response ids), ground_truth: target "
+    "list, em_score, f1_score: float(score_em)} per item (L135); verl/trainer/ppo/ray_trainer.py RayPPOTrainer._validate "
+    "(cx9941/CriticSearch@70c64c8 L446-615, json.dump L613) writes the list to {default_local_dir}/record_init.json (fit L734)"
+)
+_ZEROSEARCH_SCORE = (
+    "verl/utils/reward_score/qa_em.py (YuchenFan48/ZeroSearch@9fb5935) compute_score L131-150: extract_solution L117-128 "
+    "(the last <answer> of prompt + response if two or more, else None), em_check L94-101 (em: a normalized gold inside "
+    "the normalized answer; None normalizes to 'No answer')"
+)
+_STEPSEARCH_WRITER = (
+    "verl/trainer/ppo/ray_trainer.py@312a340 RayPPOTrainer._validate L469-686: with trainer.save_predictions, one "
+    "{id, data_source, prompt: decode(valid prompt ids), response: decode(valid response ids), ground_truth} per item "
+    "(L611-617) json.dumped to {default_local_dir}/predictions/<timestamp>.json (L642); no score stored"
+)
+_STEPSEARCH_SCORE = (
+    "verl/utils/reward_score/qa_step.py@140c89b compute_score_f1_steps_plan_with_support_docs L275-337: answer_correct = "
+    "query_f1_score L72-107 (token F1, rounded to 4 places) of extract_solution L27-39 (the last <answer>, stripped); "
+    "documents as `<## title ##> text` (extract_content_from_information L57-69)"
+)
+
+
+# --- The family's own readings, written from their code (cited in each layout's writer) -----------------------------
+
+_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
+
+
+def zerosearch_response(record: Mapping[str, Any]) -> str | None:
+    """ZeroSearch's generation: `response_str` is decode(valid prompt ids + response ids), `prompt` decode(all prompt
+    ids), left padding included; the generation is what follows the prompt's unpadded tail in `response_str`."""
+    text, prompt = record.get("response_str"), record.get("prompt")
+    if not isinstance(text, str):
+        return None
+    if not isinstance(prompt, str):
+        return text
+    for start in range(len(prompt) + 1):  # the shortest padding prefix whose removal leaves a prefix of response_str
+        if text.startswith(prompt[start:]):
+            rest = text[len(prompt) - start :]
+            return rest if rest.strip() else None
+    return text
+
+
+def zerosearch_prediction(record: Mapping[str, Any]) -> str | None:
+    """qa_em.extract_solution on prompt + response: the last `<answer>`, stripped, only if there are two or more (the
+    prompt's own example `<answer> Beijing </answer>` is one); None otherwise."""
+    text = record.get("response_str")
+    matches = list(_ANSWER.finditer(text)) if isinstance(text, str) else []
+    return matches[-1][1].strip() if len(matches) > 1 else None
+
+
+def stepsearch_prediction(record: Mapping[str, Any]) -> str | None:
+    """qa_step.extract_solution on the response: the last `<answer>`, stripped; None if there is none."""
+    text = record.get("response")
+    matches = list(_ANSWER.finditer(text)) if isinstance(text, str) else []
+    return matches[-1][1].strip() if matches else None
+
+
+def blank_line_passages(content: str) -> list[Passage]:
+    """Each hit's `contents` followed by a blank line, the whole stripped: ReSearchPipeline.run_item's `<result>` and
+    R1SearcherPipeline.run_item's `<|begin_of_documents|>` (R1-Searcher's own parser reads `(i)Title: t Text: x` only).
+    reason_over_search's SearchR1Pipeline joins its `<information>` so too, which Search-R1's parser already splits."""
+    return [_passage(part) for part in content.strip().split("\n\n") if part.strip()]
+
+
+_NUMBERED_DOC = re.compile(r"^\((\d+)\)", re.MULTILINE)
+
+
+def r1_searcher_passages(content: str) -> list[Passage]:
+    """R1-Searcher's eval script: `(i)` + the retrieval server's document string + a newline per document, i = 1, 2, …
+    (a line that starts with another number is part of the document before it)."""
+    starts, expected = [], 1
+    for marker in _NUMBERED_DOC.finditer(content):
+        if int(marker[1]) == expected:
+            starts.append(marker)
+            expected += 1
+    return [
+        _passage(content[marker.end() : starts[i + 1].start() if i + 1 < len(starts) else len(content)])
+        for i, marker in enumerate(starts)
+    ]
+
+
+_STEP_TITLE = re.compile(r"<##(.*?)##>", re.DOTALL)
+
+
+def stepsearch_passages(content: str) -> list[Passage]:
+    """StepSearch's `<information>`: `<## title ##> text` per document (qa_step extract_titles_from_information and
+    extract_content_from_information read it so)."""
+    titles = list(_STEP_TITLE.finditer(content))
+    passages = []
+    for i, title in enumerate(titles):
+        text = content[title.end() : titles[i + 1].start() if i + 1 < len(titles) else len(content)].strip()
+        passages.append(Passage(title=title[1].replace("Title:", "").strip().strip('"') or None, text=text))
+    return passages or ([_passage(content)] if content.strip() else [])
+
+
+def _passage(contents: str) -> Passage:
+    title, text = split_contents(contents.strip())
+    return Passage(title=title.strip('"') or None, text=text) if text else Passage(text=title)
+
+
 FLASHRAG_PIPELINES: dict[str, ResultLayout] = {
     layout.name: layout
     for layout in (
         _flashrag(
-            "sequential", "flashrag/pipeline/pipeline.py SequentialPipeline.run and .naive_run (update_output 'prompt', 'retrieval_result', 'pred')",
+            "sequential", "flashrag/pipeline/pipeline.py@6195456 SequentialPipeline.run L82-130 and .naive_run L71-80 (update_output "
+            "'prompt', 'retrieval_result', 'refine_result', 'pred'); BasicPipeline.evaluate L26-41 applies pred_process_fun",
             required=set(), allowed=_SEQUENTIAL_KEYS,
             save_notes=("naive", "zero-shot", "AAR-contriever", "AAR-ANCE", "longllmlingua", "recomp-abstractive", "recomp-extractive",
                         "selective-context", "trace", "spring"),
             response="output.raw_pred|output.pred",
         ),
         _flashrag(
-            "conditional", "flashrag/pipeline/pipeline.py ConditionalPipeline.run (update_output 'judge_result': bool per item)",
+            "conditional", "flashrag/pipeline/pipeline.py@6195456 ConditionalPipeline.run L161-179 (update_output 'judge_result': bool per item)",
             required={"judge_result"}, allowed=_SEQUENTIAL_KEYS, save_notes=("skr",), response="output.pred", check=_judge_is(bool),
         ),
         _flashrag(
-            "adaptive", "flashrag/pipeline/pipeline.py AdaptivePipeline.run (judge_result 'A'/'B'/'C'; 'C' items run IRCOTPipeline)",
+            "adaptive", "flashrag/pipeline/pipeline.py@6195456 AdaptivePipeline.run L231-253 (judge_result 'A'/'B'/'C'; 'C' items run IRCOTPipeline)",
             required={"judge_result"}, allowed=_SEQUENTIAL_KEYS, patterns=(r"intermediate_output_iter\d+", "scores"),
             save_notes=("adaptive-rag",), response="output.raw_pred|output.pred", check=_judge_is(str),
         ),
         _flashrag(
-            "replug", "flashrag/pipeline/branching_pipeline.py REPLUGPipeline.run (update_output 'retrieval_result', 'doc_scores', 'pred')",
+            "replug", "flashrag/pipeline/branching_pipeline.py@16074be REPLUGPipeline.run L32-60 (update_output 'retrieval_result', 'doc_scores', 'pred')",
             required={"doc_scores"}, allowed={"retrieval_result"}, save_notes=("replug",), response="output.pred",
         ),
         _flashrag(
-            "sure", "flashrag/pipeline/branching_pipeline.py SuRePipeline.run ('candidates', 'all_summary', 'val_scores', 'ranking_scores'; pred = best candidate)",
+            "sure", "flashrag/pipeline/branching_pipeline.py@16074be SuRePipeline.run L167-250 ('candidates', 'all_summary', 'val_scores', 'ranking_scores'; pred = best candidate)",
             required={"candidates"}, allowed={"retrieval_result", "all_summary", "val_scores", "ranking_scores"}, save_notes=("SuRe",),
         ),
         _flashrag(
-            "iterative", "flashrag/pipeline/active_pipeline.py IterativePipeline.run ('retrieval_result_iter_k', 'prompt_iter_k', 'pred_iter_k'; pred = last pred_iter)",
+            "iterative", "flashrag/pipeline/active_pipeline.py@16074be IterativePipeline.run L19-52 ('retrieval_result_iter_k', 'prompt_iter_k', 'pred_iter_k'; pred = last pred_iter)",
             required={"pred_iter_0"}, allowed={"retrieval_result"}, patterns=(r"retrieval_result_iter_\d+", r"prompt_iter_\d+", r"pred_iter_\d+"),
             save_notes=("iter-retgen",), response="output.pred",
         ),
         _flashrag(
-            "self-rag", "flashrag/pipeline/active_pipeline.py SelfRAGPipeline.run_batch_pred ('retrieval_flag', 'prompt' list, 'critic_result'; pred post-processed)",
+            "self-rag", "flashrag/pipeline/active_pipeline.py@16074be SelfRAGPipeline.run_batch_pred L618-675 ('retrieval_flag', 'prompt' list, 'critic_result'; pred post-processed)",
             required={"retrieval_flag"}, allowed={"retrieval_result", "prompt", "critic_result", "intermediate_result"}, save_notes=("self-rag",),
         ),
         _flashrag(
-            "flare", "flashrag/pipeline/active_pipeline.py FLAREPipeline.run_item ('judge_result_iter{k}', 'gen_iter_{k}', 'retrieval_result'; pred = the sentences joined)",
+            "flare", "flashrag/pipeline/active_pipeline.py@16074be FLAREPipeline.run_item L733-778 ('judge_result_iter{k}', 'gen_iter_{k}', 'retrieval_result'; pred = the sentences joined)",
             required={"judge_result_iter0"}, allowed={"retrieval_result"}, patterns=(r"judge_result_iter\d+", r"gen_iter_\d+"),
             save_notes=("flare",), response="output.pred",
         ),
         _flashrag(
-            "self-ask", "flashrag/pipeline/active_pipeline.py SelfAskPipeline.run_item + flashrag/utils selfask_pred_parse (raw_pred = the chain, pred = 'So the final answer is:' line)",
+            "self-ask", "flashrag/pipeline/active_pipeline.py@16074be SelfAskPipeline.run_item L823-893, run L895-900 + flashrag/utils selfask_pred_parse (raw_pred = the chain, pred = 'So the final answer is:' line)",
             required={"raw_pred", "intermediate_output_iter0"}, allowed={"retrieval_result"}, patterns=(r"intermediate_output_iter\d+",),
             save_notes=("Ret-Robust", "ret-robust", "selfask"), response="output.raw_pred", check=_iteration_outputs_are(str),
         ),
         _flashrag(
-            "ircot", "flashrag/pipeline/active_pipeline.py IRCOTPipeline.run_item + flashrag/utils ircot_pred_parse (raw_pred = thoughts joined, pred = after 'So the answer is:')",
+            "ircot", "flashrag/pipeline/active_pipeline.py@16074be IRCOTPipeline.run_item L924-973, run L975-980 + flashrag/utils ircot_pred_parse (raw_pred = thoughts joined, pred = after 'So the answer is:')",
             required={"raw_pred"}, allowed={"retrieval_result", "scores"}, patterns=(r"intermediate_output_iter\d+",),
             save_notes=("ircot",), response="output.raw_pred", check=_iteration_outputs_are(dict),
         ),
         _flashrag(
             "rqrag", "flashrag/pipeline/active_pipeline.py RQRAGPipeline.run ('paths' = best path {prompt, depth, done, "
-            "final_answer, confidence}; pred = final_answer; run by examples/methods/run_exp.py rqrag(); read from a FlashRAG-derived "
-            "copy of the file, the index's FlashRAG commit of it predating the class)",
+            "final_answer, confidence}; pred = final_answer; read from a FlashRAG-derived copy of the file the index holds unnamed, "
+            "FlashRAG's active_pipeline.py@16074be predating the class; flashrag/pipeline/__init__.py@f792919 L4 imports it, "
+            "examples/methods/run_exp.py@8e16b75 rqrag() runs it)",
             required={"paths"}, save_notes=("rqrag",),
         ),
         _flashrag(
-            "reasoning", "flashrag/pipeline/reasoning_pipeline.py ReasoningPipeline.run, which SearchR1Pipeline inherits "
-            "('prompt' = prompt + every step, 'finish_flag', 'finish_reason', 'retrieval_results', 'retrieved_times')",
+            "reasoning", "flashrag/pipeline/reasoning_pipeline.py@8e16b75 ReasoningPipeline.run L82-145, which SearchR1Pipeline (read from "
+            "an unnamed later copy) inherits ('prompt' = prompt + every step and _retrieved_docs_to_string L70-80, 'finish_flag', 'finish_reason', 'retrieval_results', 'retrieved_times')",
             required={"prompt", "finish_flag"}, allowed={"retrieval_results", "retrieved_times", "finish_reason"},
             save_notes=("r1-searcher", "search-r1", "searchr1"), response_in_prompt=True, parse_turns=True,
             method_markers=(("<|begin_of_query|>", "r1-searcher"), ("<search>", "search-r1")),
@@ -183,8 +307,12 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
     for layout in (
         ResultLayout(
             "search-r1-results",
-            "Search-R1 evaluation results in FlashRAG's Dataset.save format, as GaurisankarJ/reason_over_search writes them "
-            "(output: query, final_response, pred, metric_score)",
+            "Search-R1 evaluation results in FlashRAG's Dataset.save format, as GaurisankarJ/reason_over_search writes them: "
+            "evaluation_search_r1/flashrag/pipeline/active_pipeline.py@830cdd1 SearchR1Pipeline.run_item L73-204 (output query "
+            "L83; final_response, stop_reason, stop_matched_idx/text, prompt_tokens, completion_tokens, remain_length L164-184; "
+            "pred = _extract_pred_fallback L47-71 (boxed, else the <answer> text) L187-191; search_r1_* L200-204; the hits' "
+            "contents joined by blank lines in <information> L140, which Search-R1's parser splits; files of other commits "
+            "hold Search-R1's `Doc i(Title: t) text` lines)",
             FieldMap(prediction=None, response="output.final_response", prompt="output.query"),
             required=frozenset({"final_response"}),
             allowed=frozenset({"query", "pred", "stop_reason", "prompt", "stop_matched_idx", "stop_matched_text", "prompt_tokens",
@@ -193,23 +321,57 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
         ),
         ResultLayout(
             "r1-searcher-eval",
-            "R1-Searcher's eval script main() (evaluation/eval_search_loacl.py; read from two copies the index holds: one "
-            "unnamed, one in WangYuzzu/GenR1-Searcher evaluation/eval_search_local.py, which adds idx): each finished item "
-            "{question, answer, pred_ans, stop_reason_final, gen_text_store} appended to <src_file>-<model>_temp<t>_type<p>.jsonl",
+            "R1-Searcher's eval script main() (RUCAIBox/R1-Searcher holds only its README here; read from two copies: "
+            "WangYuzzu/GenR1-Searcher evaluation/eval_search_local.py@ccac151 main() L93-386: a finished item {idx, question, "
+            "answer, pred_ans, stop_reason_final, gen_text_store, search_count, gendoc_count} L198-209, shot_down L281-291, "
+            "documents '(i)' + doc + newline per hit L309-325, appended to <src_file>-<model>_two_tools_temp<t>_type<p>.jsonl "
+            "L378-383; and an unnamed evaluation/eval_search_loacl.py without idx, closing queries with <|end_of_query|>)",
             FieldMap(prediction="pred_ans", response="gen_text_store", golds="answer", id="idx|#", scores=None),
             required=frozenset({"question", "answer", "pred_ans"}),
             allowed=frozenset({"idx", "gen_text_store", "stop_reason_final", "generated_text", "search_count", "gendoc_count", "stop_reason", "chat_prompt"}),
             container=None, method="r1-searcher", parse_turns=True,
+            passages=(("<|begin_of_documents|>", "<|end_of_documents|>", r1_searcher_passages),),
         ),
         ResultLayout(
             "autorefine-results",
-            "AutoRefine cmd/llm_judge.py: the result JSONL it reads ({response, ground_truth, data_source}) and extends "
-            "(llm_score, prompt_tokens, completion_tokens); the prediction is extract_answer: the last <answer>, else the response",
+            "AutoRefine cmd/llm_judge.py@0d79ca9: the result JSONL it reads (L20-21: response, ground_truth, data_source) and "
+            "score_item L40-71 extends (llm_score, prompt_tokens, completion_tokens; written L79-81); the prediction is "
+            "extract_answer L32-34: the last <answer>, else the response (L45-47); the question extract_question L36-38",
             FieldMap(prediction=None, response="response", golds="ground_truth", id="id|#", question=None, scores=None),
             required=frozenset({"response", "ground_truth", "data_source"}),
             allowed=frozenset({"llm_score", "prompt_tokens", "completion_tokens", "id", "question"}),
             container=None, parse_prediction=True, parse_turns=True, recorded=("llm_score",),
             question_pattern=r"Question: (.*?)\n",  # llm_judge.py extract_question
+        ),
+        ResultLayout(
+            "research-flashrag",
+            f"ReSearch (Agent-RL/ReSearch, later ReCall; read from the copy SevenFo/ReSearch): {_RESEARCH_PIPELINE} and the "
+            f"same keys from R1SearcherPipeline.run_item (method r1r); {_RESEARCH_RUN_EVAL}; FlashRAG's Evaluator scores pred",
+            FieldMap(prediction="output.pred", response="output.final_response"),
+            required=frozenset({"final_response", "pred"}), save_notes=("research", "r1r"), parse_turns=True,
+            method_markers=(("<|begin_of_query|>", "r1-searcher"), ("<result>", "oases")),
+            passages=(("<result>", "</result>", blank_line_passages), ("<|begin_of_documents|>", "<|end_of_documents|>", blank_line_passages)),
+            # a Search-R1 reproduction keeps the same two keys in some files: its observations are <information> blocks
+            check=lambda output: "<information>" not in str(output.get("final_response")),
+        ),
+        ResultLayout(
+            "zerosearch-validation",
+            f"ZeroSearch (Alibaba-NLP/ZeroSearch holds only its README here; read from two forks that keep its trainer): "
+            f"{_ZEROSEARCH_WRITER}; {_ZEROSEARCH_SCORE}",
+            FieldMap(prediction=None, response="response_str", golds="ground_truth", id="#", question=None, scores=None, prompt="prompt"),
+            required=frozenset({"prompt", "response_str", "ground_truth", "em_score", "f1_score"}),
+            container=None, parse_prediction=True, parse_turns=True, recorded=("em_score", "f1_score"),
+            question_pattern=r"Question: (.*?)\n",  # Search-R1's make_prefix, which ZeroSearch's data keeps
+            read_response=zerosearch_response, predict=zerosearch_prediction,
+        ),
+        ResultLayout(
+            "stepsearch-predictions",
+            f"StepSearch (Zillwang/StepSearch holds only its README and a shell script here; read from the copy "
+            f"WANGKANG1717/StepSearch): {_STEPSEARCH_WRITER}; {_STEPSEARCH_SCORE}",
+            FieldMap(prediction=None, response="response", golds="ground_truth", id="id", question=None, scores=None, prompt="prompt"),
+            required=frozenset({"id", "data_source", "prompt", "response", "ground_truth"}),
+            container=None, parse_prediction=True, parse_turns=True, question_pattern=r"Question: (.*?)\n",
+            predict=stepsearch_prediction, passages=(("<information>", "</information>", stepsearch_passages),),
         ),
     )
 }
@@ -224,9 +386,10 @@ def get_layout(name: str) -> ResultLayout:
 
 
 def layout_of_save_note(note: str) -> ResultLayout | None:
-    """The FlashRAG pipeline a `save_note` (config.yaml, or the folder name's last part) names, if a known one."""
+    """The layout a FlashRAG `save_note` (config.yaml, or the folder name's last part) names, if a known one: a FlashRAG
+    pipeline's, or a fork's run_eval.py method name (ReSearch's `research`)."""
     low = note.lower()
-    for layout in FLASHRAG_PIPELINES.values():
+    for layout in LAYOUTS.values():
         if any(low == n.lower() for n in layout.save_notes):
             return layout
     return None

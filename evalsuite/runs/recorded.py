@@ -59,6 +59,22 @@ SAME_NAME_METRICS: dict[str, SameNameMetric] = {
 }
 
 
+# Per-item scores a family writer records under its own names, by layout: compared item by item with the metric of ours
+# that its definition is (ZeroSearch: verl/utils/reward_score/qa_em.py em_check and main_ppo.py AccManager, cited in
+# the layout's writer).
+LAYOUT_METRICS: dict[str, dict[str, SameNameMetric]] = {
+    "zerosearch-validation": {
+        "em_score": SameNameMetric(
+            "cover_em", "ZeroSearch's em_check: a normalized gold inside the normalized answer (FlashRAG's acc, our cover_em); "
+            "an answer it could not extract is normalized as 'No answer'",
+        ),
+        "f1_score": SameNameMetric(
+            "cover_em", "ZeroSearch's AccManager stores float(score_em) under 'f1_score', so it holds em_score, not a token F1",
+        ),
+    },
+}
+
+
 def check_recorded_metrics(source: ResultSource, records: list[ExampleRecord], recorded: list[RecordedScore],
                            differences: list[Difference]) -> list[MetricCheck]:
     """Every metric the source recorded (metric_score.txt and per item), each reproduced, differing or not ours."""
@@ -73,6 +89,9 @@ def check_recorded_metrics(source: ResultSource, records: list[ExampleRecord], r
 
 
 def _check_one(name: str, where: str, records: list[ExampleRecord], recorded: list[RecordedScore], differences: list[Difference]) -> MetricCheck:
+    layout = records[0].metadata.get("layout") if records else None
+    if name in LAYOUT_METRICS.get(layout, {}):
+        return _check_same_name(name, where, LAYOUT_METRICS[layout][name], records, recorded, own_name=True)
     mine = RECORDED_METRICS.get(name)
     if mine is not None and name in METRIC_FUNCTIONS:
         if not any(mine in r.metrics for r in records):
@@ -93,7 +112,9 @@ def _check_one(name: str, where: str, records: list[ExampleRecord], recorded: li
     return MetricCheck(name, where, "not ours", None, "a metric we do not know; not checked")
 
 
-def _check_same_name(name: str, where: str, metric: SameNameMetric, records: list[ExampleRecord], recorded: list[RecordedScore]) -> MetricCheck:
+def _check_same_name(name: str, where: str, metric: SameNameMetric, records: list[ExampleRecord], recorded: list[RecordedScore],
+                     own_name: bool = False) -> MetricCheck:
+    """`own_name`: a writer's name for a metric it defines as one of ours (the listing says which and why)."""
     pairs = []
     for record, original in zip(records, recorded):
         theirs, ours = number(original.metric_score.get(name)), record.metrics.get(metric.ours)
@@ -104,7 +125,9 @@ def _check_same_name(name: str, where: str, metric: SameNameMetric, records: lis
     under_gate = sum(1 for theirs, expected, _ in pairs if abs(theirs - expected) > 1e-9)
     plain = sum(1 for theirs, _, ours in pairs if abs(theirs - ours) > 1e-9)
     if pairs and not plain:
-        return MetricCheck(name, where, "reproduced", metric.ours)
+        return MetricCheck(name, where, "reproduced", metric.ours, metric.definition if own_name else None)
+    if own_name:
+        return MetricCheck(name, where, "differs", metric.ours, f"{metric.definition}: {plain} of {len(pairs)} items differ")
     shares = f"shares the name of our {metric.ours} but not its definition ({metric.definition})"
     if pairs and not under_gate:
         return MetricCheck(name, where, "differs", metric.ours, f"{shares}: {plain} of {len(pairs)} items differ, every one explained by it")

@@ -1,8 +1,8 @@
 """A run's setting, read once from its manifest into typed records, with every part identified by content.
 
-The manifest stores model, backend, retriever, corpus and decoding as the dicts each component reports (so old
-manifests and the leaderboard's seeded entries still load); `RunSetting.from_manifest` is the one place that reads
-them. Resume checks (agent/settings.py), tables (tables/sources.py), the paper-setting comparison
+The manifest stores model, backend, retriever, corpus and decoding as typed sections (runs/schema.py; version-1
+manifests, whose sections were free dicts, are migrated when read); `RunSetting.from_manifest` is the one place
+that turns them into a setting. Resume checks (agent/settings.py), tables (tables/sources.py), the paper-setting comparison
 (agent/methods/papers.py) and leaderboard verification all take the setting from here.
 
 Identity is by content, never by name: a corpus is its passage count and sha256, named only when both match a
@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
-from evalsuite.runs.schema import Manifest
+from evalsuite.runs.schema import BackendSection, CorpusSection, EncoderSection, Manifest, ModelSection
 
 
 class KnownCorpus(BaseModel):
@@ -28,8 +28,13 @@ class KnownCorpus(BaseModel):
     label: str
     num_passages: int
     # None: the hash is not pinned yet (the file is too large to fetch here); the passage count alone is matched and
-    # the label says so, so it is never shown as a content match.
+    # the label says so, so it is never shown as a content match (docs/guarantees.md, "How a corpus is named").
     sha256: str | None = None
+
+    @property
+    def basis(self) -> str:
+        """What a match with this corpus rests on, as the site says it."""
+        return "passage count and sha256" if self.sha256 is not None else "passage count only"
 
 
 KNOWN_CORPORA: tuple[KnownCorpus, ...] = (
@@ -96,13 +101,14 @@ class CorpusIdentity(BaseModel):
         return known.key if known else None
 
     def label(self) -> str:
-        """"wiki-18 sample" for a content match; "wiki-18 (21,015,324 passages; hash not pinned)" where only the
-        count can be matched; otherwise "custom corpus (N passages, sha …)", whatever the file is called."""
+        """"wiki-18 sample" for a content match; "wiki-18 (by passage count only: 21,015,324; sha256 not pinned)"
+        where only the count can be matched; otherwise "custom corpus (N passages, sha …)", whatever the file is
+        called."""
         known = self.known()
         if known is not None and known.sha256 is not None:
             return known.label
         if known is not None:
-            return f"{known.label} ({known.num_passages:,} passages; hash not pinned)"
+            return f"{known.label} (by passage count only: {known.num_passages:,}; sha256 not pinned)"
         count = f"{self.num_documents:,} passages" if self.num_documents is not None else "passage count not recorded"
         sha = f"sha {self.sha256[:12]}…" if self.sha256 else "no content hash"
         return f"custom corpus ({count}, {sha})"
@@ -115,6 +121,9 @@ class EncoderIdentity(BaseModel):
     model_config = ConfigDict(extra="ignore")
     name: str | None = None
     fingerprint: str | None = None
+    # The hub commit the weights were loaded at, or a local directory's content hash (shown; None in indexes built
+    # before it was recorded).
+    revision: str | None = None
 
     @property
     def key(self) -> str | None:
@@ -123,35 +132,6 @@ class EncoderIdentity(BaseModel):
             if self.fingerprint == f"name:{encoder.hub_repo}" or (self.fingerprint in encoder.file_hashes):
                 return encoder.key
         return None
-
-
-class ModelSetting(BaseModel):
-    """The evaluated model: a file's or directory's hash, else a hub name with its revision or a served name."""
-
-    model_config = ConfigDict(extra="allow")
-    # Typed loosely on purpose: old manifests and imports hold whatever their producer reported, and must load.
-    spec: Any = None
-    sha256: Any = None
-    model_hash: Any = None
-    revision: Any = None
-
-    def identity(self, served: Any = None) -> Any:
-        """What must be equal for two runs to have evaluated the same model."""
-        if self.sha256 or self.model_hash:
-            return self.sha256 or self.model_hash
-        if self.revision:
-            return {"spec": self.spec, "revision": self.revision}
-        return self.spec if served in (None, self.spec) else {"spec": self.spec, "served": served}
-
-
-class BackendSetting(BaseModel):
-    """The backend as the run recorded it: its reported settings, the options it was given and the schedule."""
-
-    model_config = ConfigDict(extra="allow")
-    name: Any = None
-    model: Any = None
-    schedule: Any = None
-    options: dict[str, Any] | None = None
 
 
 class RetrieverSetting(BaseModel):
@@ -178,29 +158,26 @@ class RetrieverSetting(BaseModel):
     def label(self) -> str | None:
         if not self.used:
             return None
-        encoder = f" ({self.encoder.key or 'encoder ' + str(self.encoder.name)})" if self.encoder else ""
+        encoder = ""
+        if self.encoder is not None:
+            revision = self.encoder.revision.removeprefix("sha256:")[:12] if self.encoder.revision else None
+            encoder = f" ({self.encoder.key or 'encoder ' + str(self.encoder.name)}{' @ ' + revision if revision else ''})"
         return f"{', '.join(sorted(self.names)) or self.spec or 'index'}{encoder}"
 
 
-def _typed(model: type[BaseModel], value: Any) -> Any:
-    """`value` as `model`, or None when it is not one (a foreign manifest's malformed record identifies nothing)."""
-    if not isinstance(value, dict) or not value:
+def _identity(model: type[BaseModel], section: CorpusSection | EncoderSection | None) -> Any:
+    """A recorded corpus or encoder section as its identity (None: not recorded)."""
+    if section is None or not section.model_dump():
         return None
-    try:
-        return model.model_validate(value)
-    except ValidationError:
-        return None
+    return model.model_validate(section.model_dump())
 
 
 def _retriever(manifest: Manifest) -> RetrieverSetting:
-    raw = manifest.retriever or {}
-    params = raw.get("params") if isinstance(raw.get("params"), dict) else {}
-    encoder = params.get("encoder") if isinstance(params.get("encoder"), dict) else None
-    corpus = raw.get("corpus") if isinstance(raw.get("corpus"), dict) else None
-    kinds = {raw.get(key) for key in ("name", "retriever", "kind")}
-    return RetrieverSetting(index_hash=raw.get("index_hash"), spec=raw.get("spec"),
+    section = manifest.retriever
+    kinds = {section.name, section.retriever, section.kind}
+    return RetrieverSetting(index_hash=section.index_hash, spec=section.spec,
                             names=frozenset(name_key(str(v)) for v in kinds if v),
-                            encoder=_typed(EncoderIdentity, encoder), corpus=_typed(CorpusIdentity, corpus))
+                            encoder=_identity(EncoderIdentity, section.encoder), corpus=_identity(CorpusIdentity, section.corpus))
 
 
 def _corpus(manifest: Manifest, retriever: RetrieverSetting) -> CorpusIdentity | None:
@@ -208,7 +185,7 @@ def _corpus(manifest: Manifest, retriever: RetrieverSetting) -> CorpusIdentity |
     manifest's own corpus record (imports)."""
     if retriever.corpus is not None:
         return retriever.corpus
-    return _typed(CorpusIdentity, manifest.corpus)
+    return _identity(CorpusIdentity, manifest.corpus)
 
 
 class RunSetting(BaseModel):
@@ -216,8 +193,8 @@ class RunSetting(BaseModel):
 
     kind: str
     method: str | None
-    model: ModelSetting
-    backend: BackendSetting
+    model: ModelSection
+    backend: BackendSection
     decoding: dict[str, Any]
     prompt_template_hash: str | None
     retriever: RetrieverSetting
@@ -234,8 +211,8 @@ class RunSetting(BaseModel):
     @classmethod
     def from_manifest(cls, manifest: Manifest) -> RunSetting:
         retriever = _retriever(manifest)
-        return cls(kind=manifest.kind, method=manifest.method, model=_typed(ModelSetting, manifest.model) or ModelSetting(),
-                   backend=_typed(BackendSetting, manifest.backend) or BackendSetting(), decoding=dict(manifest.decoding or {}),
+        return cls(kind=manifest.kind, method=manifest.method, model=manifest.model, backend=manifest.backend,
+                   decoding=manifest.decoding.model_dump(),
                    prompt_template_hash=manifest.prompt_template_hash, retriever=retriever,
                    corpus=_corpus(manifest, retriever), topk=manifest.topk, max_turns=manifest.max_turns,
                    tasks=list(manifest.tasks), splits=dict(manifest.splits), subset=manifest.subset,

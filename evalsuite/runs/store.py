@@ -21,12 +21,14 @@ from evalsuite.errors import DataError, EvalsuiteError
 from evalsuite.files import MAX_CONFIG_BYTES, read_untrusted_bytes, replace_atomically
 from evalsuite.runs.schema import (
     MANIFEST_FILE,
+    MANIFEST_VERSION,
     METRICS_FILE,
     PREDICTIONS_FILE,
     SCHEMA_VERSION,
     ExampleRecord,
     Manifest,
     MetricsFile,
+    manifest_from_json,
 )
 
 log = logging.getLogger(__name__)
@@ -186,7 +188,10 @@ class RunDirectory:
             raise write_error(self.path, exc) from None
 
     def write_manifest(self, manifest: Manifest) -> None:
+        """The one writer of manifest.json (atomically, at the current manifest version: an old manifest read and
+        written back is stored migrated)."""
         self.make()
+        manifest = manifest.model_copy(update={"schema_version": MANIFEST_VERSION})
         write_atomically(self.manifest_path, (manifest.model_dump_json(indent=2) + "\n").encode("utf-8"))
 
     def read_manifest(self) -> Manifest:
@@ -202,13 +207,7 @@ class RunDirectory:
             raise DataError(f"{self.manifest_path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
         except json.JSONDecodeError as exc:
             raise DataError(f"{self.manifest_path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
-        if not isinstance(obj, dict):
-            raise DataError(f"{self.manifest_path}: expected a JSON object, got {type(obj).__name__}")
-        _check_version(obj.get("schema_version"), str(self.manifest_path))
-        try:
-            return Manifest.model_validate(obj)
-        except ValidationError as exc:
-            raise DataError(f"{self.manifest_path}: not a valid run manifest: {_first_error(exc)}", hint="restore the manifest written by `evalsuite run`, or run again into a new -o directory") from None
+        return manifest_from_json(obj, str(self.manifest_path))
 
     def read_predictions(self, *, repair: bool = False) -> list[ExampleRecord]:
         return read_predictions(self.predictions_path, repair=repair)

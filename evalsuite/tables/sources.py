@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from evalsuite.errors import DataError, EvalsuiteError
+from evalsuite.errors import DataError, EvalsuiteError, did_you_mean
 from evalsuite.metrics.judged import JUDGED_METRICS
 from evalsuite.metrics.registry import one_sample_metric, per_sample_name
 from evalsuite.runs import Manifest, MetricsFile, RunDirectory
-from evalsuite.runs.columns import ScoreColumns, read_scores
+from evalsuite.runs.columns import ScoreColumns, read_scores, write_scores
 from evalsuite.runs.schema import PREDICTIONS_FILE
 from evalsuite.runs.setting import RunSetting
 from evalsuite.stats import SystemScores
+from evalsuite.tables.golds import GoldBasis, registry_basis, rescore_with_registry
 from evalsuite.stats.intervals import Interval, method_name
 
 # The settings that make two rows comparable (docs/architecture.md); a row that differs from the baseline is marked.
@@ -34,6 +34,8 @@ class RunData:
     manifest: Manifest
     columns: ScoreColumns
     metrics: MetricsFile | None = None  # metrics.json, when it was computed by this version's interval method
+    # The registry gold files the scores were recomputed against, or what was used instead (tables/golds.py)
+    golds: GoldBasis | None = None
 
     @property
     def tasks(self) -> list[str]:
@@ -103,7 +105,9 @@ class RunData:
 def load_runs(paths: Sequence[str | Path]) -> list[RunData]:
     """Read run directories; each is named by its directory (parent/name when two directories share a name).
 
-    Scores come from predictions.jsonl: from the columns cached for its exact bytes (runs/columns.py), else parsed.
+    Scores come from predictions.jsonl rescored against the registry's gold answers where the task data is here
+    (tables/golds.py; the golds a predictions.jsonl carries are never used then), else as stored; the columns are
+    cached for its exact bytes and those gold files (runs/columns.py).
     """
     if not paths:
         raise EvalsuiteError("no run directories given", hint="pass one or more directories written by `evalsuite run` or `evalsuite score`")
@@ -114,14 +118,23 @@ def load_runs(paths: Sequence[str | Path]) -> list[RunData]:
         if names.count(name) > 1:
             name = f"{directory.path.resolve().parent.name}/{name}"
         manifest = directory.read_manifest()
-        columns = read_scores(directory.path) or ScoreColumns.from_records(directory.read_predictions())
+        basis = registry_basis(manifest)
+        columns = read_scores(directory.path, basis.cache_key())
+        if columns is None:
+            records = directory.read_predictions()
+            if basis.found:
+                records = rescore_with_registry(records, basis)
+                write_scores(directory.path, records, basis.cache_key(), {"unknown_ids": basis.unknown_ids})
+            columns = ScoreColumns.from_records(records)
+        else:
+            basis.unknown_ids = columns.counts.get("unknown_ids", 0)
         if (directory.path / JUDGMENTS_FILE).is_file():  # acc_judge from `evalsuite judge --metrics accuracy`
             from evalsuite.judges.evaluate import add_judged_columns  # the judges' modules only for a judged run
 
             add_judged_columns(directory.path, columns)
         if not columns.tasks:
             raise DataError(f"{directory.predictions_path}: no examples", hint="the run has not written predictions yet")
-        runs.append(RunData(name, directory.path, manifest, columns, _current_metrics(directory)))
+        runs.append(RunData(name, directory.path, manifest, columns, _current_metrics(directory), basis))
     if len({r.name for r in runs}) != len(runs):
         raise EvalsuiteError("two run directories have the same name and parent", hint="pass each run once")
     return runs
@@ -152,8 +165,7 @@ def resolve_baseline(runs: Sequence[RunData], wanted: str | None) -> str:
     if len(by_method) > 1:
         raise EvalsuiteError(f"baseline {wanted!r} matches the method of several runs: {', '.join(by_method)}",
                              hint="pass the run's directory name instead")
-    close = difflib.get_close_matches(wanted, names, n=3, cutoff=0.3)
-    raise EvalsuiteError(f"baseline {wanted!r} is not one of the runs", hint=f"did you mean {', '.join(close)}?" if close else f"runs: {', '.join(names)}")
+    raise EvalsuiteError(f"baseline {wanted!r} is not one of the runs", hint=did_you_mean(wanted, names, f"runs: {', '.join(names)}", cutoff=0.3))
 
 
 def settings_notes(runs: Sequence[RunData], reference: str) -> tuple[dict[str, str], list[str]]:
@@ -174,4 +186,5 @@ def settings_notes(runs: Sequence[RunData], reference: str) -> tuple[dict[str, s
         origin = run.manifest.source.get("path") if run.manifest.source else None
         sources.append(f"{run.name} = {run.path}" + (f" (imported from {Path(origin).name})" if origin else ""))
     notes.append("Runs: " + "; ".join(sources) + ".")
+    notes.extend(run.golds.note(run.name) for run in runs if run.golds is not None and (run.golds.found or run.golds.missing))
     return marks, notes

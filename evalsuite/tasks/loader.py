@@ -10,7 +10,6 @@ from pathlib import Path
 from evalsuite.errors import DataError, EvalsuiteError, first_line, require
 from evalsuite.files import file_sha256
 from evalsuite.tasks.download import (
-    DATA_DIR_ENV,
     DataDir,
     check_downloaded,
     data_dirs,

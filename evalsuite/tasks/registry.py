@@ -1,16 +1,26 @@
-"""The task registry: benchmarks by stable name, with their hub location, eval split and category, and the
-choices a task makes for itself (as lm-evaluation-harness task configs do): its default method, the metrics its
-examples are scored with and its answer normalization. A task with its own metric registers the metric
-(evalsuite.metrics.registry) and names it here; the scorer is never edited."""
+"""The task registry: benchmarks by stable name, declared as data.
+
+A task is a YAML declaration (`TaskDeclaration`): where its rows live (a hub dataset or data shipped in the package),
+its splits, and the choices it makes for itself as lm-evaluation-harness task configs do: its default method, its
+metrics *added to* or *replacing* the default ones (said explicitly, so a task naming its own metric keeps
+precision and recall), and its answer normalization. The shipped benchmarks are `tasks/benchmarks.yaml`, in the
+papers' column order; another benchmark is a YAML file of its own (`--tasks path/to/task.yaml`,
+`register_task_file`) or an `evalsuite.tasks` entry point of an installed plugin (evalsuite.registry). A task with its
+own metric registers the metric (evalsuite.metrics.registry) and names it; the scorer is never edited.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
-from evalsuite.errors import EvalsuiteError, unknown_name
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from evalsuite.errors import DataError, EvalsuiteError
+from evalsuite.registry import Registry, named_instance
 
 Category = Literal["general", "multi-hop"]
 
@@ -37,36 +47,178 @@ class Task:
     extra_splits: tuple[str, ...] = field(default_factory=tuple)
     # The task's own choices; `evalsuite run` and `score` use them unless --method (or `score --metrics`) overrides.
     method: str | None = None  # None: the command's default method (search-r1)
-    metrics: tuple[str, ...] | None = None  # registered metric names; None: every default metric
+    # Registered metric names scored *besides* every default metric, or *instead of* them with
+    # `replaces_default_metrics=True` (never silently: a task naming one metric keeps the others).
+    metrics: tuple[str, ...] = ()
+    replaces_default_metrics: bool = False
     normalization: str = "squad"  # a registered answer normalization (evalsuite.metrics.registry)
+
+    def __post_init__(self) -> None:
+        if self.metrics is None:  # the old spelling of "no metrics of its own"
+            object.__setattr__(self, "metrics", ())
+        object.__setattr__(self, "metrics", tuple(self.metrics))
+        if self.replaces_default_metrics and not self.metrics:
+            raise ValueError(f"task {self.name!r} replaces the default metrics with none: name the metrics it is scored with")
 
     @property
     def in_domain(self) -> bool:
         return self.name in DEFAULT_IN_DOMAIN
 
+    def scored_metrics(self) -> tuple[str, ...]:
+        """The metrics this task's examples are scored with: the default ones (evaluated now, so a metric registered
+        later reaches the task) plus its own, or its own alone when it replaces the defaults."""
+        if self.replaces_default_metrics:
+            return self.metrics
+        from evalsuite.metrics.registry import default_metrics
 
-_REGISTRY: dict[str, Task] = {}
+        defaults = default_metrics()
+        return defaults + tuple(m for m in self.metrics if m not in defaults)
 
 
-def register_task(task: Task) -> Task:
-    """Add a task to the registry; names are unique, stable strings."""
-    if task.name in _REGISTRY and _REGISTRY[task.name] != task:
-        raise ValueError(f"task {task.name!r} is already registered with different settings")
-    _REGISTRY[task.name] = task
+# ---------------------------------------------------------------- declarations (YAML)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DataSource(_Strict):
+    """Where a task's rows live: a hub dataset (`hub`, `config`: the subset, default the task's name), or data
+    shipped in the package (`packaged`: NAME/VERSION under evalsuite/tasks/), or neither (local files only)."""
+
+    hub: str | None = None
+    config: str | None = None
+    packaged: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DataSource:
+        if self.hub and self.packaged:
+            raise ValueError("give data.hub or data.packaged, not both")
+        if self.config and not self.hub:
+            raise ValueError("data.config names a subset of data.hub, which is not given")
+        return self
+
+
+class Splits(_Strict):
+    eval: str = "test"
+    extra: tuple[str, ...] = ()
+
+
+class MetricChoice(_Strict):
+    """`{add: [...]}`: scored besides every default metric; `{replace: [...]}`: instead of them."""
+
+    add: tuple[str, ...] | None = None
+    replace: tuple[str, ...] | None = None
+
+    @model_validator(mode="after")
+    def _one_mode(self) -> MetricChoice:
+        if (self.add is None) == (self.replace is None):
+            raise ValueError("metrics needs exactly one of add: [...] (besides the default metrics) or replace: [...] (instead of them)")
+        if self.replace is not None and not self.replace:
+            raise ValueError("metrics.replace is empty: name the metrics the task is scored with")
+        return self
+
+
+class TaskDeclaration(_Strict):
+    """One benchmark as declared in YAML; `to_task()` gives the registry's `Task`."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+    display_name: str | None = None
+    category: Category = "general"
+    description: str = ""
+    domain: str = "open-domain"
+    version: int = Field(1, ge=1)
+    data: DataSource = DataSource()
+    splits: Splits = Splits()
+    method: str | None = None
+    metrics: MetricChoice | None = None
+    normalization: str = "squad"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_metric_list(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("metrics"), list):
+            raise ValueError("metrics is a bare list: say whether it adds to the default metrics (metrics: {add: [...]}) "
+                             "or replaces them (metrics: {replace: [...]})")
+        return data
+
+    def to_task(self) -> Task:
+        choice = self.metrics
+        return Task(
+            name=self.name, display_name=self.display_name or self.name, category=self.category, eval_split=self.splits.eval,
+            hub_path=self.data.hub, hub_config=self.data.config, domain=self.domain, version=self.version,
+            description=self.description, packaged_data=self.data.packaged, extra_splits=self.splits.extra,
+            method=self.method,
+            metrics=(choice.replace if choice.replace is not None else choice.add) if choice is not None else (),  # type: ignore[arg-type]
+            replaces_default_metrics=choice is not None and choice.replace is not None,
+            normalization=self.normalization,
+        )
+
+
+def tasks_from_yaml(text: str, source: str) -> list[Task]:
+    """The tasks a YAML document declares (one mapping, or a list of them); `source` names it in errors."""
+    import yaml
+
+    try:
+        loaded = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise DataError(f"{source}: not valid YAML: {exc}", hint="fix the task declaration's syntax") from None
+    items = loaded if isinstance(loaded, list) else [loaded]
+    tasks = []
+    for index, item in enumerate(items):
+        where = source if len(items) == 1 else f"{source} (task {index + 1})"
+        if not isinstance(item, dict):
+            raise DataError(f"{where}: a task declaration is a mapping with at least a name", hint="see evalsuite/tasks/benchmarks.yaml")
+        try:
+            tasks.append(TaskDeclaration.model_validate(item).to_task())
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'task'}: {e['msg'].removeprefix('Value error, ')}" for e in exc.errors())
+            raise DataError(f"{where}: {problems}", hint="see the fields listed at the top of evalsuite/tasks/benchmarks.yaml") from None
+    return tasks
+
+
+def load_task_file(path: str | Path) -> list[Task]:
+    """The tasks declared in a YAML file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such task declaration", hint="pass a registered task name (`evalsuite tasks`) or an existing .yaml file") from None
+    return tasks_from_yaml(text, str(path))
+
+
+def register_task_file(path: str | Path) -> list[Task]:
+    """Register every task a YAML file declares (the same declaration twice is harmless); returns them."""
+    return [register_task(task) for task in load_task_file(path)]
+
+
+# ---------------------------------------------------------------- the registry
+
+
+# A plugin's entry point may name a Task or a TaskDeclaration (e.g. one read from the YAML file it ships).
+TASKS: Registry[Task] = Registry("task", check=named_instance(
+    "task", Task, lambda value: value.to_task() if isinstance(value, TaskDeclaration) else value))
+
+
+def register_task(task: Task, *, replace: bool = False) -> Task:
+    """Add a task to the registry; names are unique, stable strings (a different task under a taken name is refused)."""
+    TASKS.register(task.name, task, replace=replace)
     return task
 
 
 def get_task(name: str) -> Task:
     """Look a task up by name; an unknown name gets an error suggesting the closest registered names."""
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise unknown_name("task", name, sorted(_REGISTRY)) from None
+    return TASKS.get(name)
 
 
 def list_tasks() -> list[Task]:
-    """All registered tasks, in registration order."""
-    return list(_REGISTRY.values())
+    """All registered tasks, in registration order (the shipped ones in the papers' column order, then plugins)."""
+    return TASKS.values()
+
+
+def task_names() -> tuple[str, ...]:
+    """Every registered task's name, in registration order: the one task list the export, leaderboard and docs use."""
+    return tuple(TASKS.names())
 
 
 def default_method(tasks: Sequence[Task], fallback: str) -> str:
@@ -82,40 +234,38 @@ def default_method(tasks: Sequence[Task], fallback: str) -> str:
 @contextmanager
 def scratch_registry() -> Iterator[None]:
     """Tasks registered inside the block are forgotten after it (tests trying a task out)."""
-    saved = dict(_REGISTRY)
-    try:
+    with TASKS.scratch():
         yield
-    finally:
-        _REGISTRY.clear()
-        _REGISTRY.update(saved)
 
 
 def parse_task_list(spec: str) -> list[Task]:
-    """Parse a comma-separated task list such as 'nq,hotpotqa'."""
+    """Parse a comma-separated task list such as 'nq,hotpotqa'; an item ending in .yaml/.yml is a task declaration
+    file, whose tasks are registered and taken."""
     names = [part.strip() for part in spec.split(",") if part.strip()]
     if not names:
         raise EvalsuiteError("no task given", hint="pass --tasks nq,hotpotqa (see `evalsuite tasks`)")
-    return [get_task(name) for name in names]
+    chosen: list[Task] = []
+    for name in names:
+        chosen.extend(register_task_file(name) if name.endswith((".yaml", ".yml")) else [get_task(name)])
+    return chosen
 
 
-for _task in (
-    Task("nq", "NQ", "general", "test", hub_config="nq", description="Natural Questions (open)"),
-    Task("triviaqa", "TriviaQA", "general", "test", hub_config="triviaqa"),
-    Task("popqa", "PopQA", "general", "test", hub_config="popqa"),
-    Task("hotpotqa", "HotpotQA", "multi-hop", "dev", hub_config="hotpotqa"),
-    Task("2wikimultihopqa", "2Wiki", "multi-hop", "dev", hub_config="2wikimultihopqa"),
-    Task("musique", "MuSiQue", "multi-hop", "dev", hub_config="musique"),
-    Task("bamboogle", "Bamboogle", "multi-hop", "test", hub_config="bamboogle"),
-    Task(
-        "adqa",
-        "AD-QA (open)",
-        "multi-hop",
-        "test",
-        hub_path=None,
-        domain="enterprise",
-        description="Open, generated AD-QA-style ad-platform multi-hop QA with its own corpus (docs/adqa.md)",
-        packaged_data="adqa/v1",
-        extra_splits=("train",),
-    ),
-):
-    register_task(_task)
+def resolve_task(spec: str) -> Task:
+    """One task by name, or the one task a YAML declaration file declares (registered)."""
+    if not spec.endswith((".yaml", ".yml")):
+        return get_task(spec)
+    declared = register_task_file(spec)
+    if len(declared) != 1:
+        raise DataError(f"{spec} declares {len(declared)} tasks; one is needed here", hint="pass one task's declaration file, or its name")
+    return declared[0]
+
+
+def _register_shipped() -> None:
+    from importlib import resources
+
+    text = resources.files("evalsuite.tasks").joinpath("benchmarks.yaml").read_text(encoding="utf-8")
+    for task in tasks_from_yaml(text, "evalsuite/tasks/benchmarks.yaml"):
+        register_task(task)
+
+
+_register_shipped()

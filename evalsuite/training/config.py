@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evalsuite.agent.engine import RolloutConfig
-from evalsuite.errors import DataError, require
+from evalsuite.errors import DataError, did_you_mean, require
 from evalsuite.training.recipe import Recipe, RecipeRegistry, default_registry
 
 @dataclass
@@ -72,25 +72,20 @@ class TrainConfig:
 def load_config(path: str | Path, method: str | None = None, registry: RecipeRegistry | None = None) -> TrainConfig:
     """Read a recipe YAML into its recipe's config class; the file names its method, which must agree with `method`
     when given. `registry`: where the method is looked up (default: the shipped recipes)."""
-    import yaml
-
     from evalsuite.resources import packaged_recipe_config
 
     recipes = registry or default_registry()
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         path = packaged_recipe_config(method or "", str(path)) or path
-    if not path.is_file():
+    if not path.exists():
         raise DataError(f"{path}: no such config file", hint="pass a YAML file, or a shipped config: cpu_smoke, gpu or <method>/cpu_smoke")
-    try:
-        raw = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise DataError(f"{path}: not valid YAML ({exc})") from None
+    raw = read_recipe_yaml(path, "recipe config") or {}
     if not isinstance(raw, dict):
         raise DataError(f"{path}: the top level must be a mapping")
     raw.setdefault("method", method)
     if raw["method"] not in recipes:
-        raise DataError(f"{path}: method {raw['method']!r} is not a recipe", hint=f"one of: {', '.join(recipes.names())}")
+        raise DataError(f"{path}: method {raw['method']!r} is not a recipe", hint=did_you_mean(raw["method"], recipes.names(), f"one of: {', '.join(recipes.names())}"))
     if method is not None and raw["method"] != method:
         raise DataError(f"{path}: the file is for {raw['method']!r}, not {method!r}")
     recipe = recipes.get(raw["method"])
@@ -160,13 +155,29 @@ def check_config(config: TrainConfig, path: Path, recipe: Recipe) -> None:
     recipe.check_config(config, path)
 
 
-def _paper_block(other: Path, path: Path) -> dict[str, Any]:
-    """The `paper:` block of another recipe file (`paper: gpu.yaml`)."""
+def read_recipe_yaml(path: Path, what: str) -> Any:
+    """A recipe file's YAML, read as untrusted input (a recipe can come from anyone): a regular file only, at most
+    MAX_CONFIG_BYTES, aliases expanding to at most MAX_YAML_NODES values; each refusal one line naming the file."""
     import yaml
 
-    if not other.is_file():
+    from evalsuite.files import MAX_CONFIG_BYTES, load_untrusted_yaml, read_untrusted_bytes
+
+    try:
+        text = read_untrusted_bytes(path, MAX_CONFIG_BYTES, what).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: the {what} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    try:
+        return load_untrusted_yaml(text, path)
+    except yaml.YAMLError as exc:
+        raise DataError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
+
+
+def _paper_block(other: Path, path: Path) -> dict[str, Any]:
+    """The `paper:` block of another recipe file (`paper: gpu.yaml`)."""
+    if not other.exists():
         raise DataError(f"{path}: paper names {other}, which does not exist")
-    block = (yaml.safe_load(other.read_text()) or {}).get("paper")
+    loaded = read_recipe_yaml(other, "recipe config")
+    block = loaded.get("paper") if isinstance(loaded, dict) else None
     if not isinstance(block, dict):
         raise DataError(f"{path}: paper names {other}, which has no paper mapping")
     return block

@@ -13,7 +13,6 @@ plugins) is passed where a registry is taken (`load_config`, `train`), or made t
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import pkgutil
 from abc import ABC, abstractmethod
@@ -23,7 +22,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evalsuite.errors import DataError, EvalsuiteError
+from evalsuite.errors import EvalsuiteError
+from evalsuite.registry import Registry, named_instance
 
 if TYPE_CHECKING:  # annotations only: config.py imports this module
     from evalsuite.agent.method import Method
@@ -73,7 +73,7 @@ class Recipe(ABC):
         return {}
 
     def logged_columns(self, config: TrainConfig) -> list[str]:
-        """Rollout columns logged every step as zero-weight rewards (besides n_turns and n_searches)."""
+        """Rollout columns logged every step as zero-weight rewards (besides `training.rollout.ROLLOUT_METRICS`)."""
         return []
 
     def grpo_trainer(self, trl: Any, config: TrainConfig, reward: MethodReward, rollout: Any) -> tuple[type, dict[str, Any]]:
@@ -94,19 +94,33 @@ class Recipe(ABC):
         raise EvalsuiteError(f"{self.name} has no action {action!r}")
 
 
-class RecipeRegistry:
-    """Recipes by name. `RecipeRegistry.builtin()` holds the shipped ones; an empty one holds what is added to it."""
+def _check_recipe(name: str, recipe: Any) -> Recipe:
+    """A recipe the shared trainer can run: a Recipe instance naming its protocol, whose stages end with grpo."""
+    if not isinstance(recipe, Recipe):
+        raise EvalsuiteError(f"{recipe!r} is not a Recipe instance")
+    if not getattr(recipe, "name", None) or not getattr(recipe, "protocol", None):
+        raise EvalsuiteError(f"{type(recipe).__name__} must set the class attributes name and protocol")
+    named_instance("recipe", Recipe)(name, recipe)
+    if not recipe.stages or recipe.stages[-1] != "grpo":
+        raise EvalsuiteError(f"{type(recipe).__name__}.stages must end with grpo (the shared trainer's last stage), got {recipe.stages}")
+    return recipe
 
-    def __init__(self, recipes: list[Recipe] | None = None) -> None:
-        self._recipes: dict[str, Recipe] = {}
+
+class RecipeRegistry:
+    """Recipes by name (an `evalsuite.registry.Registry` iterated as recipes). `RecipeRegistry.builtin()` holds the
+    shipped ones and those of installed plugins (entry-point group `evalsuite.recipes`); an empty one holds what is
+    added to it."""
+
+    def __init__(self, recipes: list[Recipe] | None = None, *, plugins: bool = False) -> None:
+        self._registry: Registry[Recipe] = Registry("recipe", check=_check_recipe, group="evalsuite.recipes" if plugins else "")
         for recipe in recipes or []:
             self.add(recipe)
 
     @classmethod
     def builtin(cls) -> RecipeRegistry:
-        """Every `RECIPE` of the modules of `evalsuite.train_recipes`."""
+        """Every `RECIPE` of the modules of `evalsuite.train_recipes`, then the installed plugins' recipes."""
         package = importlib.import_module(RECIPES_PACKAGE)
-        registry = cls()
+        registry = cls(plugins=True)
         for module in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
             if module.name.startswith("_"):
                 continue
@@ -116,37 +130,25 @@ class RecipeRegistry:
         return registry
 
     def copy(self) -> RecipeRegistry:
-        return RecipeRegistry(list(self._recipes.values()))
+        return RecipeRegistry(list(self))
 
-    def add(self, recipe: Recipe) -> Recipe:
-        """Register `recipe` under its name; a second recipe of the same name is refused."""
-        if not isinstance(recipe, Recipe):
-            raise EvalsuiteError(f"{recipe!r} is not a Recipe instance")
-        name = getattr(recipe, "name", None)
-        if not name or not getattr(recipe, "protocol", None):
-            raise EvalsuiteError(f"{type(recipe).__name__} must set the class attributes name and protocol")
-        if not recipe.stages or recipe.stages[-1] != "grpo":
-            raise EvalsuiteError(f"{type(recipe).__name__}.stages must end with grpo (the shared trainer's last stage), got {recipe.stages}")
-        if name in self._recipes and self._recipes[name] is not recipe:
-            raise EvalsuiteError(f"two recipes are named {name!r}: {type(self._recipes[name]).__name__} and {type(recipe).__name__}")
-        self._recipes[name] = recipe
+    def add(self, recipe: Recipe, *, replace: bool = False) -> Recipe:
+        """Register `recipe` under its name; a second recipe of the same name is refused unless `replace=True`."""
+        name = getattr(recipe, "name", None) if isinstance(recipe, Recipe) else None
+        self._registry.register(name or "?", _check_recipe(name or "?", recipe), replace=replace)
         return recipe
 
     def get(self, name: str) -> Recipe:
-        if name not in self._recipes:
-            close = difflib.get_close_matches(str(name), list(self._recipes), n=2, cutoff=0.5)
-            hint = f"did you mean {', '.join(close)}?" if close else f"one of: {', '.join(self.names())}"
-            raise DataError(f"{name!r} is not a recipe", hint=hint)
-        return self._recipes[name]
+        return self._registry.get(name)
 
     def names(self) -> list[str]:
-        return list(self._recipes)
+        return self._registry.names()
 
     def __contains__(self, name: object) -> bool:
-        return name in self._recipes
+        return name in self._registry
 
     def __iter__(self) -> Iterator[Recipe]:
-        return iter(self._recipes.values())
+        return iter(self._registry.values())
 
     def owners(self, key: str) -> list[str]:
         """The recipes whose config class declares the YAML key `key` (for the error on a key its recipe lacks)."""
@@ -178,5 +180,5 @@ def using_registry(registry: RecipeRegistry) -> Iterator[RecipeRegistry]:
 
 
 def get_recipe(name: str) -> Recipe:
-    """The active registry's recipe `name` (DataError naming the known ones otherwise)."""
+    """The active registry's recipe `name` (an unknown name gets a did-you-mean)."""
     return default_registry().get(name)

@@ -106,6 +106,20 @@ def policy_backend(trainer: Any, model: Any = None) -> Any:
     return TrainerBackend(trainer.model if model is None else model, trainer.processing_class)
 
 
+# The per-example numbers every training step logs about its rollouts. They are computed by the metric registry,
+# exactly as `evalsuite run` and `score` compute them, so a training log's n_searches is a run's n_searches (each
+# sub-query counts one) and a new registered metric can be logged by naming it here.
+ROLLOUT_METRICS = ("n_turns", "n_searches")
+
+
+def rollout_metrics(rollout: Rollout) -> dict[str, float]:
+    """`ROLLOUT_METRICS` of one rollout, through the metric registry."""
+    from evalsuite.metrics.registry import MetricInput, get_metric
+
+    example = MetricInput(None, (), (), rollout.turns)
+    return {name: float(get_metric(name).compute(example)) for name in ROLLOUT_METRICS}
+
+
 class SearchRollout:
     """The rollout function: plays `method` against `retriever` with the trainer's live model."""
 
@@ -153,7 +167,7 @@ class SearchRollout:
             state_scores = self._state_scores(engine, rollouts, trainer.processing_class) if self.state_evaluator else None
         self.last = rollouts
         tokenizer = trainer.processing_class
-        out: dict[str, list[Any]] = {k: [] for k in ("prompt_ids", "completion_ids", "env_mask", "turns", "model_text", "n_turns", "n_searches", "stop_reason", "refined", "protocol_errors")}
+        out: dict[str, list[Any]] = {k: [] for k in ("prompt_ids", "completion_ids", "env_mask", "turns", "model_text", *ROLLOUT_METRICS, "stop_reason", "refined", "protocol_errors")}
         tokenized = [tokenize_rollout(tokenizer, rollout, append_eos=rollout.stop_reason == "answer") for rollout in rollouts]
         for rollout, tokens in zip(rollouts, tokenized):
             out["prompt_ids"].append(tokens.prompt_ids)
@@ -161,8 +175,8 @@ class SearchRollout:
             out["env_mask"].append(tokens.env_mask)
             out["turns"].append([t.model_dump() for t in rollout.turns])
             out["model_text"].append("".join(text for text, by_model in rollout.segments if by_model))
-            out["n_turns"].append(sum(1 for t in rollout.turns if not t.extra.get("initial_retrieval")))
-            out["n_searches"].append(sum(1 for t in rollout.turns if t.query is not None or t.sub_queries))
+            for name, value in rollout_metrics(rollout).items():
+                out[name].append(value)
             out["stop_reason"].append(rollout.stop_reason)
             out["refined"].append(int(any("refined_from" in t.extra for t in rollout.turns)))
             out["protocol_errors"].append(self.method.protocol_errors(rollout.response, rollout.turns))

@@ -26,7 +26,7 @@ from evalsuite.training.log import (
 from evalsuite.training.model import resolve_model
 from evalsuite.training.provenance import deviations, manifest_paper
 from evalsuite.training.recipe import Recipe, get_recipe
-from evalsuite.training.rollout import SearchRollout, load_retriever
+from evalsuite.training.rollout import ROLLOUT_METRICS, SearchRollout, load_retriever
 from evalsuite.training.stages import TRL_STAGES
 
 MANIFEST = "train_manifest.json"
@@ -91,7 +91,7 @@ def question_overlap(completions, model_text, question, **columns):
 
 def rollout_statistics(config: TrainConfig, recipe: Recipe) -> list[str]:
     """The rollout columns logged every step as zero-weight rewards: turns, searches and the recipe's own."""
-    return ["n_turns", "n_searches", *recipe.logged_columns(config)]
+    return [*ROLLOUT_METRICS, *recipe.logged_columns(config)]
 
 
 def reward_functions(config: TrainConfig, reward: MethodReward, recipe: Recipe) -> tuple[list[Any], list[float]]:

@@ -54,8 +54,8 @@ def test_replay_run_reproduces_every_recorded_nq_em(tmp_path, trajectories_dir, 
     # the observations rebuilt from the recorded passages give back the recorded text (up to 7 stripped spaces)
     assert sum(records[x["id"]].trajectory == x["output"]["final_response"] for x in recorded) >= 993
     manifest = RunDirectory(out).read_manifest()
-    assert manifest.method == "search-r1" and manifest.backend["prompt_style"] == "instruct"
-    assert manifest.model["sha256"] and manifest.retriever["kind"] == "replay" and manifest.finished_at
+    assert manifest.method == "search-r1" and manifest.backend.prompt_style == "instruct"
+    assert manifest.model.sha256 and manifest.retriever.kind == "replay" and manifest.finished_at
     assert RunDirectory(out).read_metrics().tasks["nq"].metrics["em"].mean == pytest.approx(0.39)
 
 

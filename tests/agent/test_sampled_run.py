@@ -6,10 +6,14 @@ import json
 
 import pytest
 
+from evalsuite.agent.engine import RolloutConfig
 from evalsuite.agent.runner import execute
 from evalsuite.models.replay import ReplayBackend
 from evalsuite.runs import RunDirectory
 from tests.agent.test_run_directory import replay_spec
+
+# sampling needs a temperature above 0 (RunConfig refuses identical greedy samples); replay ignores it
+SAMPLING = RolloutConfig(temperature=0.7)
 
 
 class CountingReplay(ReplayBackend):
@@ -26,8 +30,8 @@ class CountingReplay(ReplayBackend):
 
 
 def test_each_question_gets_k_records_with_sample_index_and_seed(tmp_path, trajectories_dir, benchmarks_dir):
-    spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "run", subset="first:5", samples=3, schedule="sync")
-    spec.rollout = spec.rollout.__class__(temperature=0.7, seed=40)
+    spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "run", subset="first:5", samples=3, schedule="sync",
+                       rollout=RolloutConfig(temperature=0.7, seed=40))
     result = execute(spec)
     records = RunDirectory(spec.out).read_predictions()
     assert len(records) == 15
@@ -40,11 +44,12 @@ def test_each_question_gets_k_records_with_sample_index_and_seed(tmp_path, traje
     em = {r.id: r.metrics["em"] for r in records if r.sample == 0}
     assert nq.metrics["em_avg"].mean == pytest.approx(sum(em.values()) / 5) == nq.metrics["em_pass@3"].mean
     manifest = RunDirectory(spec.out).read_manifest()
-    assert manifest.decoding["samples"] == 3 and manifest.seeds == {"seed": 40, "samples": 3}
+    assert manifest.decoding.samples == 3 and manifest.seeds == {"seed": 40, "samples": 3}
 
 
 def test_resume_redoes_only_the_missing_samples(tmp_path, trajectories_dir, benchmarks_dir):
-    spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "run", subset="first:4", samples=2, schedule="sync")
+    spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "run", subset="first:4", samples=2, schedule="sync",
+                       rollout=SAMPLING)
     execute(spec)
     path = RunDirectory(spec.out).predictions_path
     lines = path.read_text().splitlines()
@@ -86,7 +91,7 @@ def test_bad_sampling_options_are_one_line_each(tmp_path, options, message):
 
 def test_seeds_give_each_sample_its_own_seed(tmp_path, trajectories_dir, benchmarks_dir):
     spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "run", subset="first:2", samples=3, seeds=(11, 5, 42),
-                       schedule="sync")
+                       schedule="sync", rollout=SAMPLING)
     execute(spec)
     records = RunDirectory(spec.out).read_predictions()
     assert [(r.sample, r.sample_seed) for r in records] == [(0, 11), (1, 5), (2, 42)] * 2

@@ -75,7 +75,7 @@ def test_async_replay_of_1000_recorded_trajectories_equals_the_turn_synchronous_
     assert content(written) == content(sync.records)
     assert [r.id for r in written] == [r.id for r in RunDirectory(tmp_path / "sync").read_predictions()] == [r.id for r in sync.records]
     manifests = [RunDirectory(tmp_path / name).read_manifest() for name in ("sync", "async")]
-    assert [m.backend["schedule"] for m in manifests] == ["sync", "async"] and all(m.finished_at for m in manifests)
+    assert [m.backend.schedule for m in manifests] == ["sync", "async"] and all(m.finished_at for m in manifests)
     # the retrieval calls still carry batches: the same searches, in far fewer calls than one per search
     sync_calls, async_calls = counted[0].calls, counted[1].calls
     assert sum(async_calls) == sum(sync_calls) > 900
@@ -84,7 +84,7 @@ def test_async_replay_of_1000_recorded_trajectories_equals_the_turn_synchronous_
 
 def test_the_default_schedule_is_async_where_the_backend_supports_it(tmp_path, trajectories_dir, benchmarks_dir):
     execute(replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "run", subset="first:4"))
-    assert RunDirectory(tmp_path / "run").read_manifest().backend["schedule"] == "async"
+    assert RunDirectory(tmp_path / "run").read_manifest().backend.schedule == "async"
 
 
 def test_a_resume_may_change_the_schedule(tmp_path, trajectories_dir, benchmarks_dir):
@@ -94,7 +94,7 @@ def test_a_resume_may_change_the_schedule(tmp_path, trajectories_dir, benchmarks
     spec.resume, spec.schedule = True, "async"
     resumed = execute(spec)
     assert len(resumed.records) == 30 and content(resumed.records) == content(whole.records)
-    assert RunDirectory(spec.out).read_manifest().backend["schedule"] == "async"
+    assert RunDirectory(spec.out).read_manifest().backend.schedule == "async"
 
 
 def test_retrieval_going_away_stops_the_async_run_with_finished_records_kept(tmp_path, trajectories_dir, benchmarks_dir, monkeypatch):

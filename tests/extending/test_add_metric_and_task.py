@@ -174,7 +174,7 @@ def test_an_entry_scored_with_a_metric_this_evalsuite_lacks_is_refused_naming_it
     _cli("score", _result_file(tmp_path / "toyqa_a.json", 0), "-o", tmp_path / "scored", "--data-dir", data)
     packed = pack_submission([tmp_path / "scored" / "toyqa_a"], tmp_path / "sub", _info("Toy"))
     assert verify_submission(packed, data).accepted
-    metrics._REGISTRY["year_match"] = MetricSpec("year_match", "Year match", "binary", year_match, default=False, version=2)
+    register_metric(MetricSpec("year_match", "Year match", "binary", year_match, default=False, version=2), replace=True)
     lines = verify_submission(packed, data).problem_lines()
     assert any("scored with year_match version 1, this evalsuite computes version 2" in line for line in lines), lines
 

@@ -54,8 +54,22 @@ def test_the_scorer_uses_the_tasks_metrics_and_normalization():
     with scratch_registry(), tasks.scratch_registry():
         register_metric(MetricSpec("answer_chars", "chars", "count", lambda x: float(len(x.answer)), default=False))
         register_task(Task("casey", "Casey", "general", "test", hub_path=None, metrics=("em", "n_searches", "answer_chars"),
-                           normalization="whitespace"))
+                           replaces_default_metrics=True, normalization="whitespace"))
         # white space only: case and the article count, so this is not an exact match (it is under SQuAD's rule)
         assert score_record(record) == {"em": 0.0, "n_searches": 3.0, "answer_chars": 11.0}
         assert score_record(record.model_copy(update={"task": "nq"}))["em"] == 1.0
         assert "answer_chars" not in score_record(record.model_copy(update={"task": "nq"}))
+
+
+def test_a_tasks_own_metric_is_added_to_the_defaults_unless_it_says_it_replaces_them():
+    """The defect of #31: naming one metric of its own silently dropped precision, recall and the other defaults."""
+    with scratch_registry(), tasks.scratch_registry():
+        register_metric(MetricSpec("answer_chars", "chars", "count", lambda x: float(len(x.answer)), default=False))
+        added = register_task(Task("adds", "Adds", "general", "test", hub_path=None, metrics=("answer_chars",)))
+        replaced = register_task(Task("replaces", "Replaces", "general", "test", hub_path=None, metrics=("em", "answer_chars"),
+                                      replaces_default_metrics=True))
+        assert added.scored_metrics() == (*default_metrics(), "answer_chars")
+        assert {"precision", "recall"} <= set(added.scored_metrics())
+        assert replaced.scored_metrics() == ("em", "answer_chars")
+        with pytest.raises(ValueError, match="replaces the default metrics with none"):
+            Task("none", "None", "general", "test", replaces_default_metrics=True)

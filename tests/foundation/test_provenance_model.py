@@ -14,6 +14,7 @@ from evalsuite.leaderboard.submission import SubmissionFile
 from evalsuite.models.identity import model_identity
 from evalsuite.provenance import Provenance, git_commit
 from evalsuite.runs import Manifest, RunDirectory
+from evalsuite.runs.schema import MANIFEST_VERSION
 
 REPO = Path(__file__).resolve().parents[2]
 ENTRIES = REPO / "leaderboard" / "entries"
@@ -92,10 +93,14 @@ def test_an_old_run_manifest_loads_and_resumes_as_the_same_model(tmp_path):
     manifest = run.read_manifest()
     assert manifest.git_commit == COMMIT and manifest.git_dirty is None and manifest.versions == {}
     assert manifest.hardware.platform == "Linux-6.1-x86_64" and manifest.hardware.accelerators == []
-    # Rewritten by this version (a resume does that), it keeps every field it had.
+    # Rewritten by this version (a resume does that), it is stored migrated (manifest version 2, typed sections,
+    # which leave unset fields out) and keeps every value it had.
     run.write_manifest(manifest)
     again = json.loads(run.manifest_path.read_text())
-    assert {key: again[key] for key in OLD_RUN_MANIFEST} == {**OLD_RUN_MANIFEST, "hardware": {**OLD_RUN_MANIFEST["hardware"], "accelerators": []}}
+    migrated = {**OLD_RUN_MANIFEST, "schema_version": MANIFEST_VERSION, "hardware": {**OLD_RUN_MANIFEST["hardware"], "accelerators": []},
+                "model": {"spec": "Qwen/Qwen2.5-3B-Instruct"},
+                "backend": {"backend": "hf", "version": "4.45.0", "model": "Qwen/Qwen2.5-3B-Instruct", "options": {}}}
+    assert {key: again[key] for key in OLD_RUN_MANIFEST} == migrated
     assert settings_differences(manifest, Manifest.model_validate(again)) == []
 
 
@@ -150,6 +155,6 @@ def test_a_hub_snapshot_folder_is_named_by_its_commit_without_hashing_the_weight
 
 def test_resume_refuses_a_hub_model_whose_commit_changed():
     old = Manifest.model_validate({**OLD_RUN_MANIFEST, "model": {"spec": "org/model", "hub_repo": "org/model", "revision": COMMIT}})
-    new = old.model_copy(update={"model": {**old.model, "revision": "fedcba9876543210fedcba9876543210fedcba98"}})
+    new = old.model_copy(update={"model": old.model.model_copy(update={"revision": "fedcba9876543210fedcba9876543210fedcba98"})})
     assert settings_differences(old, old.model_copy()) == []
     assert [line.split(":")[0] for line in settings_differences(old, new)] == ["model revision"]

@@ -10,6 +10,7 @@ import pytest
 
 from evalsuite.errors import DataError, EvalsuiteError
 from evalsuite.runs import ExampleRecord, Manifest, RunDirectory, mean_ci, read_predictions, summarize
+from evalsuite.runs.schema import MANIFEST_VERSION
 from evalsuite.provenance import provenance_fields
 
 
@@ -24,7 +25,7 @@ def test_round_trip(tmp_path: Path) -> None:
         writer.extend(_record(i) for i in range(3))
     assert [r.id for r in run.read_predictions()] == ["q0", "q1", "q2"]
     manifest = run.read_manifest()
-    assert manifest.tasks == ["nq"] and manifest.schema_version == 1 and manifest.evalsuite_version
+    assert manifest.tasks == ["nq"] and manifest.schema_version == MANIFEST_VERSION and manifest.evalsuite_version
 
 
 def test_torn_last_line_is_dropped_and_repaired(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

@@ -89,3 +89,35 @@ def test_a_judge_panel_file_is_bounded_too(tmp_path):
     with pytest.raises(DataError) as refused:
         load_panel(path)
     assert refused.value.message == f"{path}: the YAML expands to more than {MAX_YAML_NODES:,} values (anchors and aliases)"
+
+
+def test_a_recipe_config_is_read_as_untrusted_input(tmp_path, monkeypatch):
+    """Recipe configs (`evalsuite train --config`) are bounded like every other file from someone else: a pipe, an
+    oversized file and a laughing YAML are each refused in one line naming the file."""
+    import evalsuite.files
+    from evalsuite.training.config import load_config
+
+    laughs = tmp_path / "laughs.yaml"
+    laughs.write_text(LAUGHS)
+    with pytest.raises(DataError) as refused:
+        load_config(laughs)
+    assert refused.value.message.startswith(f"{laughs}: the YAML expands to more than")
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)
+    result: list[BaseException] = []
+    worker = threading.Thread(target=lambda: _capture(result, lambda: load_config(fifo)), daemon=True)
+    worker.start()
+    worker.join(timeout=5)
+    assert not worker.is_alive(), "reading a FIFO recipe config blocked"
+    assert isinstance(result[0], DataError) and result[0].message == f"{fifo}: the recipe config is not a regular file"
+    big = tmp_path / "big.yaml"
+    big.write_text("method: search-r1\n" + "# padding\n" * 20)
+    monkeypatch.setattr(evalsuite.files, "MAX_CONFIG_BYTES", 64)
+    with pytest.raises(DataError) as refused:
+        load_config(big)
+    assert refused.value.message == f"{big}: the recipe config is over 64 bytes"
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("method: [unclosed\n")
+    with pytest.raises(DataError) as refused:
+        load_config(broken)
+    assert refused.value.message.startswith(f"{broken}: not valid YAML (") and "\n" not in refused.value.message

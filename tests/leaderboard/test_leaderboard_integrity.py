@@ -104,7 +104,7 @@ def test_a_run_naming_an_unregistered_method_is_rejected(submission, benchmarks_
     write_checksums(submission)
     report = verify_submission(submission, benchmarks_dir)
     assert [str(p) for p in report.problems] == [
-        f"[unknown-method] {RUN}/manifest.json: unknown method 'search-r2' (did you mean search-r1, search-p1?)",
+        f"[unknown-method] {RUN}/manifest.json: unknown method 'search-r2' (did you mean search-r1, search-p1, search-o1?)",
         f"[setting] {RUN}/manifest.json: submission.json declares method 'Search-R1' but this run recorded 'search-r2'",
     ]
 

@@ -264,3 +264,48 @@ def test_the_setting_an_entry_is_ranked_in_names_its_corpus_by_content(submissio
     report = verify_submission(submission, benchmarks_dir)
     assert report.accepted, report.problem_lines()
     assert report.setting_key() == "custom corpus (10,813 passages, sha cdcdcdcdcdcd…) · e5 · top-3 · 4 turns"
+
+
+# --- Claims are read only to report a mismatch ------------------------------------------------------------
+
+def test_what_the_site_shows_does_not_depend_on_the_claims(submission, packed, benchmarks_dir):
+    """Claims that agree with the recomputation are accepted, yet the numbers shown (records and summaries) are the
+    task's own metrics recomputed from predictions against registry golds, not whatever metrics the claims list."""
+    from evalsuite.metrics.termination import RUN_METRICS
+
+    honest = verify_submission(packed, benchmarks_dir)
+    records = read_records(submission)
+    extra = RUN_METRICS[0]
+    for record in records:  # claim one more registered metric, scored exactly as evalsuite scores it
+        record.metrics = {**record.metrics, **score_record(record, [extra])}
+    write_records(submission, records)
+
+    def claim(m: dict) -> None:
+        summary = summarize(records)
+        m["tasks"] = summary.model_dump()["tasks"]
+        m["metric_versions"] = {**m["metric_versions"], extra: 1} if m.get("metric_versions") else None
+
+    edit_json(submission / RUN / "metrics.json", claim)
+    write_checksums(submission)
+    report = verify_submission(submission, benchmarks_dir)
+    assert report.accepted, report.problem_lines()
+    for task, verified in report.tasks.items():
+        shown = {name: s.mean for name, s in verified.summary.metrics.items()}
+        assert shown == {name: s.mean for name, s in honest.tasks[task].summary.metrics.items()}
+        assert extra not in shown and all(extra not in r.metrics for r in verified.records)
+        assert [r.metrics for r in verified.records] == [r.metrics for r in honest.tasks[task].records]
+
+
+def test_a_corpus_matched_by_its_count_alone_says_so_next_to_the_badge(submission, benchmarks_dir):
+    """wiki-18's sha256 is not pinned (docs/guarantees.md): a run over 21,015,324 passages is "wiki-18" by its
+    passage count only, and both its label and the proof next to the badge say that basis."""
+    evalsuite_run(submission, {**SMALL, "num_documents": 21_015_324}, E5)
+    report = verify_submission(submission, benchmarks_dir)
+    assert report.accepted, report.problem_lines()
+    assert "corpus (wiki-18 by passage count only)" in report.proof()["recorded"]
+    assert "recorded by the runs: corpus (wiki-18 by passage count only)" in report.proof_line()
+    (manifest,) = report.manifests.values()
+    from evalsuite.runs.setting import RunSetting
+
+    assert RunSetting.from_manifest(manifest).corpus_label() == "wiki-18 (by passage count only: 21,015,324; sha256 not pinned)"
+    assert "wiki-18 (by passage count only" in report.setting_key()

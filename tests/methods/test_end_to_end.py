@@ -56,7 +56,7 @@ def test_method_runs_end_to_end_into_a_valid_run_directory(method, task, gemma, 
     manifest = directory.read_manifest()
     records = directory.read_predictions()
     assert manifest.method == method and manifest.finished_at and manifest.tasks == [task]
-    assert manifest.prompt_template_hash == get_method(method).template_hash(manifest.backend["prompt_style"])
+    assert manifest.prompt_template_hash == get_method(method).template_hash(manifest.backend.prompt_style)
     assert len(records) == N and {r.status for r in records} == {"ok"}
     assert all(r.trajectory or r.turns for r in records)
     metrics = directory.path / "metrics.json"

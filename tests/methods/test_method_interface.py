@@ -57,13 +57,12 @@ def test_one_turn_baselines_answer_with_their_answer_rule():
 
 
 def test_a_method_registered_as_a_lazy_target_is_imported_when_asked_for():
-    register_method("direct-again", "evalsuite.baselines.direct:Direct")
-    try:
-        assert type(get_method("direct-again")).__name__ == "Direct" and "direct-again" in list_methods()
-    finally:
-        from evalsuite.agent import method as registry
+    from evalsuite.agent.method import METHODS
 
-        del registry._METHODS["direct-again"]
+    with METHODS.scratch():
+        register_method("direct-again", "evalsuite.baselines.direct:Direct")
+        assert type(get_method("direct-again")).__name__ == "Direct" and "direct-again" in list_methods()
+    assert "direct-again" not in list_methods()
 
 
 def test_listing_the_methods_imports_no_method_module():

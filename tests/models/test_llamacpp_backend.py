@@ -55,4 +55,4 @@ def test_two_questions_through_the_real_loop_with_bm25(tmp_path, backend, gguf, 
         assert record.turns[0].query and len(record.turns[0].passages) == 3
         assert "<information>Doc 1(Title: " in record.trajectory
     manifest = result.directory.read_manifest()
-    assert manifest.model["sha256"] == gemma.EXPECTED_SHA256 and manifest.backend["backend"] == "llamacpp"
+    assert manifest.model.sha256 == gemma.EXPECTED_SHA256 and manifest.backend.backend == "llamacpp"

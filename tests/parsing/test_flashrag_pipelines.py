@@ -100,19 +100,19 @@ def chat_prompt(user: str) -> str:
 
 
 def sequential(i: int, q: str, answer: str) -> dict:
-    # pipeline.py SequentialPipeline.run: update_output("retrieval_result"), ("prompt"), ("pred")
+    # pipeline.py@6195456 SequentialPipeline.run L82-130: update_output("retrieval_result"), ("prompt"), ("pred")
     return {"retrieval_result": DOCS, "prompt": chat_prompt(f"Question: {q}"), "pred": answer}
 
 
 def conditional(i: int, q: str, answer: str) -> dict:
-    # pipeline.py ConditionalPipeline.run: judge_result per item; True items ran SequentialPipeline.run, False ones naive_run
+    # pipeline.py@6195456 ConditionalPipeline.run L161-179: judge_result per item; True items ran SequentialPipeline.run, False ones naive_run
     if i % 2:
         return {"judge_result": False, "prompt": chat_prompt(f"Question: {q}"), "pred": answer}
     return {"judge_result": True, **sequential(i, q, answer)}
 
 
 def adaptive(i: int, q: str, answer: str) -> dict:
-    # pipeline.py AdaptivePipeline.run: "A" naive_run, "B" SequentialPipeline.run, "C" IRCOTPipeline.run (+ ircot_pred_parse)
+    # pipeline.py@6195456 AdaptivePipeline.run L231-253: "A" naive_run, "B" SequentialPipeline.run, "C" IRCOTPipeline.run (+ ircot_pred_parse)
     symbol = "ABC"[i % 3]
     if symbol == "C":
         return {"judge_result": "C", **ircot(i, q, answer)}
@@ -122,18 +122,18 @@ def adaptive(i: int, q: str, answer: str) -> dict:
 
 
 def replug(i: int, q: str, answer: str) -> dict:
-    # branching_pipeline.py REPLUGPipeline.run: retrieval_result, doc_scores, pred
+    # branching_pipeline.py@16074be REPLUGPipeline.run L32-60: retrieval_result, doc_scores, pred
     return {"retrieval_result": DOCS, "doc_scores": [81.5], "pred": answer}
 
 
 def sure(i: int, q: str, answer: str) -> dict:
-    # branching_pipeline.py SuRePipeline.run: candidates, all_summary, val_scores, ranking_scores; pred = best candidate
+    # branching_pipeline.py@16074be SuRePipeline.run L167-250: candidates, all_summary, val_scores, ranking_scores; pred = best candidate
     return {"retrieval_result": DOCS, "candidates": [answer, "Lyon"], "all_summary": ["s1", "s2"], "val_scores": [1, 0],
             "ranking_scores": [1.0, 0.0], "pred": answer}
 
 
 def iterative(i: int, q: str, answer: str) -> dict:
-    # active_pipeline.py IterativePipeline.run: retrieval_result_iter_k, prompt_iter_k, pred_iter_k; pred = last pred_iter
+    # active_pipeline.py@16074be IterativePipeline.run L19-52: retrieval_result_iter_k, prompt_iter_k, pred_iter_k; pred = last pred_iter
     output: dict = {}
     for k in range(3):
         output |= {f"retrieval_result_iter_{k}": DOCS, f"prompt_iter_{k}": chat_prompt(q), f"pred_iter_{k}": answer if k == 2 else "draft"}
@@ -141,25 +141,25 @@ def iterative(i: int, q: str, answer: str) -> dict:
 
 
 def self_rag(i: int, q: str, answer: str) -> dict:
-    # active_pipeline.py SelfRAGPipeline.run_batch_pred: retrieval_result, retrieval_flag, prompt (a list), critic_result, pred
+    # active_pipeline.py@16074be SelfRAGPipeline.run_batch_pred L618-675: retrieval_result, retrieval_flag, prompt (a list), critic_result, pred
     prompt = f"### Instruction:\nAnswer the following question, give me a short answer.\n\n## Input:\n\n{q}\n\n### Response:\n"
     return {"retrieval_result": DOCS, "retrieval_flag": True, "prompt": [prompt + "[Retrieval]<paragraph>x</paragraph>"],
             "critic_result": {"retrieval_0": {"pred": f"[Relevant]{answer}[Utility:5]", "score": 1.2}}, "pred": answer}
 
 
 def flare(i: int, q: str, answer: str) -> dict:
-    # active_pipeline.py FLAREPipeline.run_item: judge_result_iter{k}, gen_iter_{k} (when retrieving), retrieval_result, pred
+    # active_pipeline.py@16074be FLAREPipeline.run_item L733-778: judge_result_iter{k}, gen_iter_{k} (when retrieving), retrieval_result, pred
     return {"judge_result_iter0": False, "retrieval_result": DOCS, "gen_iter_0": answer, "judge_result_iter1": True, "pred": answer}
 
 
 def self_ask(i: int, q: str, answer: str) -> dict:
-    # active_pipeline.py SelfAskPipeline.run_item, then selfask_pred_parse: raw_pred = the chain, pred = the final answer line
+    # active_pipeline.py@16074be SelfAskPipeline.run_item L823-893, then selfask_pred_parse (run L895-900): raw_pred = the chain, pred = the final answer line
     chain = f"Context1: x\n\nQuesiton: {q}\nAre follow up questions needed here: No.\nSo the final answer is: {answer}"
     return {"intermediate_output_iter0": f"So the final answer is: {answer}", "retrieval_result": DOCS, "raw_pred": chain, "pred": answer}
 
 
 def ircot(i: int, q: str, answer: str) -> dict:
-    # active_pipeline.py IRCOTPipeline.run_item, then ircot_pred_parse: raw_pred = thoughts joined, pred = after "So the answer is:"
+    # active_pipeline.py@16074be IRCOTPipeline.run_item L924-973, then ircot_pred_parse (run L975-980): raw_pred = thoughts joined, pred = after "So the answer is:"
     thought = f"The answer follows from the documents. So the answer is: {answer}"
     return {"intermediate_output_iter1": {"input_prompt": f"Question: {q}\nThought:", "new_thought": thought},
             "retrieval_result": DOCS, "raw_pred": thought, "pred": answer}
@@ -168,15 +168,15 @@ def ircot(i: int, q: str, answer: str) -> dict:
 def rqrag(i: int, q: str, answer: str) -> dict:
     # active_pipeline.py RQRAGPipeline.run (select_best_path_single_turn, generate_tree_of_thoughts_batch): paths = the best
     # path, pred = its final_answer. Read from a FlashRAG-derived copy the index holds (its FlashRAG commit 16074be of the
-    # file predates the class; pipeline/__init__.py f792919 imports it and run_exp.py rqrag() runs it).
+    # file predates the class; pipeline/__init__.py@f792919 L4 imports it and run_exp.py rqrag() runs it).
     path = {"prompt": f"<s><|user|>\n{q}</s>\n<|assistant|>\n[A_Response]{answer}[EOS]", "depth": 1, "done": True,
             "final_answer": answer, "confidence": 0.9}
     return {"paths": path, "pred": answer}
 
 
 def reasoning(i: int, q: str, answer: str) -> dict:
-    # reasoning_pipeline.py ReasoningPipeline.run: prompt grows by each step (step_output.strip()) and the documents string
-    # (_retrieved_docs_to_string); finish_flag, finish_reason, retrieval_results {step: {query, docs}}, retrieved_times;
+    # reasoning_pipeline.py@8e16b75 ReasoningPipeline.run L82-145: prompt grows by each step (step_output.strip()) and the
+    # documents string (_retrieved_docs_to_string L70-80); finish_flag, finish_reason, retrieval_results {step: {query, docs}}, retrieved_times;
     # pred = extract_between(<answer>, </answer>). json turns the int step keys into strings.
     user = f"The User asks a question, and the Assistant solves it.\n\nUser:{q}\nAssistant: <think>"
     steps = ("I should search. <|begin_of_query|> Big Fish author <|end_of_query|>"
@@ -218,10 +218,10 @@ def flashrag_folder(root: Path, pipeline: str, save_note: str | None = None, ite
     return write_run_folder(root, f"bamboogle_2026_05_01_12_00_{note}", items, config)
 
 
-def _score(path: Path, **options):
+def _score(path: Path, task: str | None = None, **options):
     source = read_result_source(path)
     layout = resolve_layout(source, **options)
-    task, records, recorded = records_from_source(source, None, get_method("search-r1").parse, layout, lambda m: get_method(m).parse)
+    task, records, recorded = records_from_source(source, task, get_method("search-r1").parse, layout, lambda m: get_method(m).parse)
     for record in records:
         record.metrics = score_record(record)
     differences = compare_with_recorded(records, recorded) + compare_averages(source, records, recorded)
@@ -320,7 +320,8 @@ def test_our_answer_metrics_equal_flashrag_definitions(pred: str, golds: list[st
 
 def r1_searcher_rows(close_query: str, with_idx: bool) -> list[dict]:
     # R1-Searcher's eval script main() (evaluation/eval_search_loacl.py lineage; the index holds an unnamed copy and
-    # WangYuzzu/GenR1-Searcher evaluation/eval_search_local.py): a query step stores generated_text.strip() + close tag +
+    # WangYuzzu/GenR1-Searcher evaluation/eval_search_local.py@ccac151 main() L93-386, records L198-209, L281-291,
+    # documents L309-325): a query step stores generated_text.strip() + close tag +
     # "\n\n<|begin_of_documents|>\n" + "(i)doc\n" per document + close documents tag + "\n\n"; the answer step stores the
     # text + "</answer>" and pred_ans = text.split("<answer>")[-1].split("</answer>")[0]; a step with neither is
     # "shot_down" with pred_ans "I don't know." and no gen_text_store. The GenR1-Searcher copy adds idx and closes with </|...|>.
@@ -346,14 +347,15 @@ def test_r1_searcher_eval_script_results(tmp_path: Path, close_query: str, with_
     assert records[0].stop_reason == "finished" and records[1].trajectory == "" and records[1].turns == []
     assert records[0].metadata["parsed_answer"] == "Daniel Wallace"
     if close_query == "<|end_of_query|>":
-        # R1-Searcher's own tags parse into a search turn. Its documents are the retrieval server's strings after "(i)",
-        # not FlashRAG's "(i)Title: t Text: x", so they are not split into passages (notes/issue-27.md).
-        assert records[0].turns[0].query == "Big Fish author"
+        # R1-Searcher's own tags parse into a search turn; its documents ("(i)" + the retrieval server's string) are
+        # split as the script wrote them (layouts.r1_searcher_passages), so the retrieval hit is computed.
+        assert records[0].turns[0].query == "Big Fish author" and records[0].turns[0].passages[0].title == "Big Fish"
+        assert records[0].metrics["retrieval_hit"] == 1.0
 
 
 def test_autorefine_results_read_by_its_llm_judge(tmp_path: Path) -> None:
-    # AutoRefine cmd/llm_judge.py reads {response, ground_truth, data_source}, takes extract_answer (the last <answer>,
-    # else the whole response) and adds llm_score; we read the same record and the judge's verdict is not ours.
+    # AutoRefine cmd/llm_judge.py@0d79ca9 reads {response, ground_truth, data_source} (L20-21), takes extract_answer
+    # L32-34 (the last <answer>, else the whole response, L45-47) and adds llm_score (score_item L40-71); we read the same record and the judge's verdict is not ours.
     rows = [
         {"response": f"Question: {QUESTIONS[0][1]}\n<think> x </think><search> Big Fish </search><answer> Daniel Wallace </answer>",
          "ground_truth": {"target": ["Daniel Wallace"]}, "data_source": "bamboogle", "llm_score": True},

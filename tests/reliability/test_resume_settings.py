@@ -112,7 +112,7 @@ def test_resume_refuses_a_changed_or_unknown_generation_option_but_not_a_timeout
     spec = endpoint_spec(endpoint, benchmarks_dir, tmp_path / "run", backend_options={"retries": 0, "top_p": 0.9})
     execute(spec)
     assert endpoint.bodies[-1]["top_p"] == 0.9  # the option reached the server: it changes the answers
-    assert RunDirectory(spec.out).read_manifest().backend["options"] == {"top_p": 0.9}
+    assert RunDirectory(spec.out).read_manifest().backend.options == {"top_p": 0.9}
     spec.resume = True
     for options, refused in [
         ({"top_p": 0.5}, r"backend option top_p: the run has 0.9, this command has 0.5"),

@@ -78,6 +78,7 @@ def test_manifest_records_encoder_pooling_prefixes_and_faiss(small_dense):
     encoder = info["params"]["encoder"]
     assert encoder["name"] == "sentence-transformers/all-MiniLM-L6-v2"
     assert encoder["fingerprint"].startswith("sha256:")
+    assert encoder["revision"] == encoder["fingerprint"]  # a local directory's revision is its content hash
     assert (encoder["dim"], encoder["pooling"], encoder["normalize"], encoder["max_length"]) == (384, "mean", True, 256)
     assert (encoder["query_prefix"], encoder["passage_prefix"], encoder["prefix_rule"]) == ("", "", "none")
     assert info["params"]["faiss"] == {"factory": "Flat", "metric": "inner_product", "dim": 384, "ntotal": 300}

@@ -167,7 +167,7 @@ def test_a_scratch_recipe_loads_its_own_schema_and_stays_out_of_the_default_regi
         load_config(echo_config(tmp_path, ECHO_YAML.replace("max_words: 24", "max_words: 0")), registry=scratch)
     with pytest.raises(DataError, match="echo is a setting of the echo recipe; search-r1 does not take it"):
         load_config(echo_config(tmp_path, ECHO_YAML.replace("method: echo", "method: search-r1")), registry=scratch)
-    with pytest.raises(EvalsuiteError, match="two recipes are named 'echo'"):
+    with pytest.raises(EvalsuiteError, match="recipe 'echo' is already registered"):
         scratch.add(EchoRecipe())
 
 

@@ -406,13 +406,6 @@ def recorded_settings(manifest: Manifest) -> dict[str, Any]:
     return RunSetting.from_manifest(manifest).recorded()
 
 
-def recorded_corpus(manifest: Manifest) -> dict[str, Any]:
-    """The corpus record of a run manifest: its own, else its retriever's ({} when neither names one)."""
-    if (manifest.corpus or {}).get("name"):
-        return manifest.corpus
-    return (manifest.retriever or {}).get("corpus") or {}
-
-
 def corpus_key(name: str | None) -> str | None:
     """A *declared* corpus name spelled as `KNOWN_CORPORA` keys it (`wiki-18`, `wiki18.jsonl` → `wiki18`)."""
     return corpus_name_key(name)
