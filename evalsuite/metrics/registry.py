@@ -154,7 +154,7 @@ def per_sample_name(name: str) -> str:
     """The per-example metric a metric over samples is computed from (em for em_avg, em_maj, em_pass@4); any other
     name as it is. What a sampled run's records are scored with, and what verification recomputes per record."""
     match = _SAMPLE_METRIC.match(name)
-    return match["base"] if match is not None and match["base"] in _REGISTRY else name
+    return match["base"] if match is not None and match["base"] in METRICS else name
 
 
 def sample_metric(name: str) -> MetricSpec | None:
