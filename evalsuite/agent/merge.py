@@ -52,7 +52,89 @@ def merge_runs(shard_dirs: list[Path], out: Path) -> tuple[Manifest, list[Exampl
     merged.shard = None
     if merged.run_config:  # repeating the merged run from its manifest runs it whole
         merged.run_config = {**merged.run_config, "shard": None}
-    merged.merged_from = [str(d) for d in shard_dirs]
+    return _write_merged(merged, manifests, shard_dirs, records, out)
+
+
+def _run_seed(manifest: Manifest) -> int | None:
+    """The seed a one-trajectory run was drawn with (`run --seed`), None when its manifest records none (imports)."""
+    seed = manifest.seeds.get("seed")
+    return None if seed is None else int(seed)
+
+
+def merge_seed_runs(run_dirs: list[Path], out: Path) -> tuple[Manifest, list[ExampleRecord], MetricsFile]:
+    """Runs of one setting repeated with different seeds (or `run --seeds` runs) → one multi-seed run directory.
+
+    Each one-trajectory run becomes one sample of every question (run i is sample i, recorded with its seed) and a
+    sampled run brings its own samples, renumbered after the ones before it: the result is exactly what
+    `evalsuite run --seeds` writes, so metrics.json, tables (mean ± sd over seeds) and the leaderboard read it as a
+    sampled run, with questions as clusters. The runs must share every result-changing setting but the seed, and
+    hold the same questions.
+    """
+    if len(run_dirs) < 2:
+        raise EvalsuiteError("merging seeds needs two or more run directories",
+                             hint="evalsuite merge --as-seeds RUN_SEED1 RUN_SEED2 ... -o MERGED")
+    resolved = [d.resolve() for d in run_dirs]
+    for i, path in enumerate(resolved):
+        if path in resolved[:i]:
+            raise EvalsuiteError(f"{run_dirs[i]} is given twice", hint="pass each seed's run directory once")
+    manifests = [RunDirectory(d).read_manifest() for d in run_dirs]
+    for directory, manifest in zip(run_dirs, manifests):
+        if manifest.kind == "run" and manifest.finished_at is None:
+            raise EvalsuiteError(f"{directory} did not finish", hint=f"run it again with --resume -o {directory}")
+        differences = settings_differences(manifests[0], manifest, tuple(k for k in MERGE_KEYS if k != "decoding"))
+        first, own = manifests[0].decoding.model_dump(), manifest.decoding.model_dump()
+        decoding = [f"decoding {key}: {run_dirs[0]} has {first.get(key)!r}, {directory} has {own.get(key)!r}"
+                    for key in sorted(set(first) | set(own)) if key not in ("samples", "seed") and first.get(key) != own.get(key)]
+        if differences or decoding:
+            raise EvalsuiteError(f"{directory} was run with different settings from {run_dirs[0]}: "
+                                 + "; ".join(differences + decoding)[:400],
+                                 hint="merge repeats of one setting that differ only in their seed")
+    records: list[ExampleRecord] = []
+    seeds: list[int | None] = []
+    seed_owner: dict[int, Path] = {}
+    questions: list[tuple[str, str]] | None = None
+    for directory, manifest in zip(run_dirs, manifests):
+        rows = RunDirectory(directory).read_predictions()
+        if not rows:
+            raise EvalsuiteError(f"{directory} holds no predictions", hint="merge finished runs")
+        own = list(dict.fromkeys((r.task, r.id) for r in rows))
+        if questions is None:
+            questions = own
+        elif set(own) != set(questions):
+            only = sorted(set(questions) - set(own)) or sorted(set(own) - set(questions))
+            where = directory if set(questions) - set(own) else run_dirs[0]
+            raise EvalsuiteError(f"{where} lacks question {only[0][0]}/{only[0][1]} that another run holds "
+                                 f"({len(set(questions) ^ set(own))} questions differ)",
+                                 hint="merge runs of the same questions (the same tasks, splits and --limit)")
+        # (the run's sample index, its seed) → the merged sample index
+        mine = sorted({(r.sample, r.sample_seed if r.sample is not None else _run_seed(manifest)) for r in rows},
+                      key=lambda pair: pair[0] or 0)
+        renumber = {}
+        for sample, seed in mine:
+            if seed is not None and seed in seed_owner:
+                raise EvalsuiteError(f"seed {seed} is in both {seed_owner[seed]} and {directory}",
+                                     hint="merge runs drawn with different seeds (a repeated seed repeats the samples)")
+            if seed is not None:
+                seed_owner[seed] = directory
+            renumber[sample] = len(seeds)
+            seeds.append(seed)
+        for r in rows:
+            j = renumber[r.sample]
+            records.append(r.model_copy(update={"sample": j, "sample_seed": seeds[j]}))
+    assert questions is not None
+    order = {question: position for position, question in enumerate(questions)}
+    records.sort(key=lambda r: (order[(r.task, r.id)], r.sample))
+    merged = manifests[0].model_copy(deep=True)
+    merged.decoding = merged.decoding.model_copy(update={"samples": len(seeds), "seed": None})  # seeds: per sample
+    merged.seeds = {"samples": len(seeds), **{f"sample_{j}": seed for j, seed in enumerate(seeds) if seed is not None}}
+    merged.run_config = None  # no one command repeats runs made separately
+    return _write_merged(merged, manifests, run_dirs, records, out)
+
+
+def _write_merged(merged: Manifest, manifests: list[Manifest], sources: list[Path], records: list[ExampleRecord],
+                  out: Path) -> tuple[Manifest, list[ExampleRecord], MetricsFile]:
+    """Write a merged run directory: its manifest (recording what it was merged from), records, metrics and score columns."""
+    merged.merged_from = [str(d) for d in sources]
     merged.created_at = min(m.created_at for m in manifests)
     merged.finished_at = now_iso()
     metrics = summarize(records)

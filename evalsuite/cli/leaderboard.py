@@ -102,11 +102,12 @@ def _print_report(report, console: Console) -> None:
                       f" · setting {report.info.setting.key()}", highlight=False, markup=False)
     if report.paper_setting is not None:
         console.print(f"  {report.paper_setting.method}: {report.paper_setting.summary()}", highlight=False, markup=False)
-    from evalsuite.leaderboard.standings import leaderboard_metrics
+    from evalsuite.leaderboard.standings import Entry, leaderboard_metrics
 
+    metrics = leaderboard_metrics([Entry("", report.submission, report)])  # a sampled run's avg@K, maj@K, pass@K too
     for name, task in report.tasks.items():
         m = task.summary.metrics
-        shown = [(key, label) for key, label in leaderboard_metrics().items() if key in m]
+        shown = [(key, label) for key, label in metrics.items() if key in m]
         # The first (headline) metric with its interval, the others as means.
         scores = " ".join(f"{label} {m[key].mean:.4f}" + (f" [{m[key].ci_low:.4f}, {m[key].ci_high:.4f}]" if i == 0 else "")
                           for i, (key, label) in enumerate(shown))

@@ -317,14 +317,22 @@ def _run_with_progress(spec, ray_options=None):
 
 
 def merge_command(
-    shards: list[Path] = typer.Argument(..., help="Shard run directories written with --shard i/n."),
+    runs: list[Path] = typer.Argument(..., help="Shard run directories written with --shard i/n (or, with --as-seeds, one run per seed)."),
     out: Path = typer.Option(..., "--output", "-o", help="Merged run directory."),
+    as_seeds: bool = typer.Option(False, "--as-seeds", help="The runs repeat one setting with other seeds: one multi-seed run (run i is sample i); tables show mean ± sd over seeds."),
 ) -> None:
-    """Combine the shard run directories of one run into a single run directory."""
-    from evalsuite.agent.merge import merge_runs
+    """Combine the shard run directories of one run into a single run directory, or (--as-seeds) seed runs into one multi-seed run."""
+    from evalsuite.agent.merge import merge_runs, merge_seed_runs
 
-    manifest, records, metrics = merge_runs(list(shards), out)
-    print_table(results_table(metrics, f"merged {len(shards)} shards · {len(records)} examples"))
+    if as_seeds:
+        manifest, records, metrics = merge_seed_runs(list(runs), out)
+        table = sampled_table(metrics)
+        assert table is not None  # a multi-seed run is a sampled run
+        table.title = f"merged {len(runs)} seed runs · {table.title}"
+        print_table(table)
+    else:
+        manifest, records, metrics = merge_runs(list(runs), out)
+        print_table(results_table(metrics, f"merged {len(runs)} shards · {len(records)} examples"))
     typer.echo(f"run directory: {out}")
 
 

@@ -29,6 +29,7 @@ def table_command(
     permutations: int = typer.Option(10_000, "--permutations", min=100, help="Permutations of the approximate randomization test."),
     seed: int = typer.Option(12345, "--seed", help="Seed of every resampling."),
     holm_across: str = typer.Option("benchmarks", "--holm-across", help="Holm's family: benchmarks (of each run), systems (on each benchmark) or all."),
+    mid_p: bool = typer.Option(False, "--mid-p", help="Mid-p McNemar and randomization tests (ties count half): not conservative with 0/1 scores on few questions."),
     emphasis: str = typer.Option("auto", "--emphasis", help="Reported tables: auto, computed, paper or none."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the table(s) to this file instead of printing."),
     stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write every mean, interval and p-value as JSON."),
@@ -52,7 +53,7 @@ def table_command(
         tables = [_reported_table(reported, emphasis)]
     else:
         tables = _run_tables(runs or [], layout, baseline, metric, ci, differences, test, resamples, permutations, seed,
-                             stats_json, plot_bars, plot_forest, holm_across)
+                             stats_json, plot_bars, plot_forest, holm_across, mid_p)
     if as_json:
         echo_json({"tables": [dataclasses.asdict(t) for t in tables]})
     elif output is not None:
@@ -77,7 +78,7 @@ def _reported_table(key: str, emphasis: str):
 
 
 def _run_tables(runs, layout, baseline, metric, ci, differences, test, resamples, permutations, seed, stats_json, plot_bars, plot_forest,
-                holm_across="benchmarks"):
+                holm_across="benchmarks", mid_p=False):
     from evalsuite.tables.layouts import build_run_table, differences_table, get_layout
     from evalsuite.tables.sources import load_runs, resolve_baseline
 
@@ -88,7 +89,7 @@ def _run_tables(runs, layout, baseline, metric, ci, differences, test, resamples
     data = load_runs(runs)
     base = resolve_baseline(data, baseline)
     built = build_run_table(data, get_layout(layout), metric, base, with_ci=ci, test=test, n_resamples=resamples,
-                            n_permutations=permutations, seed=seed, correction=holm_across)
+                            n_permutations=permutations, seed=seed, correction=holm_across, mid_p=mid_p)
     order = [r.name for r in data]
     main = built.comparisons.get(metric) or next(iter(built.comparisons.values()))
     tables = [built.table]

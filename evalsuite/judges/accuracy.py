@@ -9,15 +9,16 @@ EM under-credits (judge yes, EM 0) and where the judge is lenient (judge no, EM 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from evalsuite.judges import prompts
 from evalsuite.judges.panel import JudgeRequest, majority_vote
+from evalsuite.metrics.samples import pass_at_k, pass_ks
 from evalsuite.runs.schema import ExampleRecord, MetricSummary
-from evalsuite.stats.intervals import wilson
+from evalsuite.stats import intervals
 
 METRIC = "accuracy"
 NO_ANSWER = "(no answer)"
@@ -55,13 +56,15 @@ def confusion(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def accuracy_scores(records: Sequence[ExampleRecord], table: dict[tuple[str, str, str, str], list[bool | None]],
-                    n_judges: int) -> tuple[dict[str, Any], MetricSummary]:
-    """One task's acc_judge (undecided examples score 0) with its Wilson interval, and its agreement with EM and
-    cover-EM: κ and the 2×2 table (judge rows, metric columns) over the decided examples."""
+                    n_judges: int) -> tuple[dict[str, Any], dict[str, MetricSummary]]:
+    """One task's acc_judge (undecided examples score 0) with its interval, and its agreement with EM and
+    cover-EM: κ and the 2×2 table (judge rows, metric columns) over the decided answers.
+
+    A sampled run's answers are K per question: the summary is acc_judge_avg, each question's mean over its judged
+    samples, with the interval over questions (as every metric over samples); κ compares answer with answer."""
     votes = [majority_vote(table.get((r.task, r.id, METRIC, accuracy_item(r)), [None] * n_judges)) for r in records]
     scores = np.array([v is True for v in votes], dtype=float)
     decided = np.array([v is not None for v in votes])
-    low, high = wilson(np.array([scores.sum()]), max(len(scores), 1))
     agreement: dict[str, Any] = {}
     for name in ("em", "cover_em"):
         metric = np.array([r.metrics.get(name, 0.0) for r in records], dtype=float)
@@ -72,7 +75,46 @@ def accuracy_scores(records: Sequence[ExampleRecord], table: dict[tuple[str, str
             "table": {"judge_yes_metric_1": int(cells[0, 0]), "judge_yes_metric_0": int(cells[0, 1]),
                       "judge_no_metric_1": int(cells[1, 0]), "judge_no_metric_0": int(cells[1, 1])},
         }
-    result = {"acc_judge": float(scores.mean()) if scores.size else float("nan"), "n": int(scores.size),
+    sampled = any(r.sample is not None for r in records)
+    if sampled:
+        by_question: dict[str, list[float]] = {}
+        for record, score in zip(records, scores):
+            by_question.setdefault(record.id, []).append(float(score))
+        name, values = "acc_judge_avg", np.array([np.mean(v) for v in by_question.values()])
+    else:
+        name, values = "acc_judge", scores
+    task = records[0].task if records else ""
+    (interval,) = intervals.mean_intervals(name, values, task)
+    result = {"acc_judge": float(values.mean()) if values.size else float("nan"), "n": int(scores.size),
               "n_undecided": int((~decided).sum()), "undecided_rule": "no strict majority of parsed verdicts: scores 0",
               "agreement": agreement}
-    return result, MetricSummary(mean=result["acc_judge"], ci_low=float(low[0]), ci_high=float(high[0]))
+    if sampled:
+        result |= {"n_questions": int(values.size), "unit": "question: the mean of its judged samples (acc_judge_avg)"}
+    return result, {name: MetricSummary(mean=interval.mean, ci_low=interval.low, ci_high=interval.high)}
+
+
+def accuracy_columns(verdicts: Mapping[tuple[str, str, str], bool | None], task: str, ids: Sequence[str],
+                     samples: int) -> dict[str, np.ndarray]:
+    """acc_judge of one task as per-example score columns in `ids` order: 1 when the panel said yes, 0 when no or
+    undecided, NaN for an answer never judged. A sampled run's columns are per question (K = `samples`):
+    acc_judge_avg over its judged samples and acc_judge_pass@k (Chen et al., 2021) where k samples were judged.
+    Empty when no answer of the task was judged. `verdicts`: (task, id, item) → the panel's verdict."""
+    def value(example: str, item: str) -> float:
+        key = (task, example, item)
+        return float("nan") if key not in verdicts else float(verdicts[key] is True)
+
+    if samples == 1:
+        column = np.array([value(i, "answer") for i in ids], dtype=float)
+        return {} if np.isnan(column).all() else {"acc_judge": column}
+    matrix = np.array([[value(i, f"s{j}") for j in range(samples)] for i in ids], dtype=float).reshape(len(ids), samples)
+    present = (~np.isnan(matrix)).sum(axis=1)
+    if not present.any():
+        return {}
+    correct = np.nansum(matrix, axis=1)
+    columns = {"acc_judge_avg": np.where(present > 0, correct / np.maximum(present, 1), np.nan)}
+    for k in pass_ks(samples):
+        values = np.full(len(ids), np.nan)
+        enough = present >= k
+        values[enough] = pass_at_k(present[enough], correct[enough], k)
+        columns[f"acc_judge_pass@{k}"] = values
+    return columns

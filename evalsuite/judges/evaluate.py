@@ -14,13 +14,15 @@ import numpy as np
 from evalsuite.errors import DataError, EvalsuiteError
 from evalsuite.files import cache_root, replace_atomically
 from evalsuite.judges import prompts
-from evalsuite.judges.accuracy import accuracy_requests, accuracy_scores
+from evalsuite.judges.accuracy import METRIC as ACCURACY
+from evalsuite.judges.accuracy import accuracy_columns, accuracy_requests, accuracy_scores
 from evalsuite.judges.config import PanelConfig
 from evalsuite.judges.panel import Judgment, JudgeRequest, add_usage, majority_vote, run_panel
 from evalsuite.metrics.coverage import coverage
 from evalsuite.metrics.process import NOVELTY_MAX_OVERLAP, extract_queries, novelty_flags, search_quality_rates, search_rounds
 from evalsuite.metrics.query_quality import completeness, granularity
 from evalsuite.runs import RunDirectory
+from evalsuite.runs.columns import ScoreColumns
 from evalsuite.runs.schema import ExampleRecord, MetricSummary, Turn
 from evalsuite.runs.summary import mean_ci
 
@@ -190,9 +192,40 @@ def _task_summaries(results: dict[str, dict[str, Any]], judgments: Sequence[Judg
                 entries[f"coverage_{part}"] = _summary([getattr(c, part) for c in result["coverage"]["_examples"]])
             result["coverage"].pop("_examples")
         if "_acc_judge" in result:
-            entries["acc_judge"] = result.pop("_acc_judge")  # Wilson: the panel's verdict is 0/1 per example
+            entries.update(result.pop("_acc_judge"))  # acc_judge (0/1 per answer: Wilson), or acc_judge_avg per question
         out[task] = {k: v for k, v in entries.items() if v is not None}
     return out
+
+
+def accuracy_verdicts(run_dir: str | Path) -> dict[tuple[str, str, str], bool | None]:
+    """The panel's verdict on each judged answer of a run, from its judgments.jsonl: (task, example id, item) →
+    the strict majority of the verdicts of the judges its last `evalsuite judge` named (metrics.json's
+    extra.judges.panel; every judge when it names none), None when undecided. Empty when never judged for accuracy."""
+    run = RunDirectory(run_dir)
+    path = run.path / JUDGMENTS_FILE
+    if not path.is_file():
+        return {}
+    try:
+        panel = run.read_metrics().extra.get("judges", {}).get("panel")
+    except (EvalsuiteError, ValueError):
+        panel = None
+    judges = None if not panel else {j.get("name") for j in panel}
+    votes: dict[tuple[str, str, str], list[bool | None]] = defaultdict(list)
+    for line in _read_judgments(path).values():
+        if line.get("metric") == ACCURACY and (judges is None or line.get("judge") in judges):
+            votes[(line["task"], line["example_id"], line["item"])].append(line.get("verdict"))
+    return {key: majority_vote(values) for key, values in votes.items()}
+
+
+def add_judged_columns(run_dir: str | Path, columns: ScoreColumns) -> None:
+    """Add acc_judge (or a sampled run's acc_judge_avg and acc_judge_pass@k) to a run's score columns from its
+    judgments, so tables and paired tests read it like any per-example metric. Read from judgments.jsonl each time,
+    never cached with predictions.jsonl's columns: judging changes it, not the predictions."""
+    verdicts = accuracy_verdicts(run_dir)
+    if not verdicts:
+        return
+    for task, data in columns.tasks.items():
+        data.metrics.update(accuracy_columns(verdicts, task, data.ids.tolist(), columns.samples))
 
 
 def _judgment_key(line: dict[str, Any] | Judgment) -> tuple[str, str, str, str, str]:

@@ -21,7 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from evalsuite.errors import DataError, EvalsuiteError, require
 from evalsuite.leaderboard.results import resolve_leaderboard_dir, scan_entries
 from evalsuite.leaderboard.standings import (
+    COST_METRICS,
     Entry,
+    cost_name,
+    cost_table,
     leaderboard_metrics,
     reported_tables,
     task_columns,
@@ -29,7 +32,7 @@ from evalsuite.leaderboard.standings import (
     verified_table,
 )
 from evalsuite.leaderboard.verify import verify_submission
-from evalsuite.metrics.registry import summary_metrics
+from evalsuite.metrics.registry import get_metric, summary_metrics
 from evalsuite.resources import site_dir
 from evalsuite.runs import ExampleRecord
 
@@ -186,7 +189,7 @@ def _top_entries_chart(members: list[Entry], metric: str, path: Path) -> Path | 
     from evalsuite.tables.plots import plot_top_entries
 
     def average(entry: Entry) -> float:
-        means = [entry.report.tasks[t].summary.metrics[metric].mean for t in task_columns([entry]) if entry.has(t, metric)]
+        means = [entry.summary(t, metric).mean for t in task_columns([entry]) if entry.has(t, metric)]
         return sum(means) / len(means) if means else -1.0
 
     top = sorted(members, key=average, reverse=True)[:TOP_IN_CHART]
@@ -195,9 +198,17 @@ def _top_entries_chart(members: list[Entry], metric: str, path: Path) -> Path | 
     for entry in top:
         assert entry.report.info is not None
         label = entry.report.info.name if entry.report.info.name not in series else f"{entry.report.info.name} ({entry.id})"
-        series[label] = {t: entry.report.tasks[t].summary.metrics[metric] for t in tasks if entry.has(t, metric)}
+        series[label] = {t: entry.summary(t, metric) for t in tasks if entry.has(t, metric)}
     title = f"top {len(top)} of {len(members)} entr{'y' if len(members) == 1 else 'ies'} by their mean, {metric} per benchmark, 95% intervals"
     return plot_top_entries(series, tasks, metric, path, title)
+
+
+def _headline(entries: list[Entry], metrics: dict[str, str]) -> str:
+    """The metric a chart shows: the first leaderboard metric (EM), or EM avg@K when a sampled run is among the
+    entries (one-trajectory entries show their EM there as K = 1)."""
+    first = next(iter(metrics))
+    sampled = any(e.samples(t) > 1 for e in entries for t in e.report.tasks)
+    return f"{first}_avg" if sampled and f"{first}_avg" in metrics else first
 
 
 def _turn_views(record: ExampleRecord) -> list[dict]:
@@ -216,9 +227,31 @@ def _example_pages(env, entry: Entry, out: Path, page_size: int, nav: dict) -> i
             examples = [{"record": r, "turns": _turn_views(r), "index": (page - 1) * page_size + i + 1} for i, r in enumerate(chunk)]
             _write(env, "examples.html.j2", out / task / f"page-{page}.html", root="../../../", entry=entry,
                    info=entry.report.info, task=task, task_name=task_label(task), split=verified.split, page=page,
-                   total=total, examples=examples, n=len(records), metric_names=leaderboard_metrics(), nav=nav)
+                   total=total, examples=examples, n=len(records), metric_names=leaderboard_metrics(), nav=nav,
+                   samples=entry.samples(task))
             pages += 1
     return pages
+
+
+@dataclass(frozen=True)
+class ShownMetric:
+    """A column of an entry page's score table: the metric's name in the summary, its label, whether it is ×100."""
+
+    name: str
+    label: str
+    percent: bool
+
+
+def _entry_columns(entry: Entry) -> list[ShownMetric]:
+    """The entry page's score columns: the summary metrics, or for a sampled run each one's avg@K, then maj@K and
+    pass@K of EM, with K shown."""
+    ks = sorted({entry.samples(t) for t in entry.report.tasks})
+    if ks == [1]:
+        return [ShownMetric(m.name, m.label, bool(m.percent)) for m in summary_metrics()]
+    k = "/".join(map(str, ks))
+    shown = [ShownMetric(f"{m.name}_avg", f"{m.label} avg@{k}", bool(m.percent)) for m in summary_metrics()]
+    return shown[:1] + [ShownMetric("em_maj", f"{shown[0].label.split(' avg@')[0]} maj@{k}", True),
+                        *(ShownMetric(f"em_pass@{kk}", f"EM pass@{kk}", True) for kk in ks)] + shown[1:]
 
 
 def _entry_context(entry: Entry) -> dict:
@@ -227,14 +260,18 @@ def _entry_context(entry: Entry) -> dict:
                "full": m.model_dump()}
         for name, m in entry.report.manifests.items()
     }
+    columns = _entry_columns(entry)
     tasks = [
         {"task": t, "name": task_label(t), "split": v.split, "run": v.run, "n": v.summary.n, "n_failed": v.summary.n_failed,
-         "data_source": Path(v.data_source).name, "data_sha256": v.data_sha256,
-         "metrics": {m.name: v.summary.metrics.get(m.name) for m in summary_metrics()}}
+         "data_source": Path(v.data_source).name, "data_sha256": v.data_sha256, "samples": entry.samples(t),
+         "metrics": {m.name: v.summary.metrics.get(m.name) for m in columns},
+         "cost": {m: v.summary.metrics.get(cost_name(entry, t, m)) for m in COST_METRICS}}
         for t in task_columns([entry])
         if (v := entry.report.tasks.get(t)) is not None
     ]
-    return {"manifests": manifests, "tasks": tasks, "columns": summary_metrics()}
+    cost = [get_metric(m) for m in COST_METRICS if any(t["cost"][m] is not None for t in tasks)]
+    return {"manifests": manifests, "tasks": tasks, "columns": columns,
+            "cost_columns": cost if any(m.name != "n_searches" for m in cost) else []}
 
 
 def _methods(entries: list[Entry], reported: dict) -> list[dict]:
@@ -269,24 +306,26 @@ def build_site(leaderboard_dir: str | Path | None, out_dir: str | Path, data_dir
     for entry in entries:
         assert entry.report.info is not None
         by_setting[entry.report.setting_key()].append(entry)
-    metrics = leaderboard_metrics()
-    settings = [{"key": key, "slug": f"setting-{i + 1}", "tables": [verified_table(members, m) for m in metrics],
-                 "n": len(members), "members": members} for i, (key, members) in enumerate(sorted(by_setting.items()))]
+    metrics = leaderboard_metrics(entries)
+    settings = [{"key": key, "slug": f"setting-{i + 1}", "tables": [verified_table(members, m, label=label) for m, label in metrics.items()],
+                 "cost": cost_table(members), "n": len(members), "members": members}
+                for i, (key, members) in enumerate(sorted(by_setting.items()))]
     _prepare_output(out_dir)
-    headline = next(iter(metrics))
     for setting in settings:
-        chart = _top_entries_chart(setting.pop("members"), headline, out_dir / "charts" / f"{setting['slug']}-{headline}.svg")
+        members = setting.pop("members")
+        headline = _headline(members, metrics)
+        chart = _top_entries_chart(members, headline, out_dir / "charts" / f"{setting['slug']}-{headline}.svg")
         setting["chart"] = f"charts/{chart.name}" if chart else None
         setting["chart_label"] = metrics[headline]
     nav = {"index": "index.html", "methods": "methods.html"}
-    _write(env, "index.html.j2", out_dir / "index.html", root="", settings=settings, reported=[reported[m] for m in metrics],
+    _write(env, "index.html.j2", out_dir / "index.html", root="", settings=settings, reported=[reported[m] for m in metrics if m in reported],
            metric_names=metrics, n_entries=len(entries), nav=nav, unverified=unverified, unverified_note=note)
     _write(env, "methods.html.j2", out_dir / "methods.html", root="", methods=_methods(entries, reported), nav=nav)
     pages = 2
     for entry in entries:
         out = out_dir / "entries" / entry.id
         out.mkdir(parents=True, exist_ok=True)
-        headline = next(iter(metrics))
+        headline = _headline([entry], metrics)
         plot = _plot(entry, headline, out / f"plot-{headline}.svg")
         _write(env, "entry.html.j2", out / "index.html", root="../../", entry=entry, info=entry.report.info,
                plot=plot.name if plot else None, plot_label=metrics[headline], page_size=page_size, nav=nav,

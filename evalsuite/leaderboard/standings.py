@@ -16,7 +16,8 @@ import numpy as np
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.leaderboard.verify import VerificationReport
-from evalsuite.metrics.registry import list_metrics
+from evalsuite.metrics.registry import get_metric, list_metrics, one_sample_metric
+from evalsuite.runs.schema import MetricSummary
 from evalsuite.reported import ReportedTable, default_root, list_reported, load_reported
 from evalsuite.stats import SystemScores, compare, holm
 from evalsuite.stats.intervals import interval_method as declared_interval
@@ -34,31 +35,90 @@ class Entry:
     id: str
     path: Path
     report: VerificationReport
+    # A sampled (multi-seed) task's per-question columns (avg@K, maj@K, pass@k), computed once from its records.
+    _per_question: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
         assert self.report.info is not None
         return self.report.info.name
 
+    def samples(self, task: str) -> int:
+        """K: the trajectories per question of the entry's run of `task` (1: one each, a greedy run)."""
+        records = self.report.tasks[task].records
+        return 1 if not records or records[0].sample is None else max(r.sample or 0 for r in records) + 1
+
+    def _name(self, task: str, metric: str) -> str | None:
+        """The name `metric` goes by in the entry's summary of `task`: itself, or for a one-trajectory run the
+        metric an avg@K / maj@K / pass@1 equals on one sample (EM for EM avg@K); None when the entry lacks it."""
+        verified = self.report.tasks.get(task)
+        if verified is None:
+            return None
+        if metric in verified.summary.metrics:
+            return metric
+        single = one_sample_metric(metric)
+        if single is not None and single in verified.summary.metrics and self.samples(task) == 1:
+            return single
+        return None
+
+    def summary(self, task: str, metric: str) -> MetricSummary:
+        """The recomputed mean and interval of `metric` on `task` (see `_name` for a one-trajectory run)."""
+        name = self._name(task, metric)
+        assert name is not None, f"{self.id} has no {metric} on {task}"
+        return self.report.tasks[task].summary.metrics[name]
+
     def scores(self, task: str, metric: str) -> dict[str, float]:
-        """Recomputed per-example scores of one task, by example id."""
-        return {r.id: r.metrics[metric] for r in self.report.tasks[task].records}
+        """Recomputed per-example scores of one task, by example id (a sampled run: per question, its avg@K,
+        maj@K or pass@k, so a paired test has one value per question)."""
+        name = self._name(task, metric) or metric
+        records = self.report.tasks[task].records
+        if self.samples(task) == 1:
+            return {r.id: r.metrics[name] for r in records}
+        if task not in self._per_question:
+            from evalsuite.runs.sampled import sampled_task
+
+            part = sampled_task(task, records)
+            self._per_question[task] = {m: dict(zip(part.ids.tolist(), values.tolist())) for m, values in part.metrics.items()}
+        return self._per_question[task][name]
 
     def has(self, task: str, metric: str) -> bool:
         """Whether the entry covers `task` and its task is scored with `metric`."""
-        verified = self.report.tasks.get(task)
-        return verified is not None and metric in verified.summary.metrics
+        return self._name(task, metric) is not None
 
     def covers(self, column: TaskSplit, metric: str) -> bool:
         """Whether the entry covers this task *on this split*, scored with `metric`."""
         return self.has(column.task, metric) and self.report.tasks[column.task].split == column.split
 
 
-def leaderboard_metrics() -> dict[str, str]:
+# The metrics over samples that get a leaderboard table when an entry holds a sampled (multi-seed) run: avg@K of
+# these, and maj@K and pass@K (K: the run's own) of EM. One-trajectory entries join the avg@K and maj@K tables as K = 1.
+SAMPLED_TABLE_METRICS = ("em", "cover_em", "f1")
+
+
+def leaderboard_metrics(entries: Sequence[Entry] = ()) -> dict[str, str]:
     """name → label of the metrics with a leaderboard table: registered ones in [0, 1] that macro-average over
     benchmarks (the table's Avg column), in registration order. A metric registered later gets its table at
-    the next build, computed from every entry's verified predictions."""
-    return {m.name: m.label for m in list_metrics() if m.average == "macro" and m.percent}
+    the next build, computed from every entry's verified predictions. Then, when `entries` hold sampled runs, their
+    metrics over samples (`sampled_metrics`)."""
+    return {m.name: m.label for m in list_metrics() if m.average == "macro" and m.percent} | sampled_metrics(entries)
+
+
+def sampled_metrics(entries: Sequence[Entry]) -> dict[str, str]:
+    """name → label, with K shown, of the metrics over samples the entries' sampled runs hold: avg@K of EM,
+    cover-EM and F1, maj@K of EM, and pass@K of EM at each sampled run's own K ("EM avg@4"; "EM avg@2/4" when
+    entries sample differently: avg@K estimates the same one-sample accuracy whatever K)."""
+    ks: dict[str, set[int]] = {}
+    for entry in entries:
+        for task, verified in entry.report.tasks.items():
+            k = entry.samples(task)
+            if k < 2:
+                continue
+            for name in (*(f"{m}_avg" for m in SAMPLED_TABLE_METRICS), "em_maj", f"em_pass@{k}"):
+                if name in verified.summary.metrics:
+                    ks.setdefault(name, set()).add(k)
+    order = [*(f"{m}_avg" for m in SAMPLED_TABLE_METRICS), "em_maj"]
+    names = sorted(ks, key=lambda n: (order.index(n) if n in order else len(order), int(n.rpartition("@")[2]) if "@" in n else 0))
+    return {n: get_metric(n).label.replace("@K", "@" + "/".join(map(str, sorted(ks[n])))) for n in names}
 
 
 def task_columns(entries: Sequence[Entry] = ()) -> tuple[str, ...]:
@@ -192,7 +252,7 @@ def _significance(entries: Sequence[Entry], column: TaskSplit, metric: str) -> t
     paired = [e for e in entries if e.covers(column, metric)]
     if not paired:
         return None, {}
-    top = max(paired, key=lambda e: (e.report.tasks[task].summary.metrics[metric].mean, e.id))
+    top = max(paired, key=lambda e: (e.summary(task, metric).mean, e.id))
     if len(paired) < 2:
         return top.id, {}
     systems = [SystemScores(e.id, {task: e.scores(task, metric)}) for e in paired]
@@ -201,13 +261,14 @@ def _significance(entries: Sequence[Entry], column: TaskSplit, metric: str) -> t
     return top.id, {e.id: result.differences[(e.id, task)].p_value for e in paired if e.id != top.id}
 
 
-def verified_table(entries: Sequence[Entry], metric: str, entry_href: str = "entries/{id}/index.html") -> MetricTable:
+def verified_table(entries: Sequence[Entry], metric: str, entry_href: str = "entries/{id}/index.html",
+                   label: str | None = None) -> MetricTable:
     """One setting's verified rows for one metric: per-(task, split) means with 95% CIs and significance groups.
 
     Each column is one task on one split, so a training or dev split is never ranked with a test split. The Avg
     is given only to entries covering every column of the table (an average over the same tasks as every other
     Avg it is sorted with); each row shows its coverage."""
-    label = leaderboard_metrics()[metric]
+    label = label or leaderboard_metrics(entries)[metric]
     splits = split_columns(entries)
     table = MetricTable(metric, label, [split_column_header(c) for c in splits])
     tops: dict[TaskSplit, str | None] = {}
@@ -230,10 +291,12 @@ def verified_table(entries: Sequence[Entry], metric: str, entry_href: str = "ent
                 continue
             task = column.task
             verified = entry.report.tasks[task]
-            s = verified.summary.metrics[metric]
+            s = entry.summary(task, metric)
             cell = Cell(value=_pct(s.mean), text=f"{100 * s.mean:.1f}", ci=f"[{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]")
             failed = f" ({verified.summary.n_failed} failed, scored 0)" if verified.summary.n_failed else ""
-            title = f"{task_label(task)} {verified.split}, n={verified.summary.n}{failed}: {label} {100 * s.mean:.2f}, 95% CI {cell.ci} ({interval_method(metric)})"
+            k = entry.samples(task)
+            samples = f", K = {k} samples per question (intervals over questions)" if k > 1 else (", one trajectory per question (K = 1)" if one_sample_metric(metric) else "")
+            title = f"{task_label(task)} {verified.split}, n={verified.summary.n}{failed}{samples}: {label} {100 * s.mean:.2f}, 95% CI {cell.ci} ({interval_method(metric)})"
             if tops[column] == entry.id:
                 cell.group, cell.css = "a", "top"
                 title += "; top entry of this column"
@@ -264,10 +327,67 @@ def _average(entry: Entry, metric: str, columns: Sequence[TaskSplit]) -> Cell:
     if len(covered) < len(columns):
         return Cell(coverage=coverage, title=f"no average: this entry covers {len(covered)} of the table's {len(columns)} "
                                              "task splits, and averages are only compared over the same tasks")
-    mean = float(np.mean([entry.report.tasks[c.task].summary.metrics[metric].mean for c in covered]))
+    mean = float(np.mean([entry.summary(c.task, metric).mean for c in covered]))
     names = ", ".join(f"{task_label(c.task)} {c.split}" for c in covered)
     return Cell(value=_pct(mean), text=f"{100 * mean:.1f}", coverage=coverage,
                 title=f"unweighted mean over all {len(covered)} task splits of this table ({names})")
+
+
+# Termination and cost (evalsuite.metrics.termination; searches per question): how rollouts ended, what they took.
+COST_METRICS = ("stop_answer", "stop_max_turns", "stop_max_tokens", "stop_error", "n_searches", "prompt_tokens",
+                "completion_tokens")
+
+
+def cost_name(entry: Entry, task: str, metric: str) -> str:
+    """A per-example metric's name in the entry's summary of `task`: a sampled run summarizes its avg@K."""
+    return metric if entry.samples(task) == 1 else f"{metric}_avg"
+
+
+@dataclass
+class CostRow:
+    name: str
+    href: str
+    samples: str  # "1", "4", or "1/4" when its benchmarks differ
+    cells: list[Cell]
+
+
+@dataclass
+class CostTable:
+    columns: list[Column]
+    rows: list[CostRow]
+
+
+def cost_table(entries: Sequence[Entry], entry_href: str = "entries/{id}/index.html") -> CostTable | None:
+    """One setting's termination and cost per entry, over all the questions of its verified benchmarks (their
+    n-weighted mean; a sampled run: each question's mean over its samples): shares of rollouts that answered, ran
+    out of turns or of tokens, or failed, and searches, prompt and completion tokens per question. Trajectories
+    imported from elsewhere record no stop reason or token count ("–"); None when no entry records any."""
+    recorded = [e for e in entries if any(e.report.tasks[t].summary.metrics.get(cost_name(e, t, "stop_answer"))
+                                          for t in e.report.tasks)]
+    if not recorded:
+        return None
+    columns = []
+    for name in COST_METRICS:
+        spec = get_metric(name)
+        columns.append(Column(name, spec.label + (" (%)" if spec.percent else " / question"), spec.description))
+    rows = []
+    for entry in entries:
+        cells = []
+        for name in COST_METRICS:
+            spec = get_metric(name)
+            parts = [(v.summary.n, m.mean) for t, v in entry.report.tasks.items()
+                     if (m := v.summary.metrics.get(cost_name(entry, t, name))) is not None]
+            if not parts or (name != "n_searches" and entry not in recorded):
+                cells.append(Cell(title="not recorded: trajectories imported from elsewhere carry no stop reason or token count"))
+                continue
+            n = sum(count for count, _ in parts)
+            mean = sum(count * value for count, value in parts) / n
+            text = f"{100 * mean:.1f}" if spec.percent else f"{mean:.1f}" if name == "n_searches" else f"{mean:.0f}"
+            cells.append(Cell(value=round(100 * mean if spec.percent else mean, 6), text=text,
+                              title=f"{spec.label}: mean over {n} questions of {len(parts)} benchmark(s)"))
+        ks = sorted({entry.samples(t) for t in entry.report.tasks})
+        rows.append(CostRow(entry.name, entry_href.format(id=entry.id), "/".join(map(str, ks)), cells))
+    return CostTable(columns, rows)
 
 
 def _reported_cell(table: ReportedTable, row: str, key: str | None) -> Cell:

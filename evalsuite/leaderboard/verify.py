@@ -50,7 +50,9 @@ from evalsuite.leaderboard.submission import (
     submission_files,
 )
 from evalsuite.metrics import extract_answer
-from evalsuite.metrics.registry import get_metric, is_registered
+from evalsuite.metrics.judged import JUDGED_METRICS
+from evalsuite.metrics.termination import RUN_METRICS, STOP_REASONS
+from evalsuite.metrics.registry import get_metric, is_registered, per_sample_name
 from evalsuite.runs import SCHEMA_VERSION, ExampleRecord, Manifest, MetricsFile, TaskSummary, summarize
 from evalsuite.runs.setting import KNOWN_CORPORA, RunSetting
 from evalsuite.runs.schema import LEGACY_METRICS, MANIFEST_FILE, METRIC_CONVENTION, METRICS_FILE, PREDICTIONS_FILE, manifest_from_json
@@ -377,23 +379,46 @@ def _preview(ids: set[str], n: int = 5) -> str:
 
 def check_ids(lines: list[tuple[int, ExampleRecord]], gold: dict[str, TaskRow], where: str, label: str,
               report: VerificationReport) -> list[tuple[int, ExampleRecord]]:
-    """Each gold id exactly once and nothing extra; returns the first occurrence of each known id."""
-    first: dict[str, int] = {}
+    """Each gold id exactly once and nothing extra (a sampled, multi-seed run: once per sample, every question with
+    all K samples); returns the first occurrence of each known (id, sample)."""
+    first: dict[tuple[str, int | None], int] = {}
     kept: list[tuple[int, ExampleRecord]] = []
     for lineno, record in lines:
-        if record.id in first:
-            report.add("duplicate-id", f"{where}:{lineno}", f"{label}: id {record.id!r} appears again (first at line {first[record.id]})")
+        key = (record.id, record.sample)
+        if key in first:
+            sample = "" if record.sample is None else f" sample {record.sample}"
+            report.add("duplicate-id", f"{where}:{lineno}", f"{label}: id {record.id!r}{sample} appears again (first at line {first[key]})")
             continue
-        first[record.id] = lineno
+        first[key] = lineno
         if record.id in gold:
             kept.append((lineno, record))
-    missing = set(gold) - set(first)
-    extra = set(first) - set(gold)
+    seen = {i for i, _ in first}
+    missing = set(gold) - seen
+    extra = seen - set(gold)
     if missing:
         report.add("missing-id", where, f"{label}: {len(missing)} of the split's {len(gold)} ids missing: {_preview(missing)}")
     if extra:
         report.add("extra-id", where, f"{label}: {len(extra)} ids not in the split: {_preview(extra)}")
-    return kept
+    return kept if _check_samples(first, where, label, report) else []
+
+
+def _check_samples(first: dict[tuple[str, int | None], int], where: str, label: str, report: VerificationReport) -> bool:
+    """A sampled run's records: none greedy (else False: nothing of the task can be summarized), and every question
+    with samples 0..K−1 (K: the most any has)."""
+    samples = {s for _, s in first}
+    if samples == {None}:
+        return True
+    if None in samples:
+        report.add("schema", where, f"{label}: mixes sampled records and records with no sample index; a run is one or the other")
+        return False
+    k = max(s for s in samples if s is not None) + 1
+    by_id: dict[str, set[int]] = defaultdict(set)
+    for i, s in first:
+        by_id[i].add(s)  # type: ignore[arg-type]
+    short = {i for i, got in by_id.items() if got != set(range(k))}
+    if short:
+        report.add("missing-sample", where, f"{label}: {len(short)} questions lack some of the run's {k} samples: {_preview(short)}")
+    return True
 
 
 def _format(value: float) -> str:
@@ -470,7 +495,8 @@ def scored_with(claimed: MetricsFile | None, where: str, report: VerificationRep
                                          f"{get_metric(name).version}; rescore the runs with `evalsuite score` and resubmit")
         else:
             usable[name] = version
-    given = {m for summary in claimed.tasks.values() for m in summary.metrics if is_registered(m)}
+    given = {m for summary in claimed.tasks.values() for m in summary.metrics
+             if is_registered(m) and per_sample_name(m) not in JUDGED_METRICS}  # a judge panel's: not recomputable
     for name in sorted(given - set(versions)):
         report.add("scoring", where, f"claims {name} but its metric_versions do not record scoring with it")
     return usable, set(versions)
@@ -490,7 +516,7 @@ def rescore(lineno: int, record: ExampleRecord, row: TaskRow, where: str, report
         report.add("question-changed", at, f"id {record.id!r}: question {record.question[:80]!r} is not the registry's "
                                            f"{row.question[:80]!r}")
     rescored = record.model_copy(update={"golden_answers": list(row.golden_answers), "question": row.question})
-    rescored.metrics = score_record(rescored, list(dict.fromkeys((*task_metrics(record.task), *checked))))
+    rescored.metrics = score_record(rescored, list(dict.fromkeys((*own_metrics(record), *checked))))
     claimed = record.metrics
     for name in sorted(set(claimed) - set(declared)) if declared is not None else ():
         if is_registered(name):
@@ -504,9 +530,18 @@ def rescore(lineno: int, record: ExampleRecord, row: TaskRow, where: str, report
     return rescored
 
 
+def own_metrics(record: ExampleRecord) -> list[str]:
+    """What verification computes for a record whatever it claims: its task's metrics and, for a record of
+    `evalsuite run` (it carries the engine's stop reason), how it ended and its tokens, read from the record itself
+    (evalsuite.metrics.termination; imported trajectories record no such reason and get none)."""
+    run_record = record.stop_reason in {reason for reasons in STOP_REASONS.values() for reason in reasons}
+    return [*task_metrics(record.task), *(RUN_METRICS if run_record else ())]
+
+
 def shown_record(record: ExampleRecord) -> ExampleRecord:
-    """A rescored record as the site shows it: its task's metrics only, so a claim cannot choose what is shown."""
-    shown = task_metrics(record.task)
+    """A rescored record as the site shows it: its own metrics only (`own_metrics`), so a claim cannot choose what
+    is shown."""
+    shown = own_metrics(record)
     return record.model_copy(update={"metrics": {m: v for m, v in record.metrics.items() if m in shown}})
 
 
@@ -618,15 +653,23 @@ def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Pa
         gold = {row.id: row for row in loaded.rows}
         kept = check_ids(by_task.get(task, []), gold, pred_where, f"{task}/{split}", report)
         claimed_task = claimed.tasks.get(task) if claimed is not None else None
-        # The metrics this task was scored with: those of the run's record that its claimed summary holds.
-        checked = {m: v for m, v in versions.items() if claimed_task is None or m in claimed_task.metrics}
-        # Recomputed records follow the registry's order, so the site and the tests see a stable order.
-        rescored = {r.id: rescore(lineno, check_record(lineno, r, split, ref, parse, pred_where, report), gold[r.id],
-                                  pred_where, report, checked, declared)
+        # The metrics this task was scored with: those of the run's record that its claimed summary holds. A sampled
+        # run's summary holds metrics over samples (em_avg, em_pass@4): each record is checked on the per-sample
+        # metric they are computed from, and the summary check below recomputes them from the rescored samples.
+        checked = {per_sample_name(m): v for m, v in versions.items() if claimed_task is None or m in claimed_task.metrics}
+        per_record = None if declared is None else {per_sample_name(m) for m in declared}
+        # Recomputed records follow the registry's order (a question's samples in sample order), so the site and
+        # the tests see a stable order.
+        rescored = {(r.id, r.sample): rescore(lineno, check_record(lineno, r, split, ref, parse, pred_where, report),
+                                              gold[r.id], pred_where, report, checked, per_record)
                     for lineno, r in kept}
-        rescored_all.extend(rescored[row.id] for row in loaded.rows if row.id in rescored)
-        records = [shown_record(rescored[row.id]) for row in loaded.rows if row.id in rescored]
-        if len(records) == len(gold):
+        by_question: dict[str, list[ExampleRecord]] = defaultdict(list)
+        for (question, _), record in sorted(rescored.items(), key=lambda item: item[0][1] or 0):
+            by_question[question].append(record)
+        ordered = [r for row in loaded.rows for r in by_question.get(row.id, [])]
+        rescored_all.extend(ordered)
+        records = [shown_record(r) for r in ordered]
+        if len(by_question) == len(gold):
             report.tasks[task] = VerifiedTask(task, split, name, records, summarize(records).tasks[task],
                                               loaded.source, loaded.source_hash, checked)
     if claimed is not None and rescored_all and not any(p.check in ("missing-id", "gold") for p in report.problems):

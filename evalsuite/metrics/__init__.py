@@ -17,6 +17,7 @@ from evalsuite.metrics.answer import (
 # so every reader of evalsuite.metrics.registry sees them (and the registry itself imports no declarations).
 from evalsuite.metrics import standard as _standard  # noqa: E402,F401
 from evalsuite.metrics import termination as _termination  # noqa: E402,F401
+from evalsuite.metrics import judged as _judged  # noqa: E402,F401
 
 __all__ = [
     "answer_metrics",

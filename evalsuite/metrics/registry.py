@@ -150,6 +150,13 @@ def one_sample_metric(name: str) -> str | None:
     return match["base"]
 
 
+def per_sample_name(name: str) -> str:
+    """The per-example metric a metric over samples is computed from (em for em_avg, em_maj, em_pass@4); any other
+    name as it is. What a sampled run's records are scored with, and what verification recomputes per record."""
+    match = _SAMPLE_METRIC.match(name)
+    return match["base"] if match is not None and match["base"] in METRICS else name
+
+
 def sample_metric(name: str) -> MetricSpec | None:
     """The declaration of a metric over samples, registered on first use; None when `name` is not one.
 

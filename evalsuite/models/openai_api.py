@@ -5,6 +5,13 @@ bounded concurrency, retried under a deadline per request (`evalsuite.retry`; th
 Servers batch continuously, so the backend supports the asynchronous schedule (`agenerate`, one request per
 trajectory turn); `generate` sends a whole batch at once and waits for all of it (the turn-synchronous schedule).
 
+Sampling (temperature above 0): each request's seed is the run's seed mixed with its key (trajectory, turn), as
+`evalsuite.models.base.request_seed` does for vLLM in-process, so two trajectories of one prompt draw different
+samples and each stays reproducible. A turn-synchronous batch that holds the same sampled request several times
+(a GRPO group's first turns) goes out as one request with `n` choices when the server serves `n` (vLLM does:
+its n children are seeded seed, seed + 1, ...); a server that ignores `n` (llama-cpp-python's answers one choice)
+is noticed from its answer and the rest are sent one by one. `native_n=false` always sends them one by one.
+
 `api=completions` (default) sends the raw prompt text, so the Search-R1 loop continues the assistant's text exactly.
 `api=chat` sends the first user message plus the response so far as a final assistant message with
 `continue_final_message` (vLLM's extension); servers without it restart the assistant turn instead.
@@ -21,8 +28,8 @@ from evalsuite.models.base import (
     Backend,
     Generation,
     GenerationRequest,
-    agenerate_batch,
     infer_stop,
+    request_seed,
 )
 from evalsuite.openai_client import openai_client
 from evalsuite.retry import Attempt, CallFailed, RetryPolicy, acall, call, describe
@@ -40,7 +47,7 @@ class OpenAIBackend(Backend):
     def __init__(
         self, model: str, base_url: str | None = None, model_name: str | None = None, api: str = "completions",
         api_key: str | None = None, concurrency: int = 16, timeout_s: float = 300.0, retries: int = 3, backoff_s: float = 1.0,
-        deadline_s: float = 900.0, **options: Any,
+        deadline_s: float = 900.0, native_n: bool | str = True, **options: Any,
     ):
         self.openai = require("openai", "openai", "the openai backend")
         if api not in ("completions", "chat"):
@@ -62,6 +69,8 @@ class OpenAIBackend(Backend):
                 hint="give numbers, e.g. --backend-option timeout_s=120",
             ) from None
         self.extra = options
+        self.native_n = str(native_n).strip().lower() not in ("false", "0", "no", "off")
+        self.n_served: bool | None = None  # whether the server answers `n` choices, once an n > 1 answer said so
         # An async client and its concurrency limit belong to one event loop: `generate` runs a loop per batch,
         # the asynchronous schedule one loop for the whole run.
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -89,16 +98,48 @@ class OpenAIBackend(Backend):
         return "".join(_USER + m["content"] for m in messages if m["role"] == "user") + _ASSISTANT
 
     def generate(self, requests: list[GenerationRequest]) -> list[Generation]:
-        return asyncio.run(agenerate_batch(self, requests))
+        return asyncio.run(self._generate_batch(requests))
+
+    async def _generate_batch(self, requests: list[GenerationRequest]) -> list[Generation]:
+        """A whole batch at once; repeats of one sampled request share one `n` request (see the module's doc)."""
+        groups: dict[Any, list[int]] = {}
+        for index, request in enumerate(requests):
+            same = self.native_n and request.temperature > 0
+            key = (request.prompt, tuple(request.stop), request.max_tokens, request.temperature, request.top_p) if same else index
+            groups.setdefault(key, []).append(index)
+        results: list[Generation | None] = [None] * len(requests)
+
+        async def one(indices: list[int]) -> None:
+            if len(indices) == 1 or self.n_served is False:
+                generations = list(await asyncio.gather(*(self.agenerate(requests[i]) for i in indices)))
+            else:
+                generations = await self._agenerate(requests[indices[0]], len(indices))
+                if len(generations) < len(indices):  # the server ignored `n`: the others one by one
+                    self.n_served = False
+                    generations += await asyncio.gather(*(self.agenerate(requests[i]) for i in indices[len(generations):]))
+                else:
+                    self.n_served = True
+            for index, generation in zip(indices, generations):
+                results[index] = generation
+
+        try:
+            await asyncio.gather(*(one(indices) for indices in groups.values()))
+        finally:
+            await self.aclose()
+        return [r for r in results if r is not None]
 
     async def agenerate(self, request: GenerationRequest) -> Generation:
         """One generation; any failure (after retries, or a 4xx, or a malformed answer) fails this request only."""
+        return (await self._agenerate(request, 1))[0]
+
+    async def _agenerate(self, request: GenerationRequest, n: int) -> list[Generation]:
+        """`n` continuations of one request in one call (fewer when the server ignores `n`); a failure fails all n."""
         client, limit = self._connection()
         url = self.base_url + ("/completions" if self.api == "completions" else "/chat/completions")
 
-        async def attempt(attempt: Attempt) -> Generation:
+        async def attempt(attempt: Attempt) -> list[Generation]:
             start = time.perf_counter()
-            response = await self._create(client, request, attempt.timeout_s)
+            response = await self._create(client, request, attempt.timeout_s, n)
             try:
                 return self._parse(response, request, time.perf_counter() - start)
             except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
@@ -108,11 +149,12 @@ class OpenAIBackend(Backend):
             try:
                 return await acall(attempt, self.policy, f"POST {url}")
             except (CallFailed, _Rejected) as exc:
-                return Generation(text="", finish_reason="error", error=exc.message if isinstance(exc, CallFailed) else f"POST {url}: {exc}")
+                error = exc.message if isinstance(exc, CallFailed) else f"POST {url}: {exc}"
             except self.openai.APIStatusError as exc:  # a 4xx other than 429: the request's fault, not retried
-                return Generation(text="", finish_reason="error", error=f"POST {url}: HTTP {exc.status_code}: {exc.response.text[:300]}")
+                error = f"POST {url}: HTTP {exc.status_code}: {exc.response.text[:300]}"
             except (self.openai.OpenAIError, ValueError) as exc:  # a body that is not JSON, an invalid URL
-                return Generation(text="", finish_reason="error", error=f"POST {url}: malformed answer or request ({describe(exc)})")
+                error = f"POST {url}: malformed answer or request ({describe(exc)})"
+        return [Generation(text="", finish_reason="error", error=error) for _ in range(n)]
 
     def _connection(self) -> tuple[Any, asyncio.Semaphore]:
         loop = asyncio.get_running_loop()
@@ -127,13 +169,15 @@ class OpenAIBackend(Backend):
             await self._client.close()
         self._loop = self._client = self._limit = None
 
-    async def _create(self, client: Any, request: GenerationRequest, timeout_s: float) -> Any:
+    async def _create(self, client: Any, request: GenerationRequest, timeout_s: float, n: int = 1) -> Any:
         common: dict[str, Any] = {
             "model": self.model_name, "max_tokens": request.max_tokens, "temperature": request.temperature,
-            "seed": request.seed, "stop": request.stop, "timeout": timeout_s,
+            "seed": request_seed(request), "stop": request.stop, "timeout": timeout_s,
         }
         if request.top_p is not None:
             common["top_p"] = request.top_p
+        if n > 1:
+            common["n"] = n
         if self.api == "completions":
             return await client.completions.create(prompt=request.prompt, extra_body=self.extra or None, **common)
         user, _, response = request.prompt.partition(_ASSISTANT)
@@ -144,8 +188,18 @@ class OpenAIBackend(Backend):
             extra.update(continue_final_message=True, add_generation_prompt=False)
         return await client.chat.completions.create(messages=messages, extra_body=extra or None, **common)
 
-    def _parse(self, response: Any, request: GenerationRequest, latency: float) -> Generation:
-        choice = response.choices[0]
+    def _parse(self, response: Any, request: GenerationRequest, latency: float) -> list[Generation]:
+        """Every choice of an answer, in choice order. With several choices the usage is the call's: each gets the
+        prompt's tokens, and no completion count (the answer gives only their total)."""
+        choices = sorted(response.choices, key=lambda c: getattr(c, "index", 0) or 0)
+        if not choices:
+            raise ValueError("no choices")
+        usage = getattr(response, "usage", None)
+        completion = getattr(usage, "completion_tokens", None) if len(choices) == 1 else None
+        return [self._choice(choice, request, getattr(usage, "prompt_tokens", None), completion, latency) for choice in choices]
+
+    def _choice(self, choice: Any, request: GenerationRequest, prompt_tokens: int | None, completion_tokens: int | None,
+                latency: float) -> Generation:
         text = choice.text if self.api == "completions" else (choice.message.content or "")
         if not isinstance(text, str):
             raise TypeError(f"the generated text is a {type(text).__name__}")
@@ -159,11 +213,8 @@ class OpenAIBackend(Backend):
                 text += stop
             else:
                 finish = "eos"
-        usage = getattr(response, "usage", None)
-        return Generation(
-            text=text, prompt_tokens=getattr(usage, "prompt_tokens", None), completion_tokens=getattr(usage, "completion_tokens", None),
-            finish_reason=finish, stop_string=stop, latency_s=latency,
-        )
+        return Generation(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, finish_reason=finish,
+                          stop_string=stop, latency_s=latency)
 
     def info(self) -> dict[str, Any]:
         return {"backend": self.name, "version": "1", "base_url": self.base_url, "model": self.model_name, "api": self.api}

@@ -28,7 +28,10 @@ from evalsuite.runs.schema import PREDICTIONS_FILE, ExampleRecord
 
 log = logging.getLogger(__name__)
 _METRIC_PREFIX = "metric:"
-_FORMAT = 2  # 2: failed examples are 0 on every metric; cached by content hash outside the run directory
+_SAMPLE_MEAN_PREFIX = "sample_mean:"
+# 2: failed examples are 0 on every metric; cached by content hash outside the run directory. 3: sampled runs' means
+# per sample index
+_FORMAT = 3
 
 
 @dataclass
@@ -49,6 +52,8 @@ class ScoreColumns:
     samples: int = 1
     # Counts the writer recorded with the columns (tables/golds.py: examples not in their registry split)
     counts: dict[str, int] = field(default_factory=dict)
+    # a sampled run's task → per-sample metric → its mean over questions per sample index (the seeds' means)
+    sample_means: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
 
     @classmethod
     def from_records(cls, records: Sequence[ExampleRecord]) -> ScoreColumns:
@@ -58,7 +63,7 @@ class ScoreColumns:
         if is_sampled(records):
             parts = {task: sampled_task(task, rows) for task, rows in by_task.items()}
             return cls({t: TaskColumns(p.ids, p.failed, p.metrics) for t, p in parts.items()},
-                       max(p.samples for p in parts.values()))
+                       max(p.samples for p in parts.values()), sample_means={t: p.sample_means for t, p in parts.items()})
         tasks = {}
         for task, rows in by_task.items():
             names = sorted({name for row in rows for name in row.metrics})
@@ -108,6 +113,8 @@ def write_scores(run_dir: str | Path, records: Sequence[ExampleRecord], basis: s
         arrays[f"{t}/failed"] = data.failed
         for name, values in data.metrics.items():
             arrays[f"{t}/{_METRIC_PREFIX}{name}"] = values
+        for name, values in columns.sample_means.get(task, {}).items():
+            arrays[f"{t}/{_SAMPLE_MEAN_PREFIX}{name}"] = values
     target = cache_path(source, basis)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -136,13 +143,15 @@ def read_scores(run_dir: str | Path, basis: str = "") -> ScoreColumns | None:
         with np.load(path, allow_pickle=False) as data:
             if int(data["format"]) != _FORMAT or str(data["source_sha256"]) != source:
                 return None
-            tasks = {}
+            tasks, sample_means = {}, {}
             for t, task in enumerate(data["tasks"].tolist()):
-                prefix = f"{t}/{_METRIC_PREFIX}"
+                prefix, means = f"{t}/{_METRIC_PREFIX}", f"{t}/{_SAMPLE_MEAN_PREFIX}"
                 metrics = {key[len(prefix):]: data[key] for key in data.files if key.startswith(prefix)}
                 tasks[task] = TaskColumns(ids=data[f"{t}/ids"], failed=data[f"{t}/failed"], metrics=metrics)
+                if per_sample := {key[len(means):]: data[key] for key in data.files if key.startswith(means)}:
+                    sample_means[task] = per_sample
             counts = {key[len("count:"):]: int(data[key]) for key in data.files if key.startswith("count:")}
-            return ScoreColumns(tasks, int(data["samples"]) if "samples" in data.files else 1, counts)
+            return ScoreColumns(tasks, int(data["samples"]), counts, sample_means)
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
         log.warning("%s: unreadable (%s); reading %s instead", path, exc, PREDICTIONS_FILE)
         return None

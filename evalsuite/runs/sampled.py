@@ -28,6 +28,9 @@ class SampledTask:
     samples: int  # K: the most samples any question has
     incomplete: int  # questions with fewer than K samples (a run still going, or resumed)
     spread: dict[str, float]
+    # each metric's mean over questions per sample index (K values): per seed in a multi-seed run, whose sd over
+    # seeds tables show beside the mean (of one benchmark, or of an average over benchmarks)
+    sample_means: dict[str, np.ndarray]
 
 
 def is_sampled(records: Sequence[ExampleRecord]) -> bool:
@@ -74,12 +77,14 @@ def sampled_task(task: str, rows: Sequence[ExampleRecord]) -> SampledTask:
     present = np.array([len(by_id[q]) for q in ids])
     metrics: dict[str, np.ndarray] = {}
     spread: dict[str, float] = {}
+    sample_means: dict[str, np.ndarray] = {}
     for name in names:
         scores = matrix[name]
         metrics[f"{name}_avg"] = avg_at_k(scores)
         ordered = [scores[q, sorted(by_id[question])] for q, question in enumerate(ids)]
         metrics[f"{name}_maj"] = np.array([maj_at_k(answers[q], ordered[q]) for q in range(len(ids))])
         spread[name] = sample_spread(scores)
+        sample_means[name] = np.nanmean(scores, axis=0)
         if is_registered(name) and get_metric(name).kind == "binary":
             correct = np.nansum(scores, axis=1)
             for kk in pass_ks(k):
@@ -88,4 +93,4 @@ def sampled_task(task: str, rows: Sequence[ExampleRecord]) -> SampledTask:
                 values[enough] = pass_at_k(present[enough], correct[enough], kk)
                 metrics[f"{name}_pass@{kk}"] = values
     failed = np.array([all(r.status == "failed" for r in by_id[q].values()) for q in ids])
-    return SampledTask(np.array(ids, dtype=str), failed, metrics, k, int(np.sum(present < k)), spread)
+    return SampledTask(np.array(ids, dtype=str), failed, metrics, k, int(np.sum(present < k)), spread, sample_means)

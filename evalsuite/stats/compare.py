@@ -146,12 +146,15 @@ def compare(
     confidence: float = 0.95,
     alpha: float = 0.05,
     correction: CorrectionFamily = "benchmarks",
+    mid_p: bool = False,
 ) -> Comparison:
     """Means with CIs for every system and benchmark, and paired tests of each system against the baseline.
 
     `test='auto'` uses the test the metric declares (evalsuite.metrics.registry: exact McNemar for binary metrics,
     approximate randomization for continuous and count ones and for unregistered metrics); every difference also gets a paired-bootstrap interval and p-value. Holm's correction runs over the benchmarks
     of each system (`correction='benchmarks'`), the systems of each benchmark ('systems') or every test ('all'). `groups` (name → benchmarks) adds macro-averages by dataset-stratified bootstrap.
+    `mid_p`: McNemar's and the randomization test's mid-p versions (ties count half; docs/statistics.md), which are
+    not conservative by discreteness where few examples differ or scores are 0/1.
     """
     names = [s.name for s in systems]
     if len(set(names)) != len(names):
@@ -170,7 +173,7 @@ def compare(
         part = replace(result, means={}, differences={}, notes=[], interval_methods=[])
         present = [n for n in names if task in by_name[n].tasks]
         if baseline in present:
-            return part, _paired_task(part, task, present, by_name, test)
+            return part, _paired_task(part, task, present, by_name, test, mid_p)
         return part, _unpaired_task(part, task, present, by_name)
 
     # Benchmarks draw from their own streams, so running them in parallel threads (numpy and scipy release the
@@ -215,7 +218,7 @@ def _estimates(result: Comparison, task: str, names: list[str], matrix: np.ndarr
 
 
 def _paired_task(result: Comparison, task: str, present: list[str], by_name: Mapping[str, SystemScores],
-                 test: TestChoice) -> _TaskDraws:
+                 test: TestChoice, mid_p: bool = False) -> _TaskDraws:
     baseline = result.baseline
     # Resampled in one canonical order (baseline, then by name): the shared bootstrap's score patterns are keyed in
     # row order, so rows in argument order made the numbers depend on the order of runs on the command line.
@@ -241,12 +244,13 @@ def _paired_task(result: Comparison, task: str, present: list[str], by_name: Map
         base_row = matrix[0]
         only_sys = np.sum((matrix[1:] == 1.0) & (base_row == 0.0), axis=1)
         only_base = np.sum((matrix[1:] == 0.0) & (base_row == 1.0), axis=1)
-        p_test, test_name = mcnemar_pvalues(only_sys, only_base), "mcnemar-exact"
+        p_test, test_name = mcnemar_pvalues(only_sys, only_base, mid_p), "mcnemar-mid-p" if mid_p else "mcnemar-exact"
     elif chosen == "bootstrap":
         p_test, test_name = p_boot, "paired-bootstrap"
     else:
         permuted = resample.sign_flip_means(matrix[1:] - matrix[0], result.n_permutations, result.seed, task)
-        p_test, test_name = resample.randomization_pvalue(permuted, obs_diff), "approximate-randomization"
+        p_test = resample.randomization_pvalue(permuted, obs_diff, mid_p)
+        test_name = "approximate-randomization-mid-p" if mid_p else "approximate-randomization"
     for j, name in enumerate(order[1:]):
         result.differences[(name, task)] = Difference(
             system=name, baseline=baseline, task=task, n=n, difference=float(obs_diff[j]),

@@ -380,12 +380,20 @@ def bootstrap_pvalue(resampled: np.ndarray, observed: np.ndarray) -> np.ndarray:
     return np.where(degenerate, 1.0, p)
 
 
-def randomization_pvalue(permuted: np.ndarray, observed: np.ndarray) -> np.ndarray:
-    """Two-sided p-value of approximate randomization: p = (c + 1) / (R + 1), c = #{|d_r| ≥ |d|} (scipy's ≥)."""
+def randomization_pvalue(permuted: np.ndarray, observed: np.ndarray, mid_p: bool = False) -> np.ndarray:
+    """Two-sided p-value of approximate randomization: p = (c + 1) / (R + 1), c = #{|d_r| ≥ |d|} (scipy's ≥).
+
+    `mid_p`: ties with the observed statistic (the observed one included) count half, (g + (e + 1)/2) / (R + 1)
+    with g = #{|d_r| > |d|} and e = #{|d_r| = |d|}: Lancaster's mid-p, which undoes the conservatism of a discrete
+    statistic (0/1 scores: a sign test on the discordant examples) and equals p where no permutation ties."""
     permuted = np.atleast_2d(permuted)
     observed = np.atleast_1d(np.asarray(observed, dtype=float))
-    extreme = np.abs(permuted) >= np.abs(observed) - _tolerance(observed)
-    return (extreme.sum(axis=0) + 1.0) / (permuted.shape[0] + 1.0)
+    size, tolerance = np.abs(observed), _tolerance(observed)
+    extreme = (np.abs(permuted) >= size - tolerance).sum(axis=0)
+    if not mid_p:
+        return (extreme + 1.0) / (permuted.shape[0] + 1.0)
+    ties = (np.abs(np.abs(permuted) - size) <= tolerance).sum(axis=0)
+    return (extreme - ties + (ties + 1.0) / 2.0) / (permuted.shape[0] + 1.0)
 
 
 def _tolerance(observed: np.ndarray) -> np.ndarray:

@@ -61,12 +61,21 @@ def _as_pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def mcnemar_pvalues(only_a: np.ndarray, only_b: np.ndarray) -> np.ndarray:
-    """Exact two-sided McNemar p-values, vectorized: 2 · Binom(min(b, c); b + c, ½), capped at 1 (statsmodels' exact)."""
+def mcnemar_pvalues(only_a: np.ndarray, only_b: np.ndarray, mid_p: bool = False) -> np.ndarray:
+    """Exact two-sided McNemar p-values, vectorized: 2 · Binom(min(b, c); b + c, ½), capped at 1 (statsmodels' exact).
+
+    `mid_p`: the mid-p McNemar test, 2 · P(X ≤ m) − P(X = m) with m = min(b, c) (Fagerland, Lydersen and Laake,
+    2013: close to the nominal level where the exact test is conservative, which it is by discreteness)."""
     only_a, only_b = np.asarray(only_a), np.asarray(only_b)
     total = only_a + only_b
+    smaller = np.minimum(only_a, only_b)
     # bdtr is the binomial CDF (scipy.stats.binom.cdf's, without the second of importing scipy.stats)
-    p = np.minimum(1.0, 2.0 * bdtr(np.minimum(only_a, only_b), total, 0.5))
+    below = bdtr(smaller, total, 0.5)
+    if mid_p:
+        at = below - np.where(smaller > 0, bdtr(np.maximum(smaller - 1, 0), total, 0.5), 0.0)
+        p = np.minimum(1.0, 2.0 * below - at)
+    else:
+        p = np.minimum(1.0, 2.0 * below)
     return np.where(total == 0, 1.0, p)
 
 
@@ -82,14 +91,16 @@ def mcnemar_exact(a: np.ndarray, b: np.ndarray) -> McNemarResult:
 
 
 def approximate_randomization(
-    a: np.ndarray, b: np.ndarray, n_permutations: int = 10_000, seed: int = DEFAULT_SEED, key: str = ""
+    a: np.ndarray, b: np.ndarray, n_permutations: int = 10_000, seed: int = DEFAULT_SEED, key: str = "",
+    mid_p: bool = False,
 ) -> RandomizationResult:
-    """Paired approximate randomization: swap the two systems' scores per example at random (for F1 and other means)."""
+    """Paired approximate randomization: swap the two systems' scores per example at random (for F1 and other
+    means); `mid_p` counts ties half (resample.randomization_pvalue)."""
     a, b = _as_pair(a, b)
     diff = a - b
     permuted = resample.sign_flip_means(diff[None, :], n_permutations, seed, key)
     observed = np.array([diff.mean()])
-    p = float(resample.randomization_pvalue(permuted, observed)[0])
+    p = float(resample.randomization_pvalue(permuted, observed, mid_p)[0])
     return RandomizationResult(a.size, float(observed[0]), p, n_permutations, seed)
 
 

@@ -119,14 +119,18 @@ def _scaled(value: float, metric: str) -> float:
     return value * 100 if is_percent(metric) else value
 
 
-def _value_cell(estimate: Estimate | None, diff: Difference | None, metric: str, with_ci: bool) -> Cell:
+def _value_cell(estimate: Estimate | None, diff: Difference | None, metric: str, with_ci: bool,
+                sd: float | None = None) -> Cell:
     if estimate is None:
         return Cell("–")
     marks = ""
     if diff is not None and diff.significant:
         marks = BETTER if diff.difference > 0 else WORSE
     # The bounds, never "± half-width": Wilson's and the bootstrap's intervals are asymmetric near 0 and 1.
-    detail = f"[{format_value(estimate.ci_low, metric)}, {format_value(estimate.ci_high, metric)}]" if with_ci else ""
+    # "± sd" is the spread over a multi-seed run's seeds, a description of the seeds, not an interval.
+    detail = " ".join(part for part in (
+        f"± {format_value(sd, metric)}" if sd is not None else "",
+        f"[{format_value(estimate.ci_low, metric)}, {format_value(estimate.ci_high, metric)}]" if with_ci else "") if part)
     return Cell(format_value(estimate.mean, metric), _scaled(estimate.mean, metric), marks, detail=detail)
 
 
@@ -150,6 +154,7 @@ def build_run_table(
     n_permutations: int = 10_000,
     seed: int = 12345,
     correction: CorrectionFamily = "benchmarks",
+    mid_p: bool = False,
 ) -> RunTable:
     """Fill a layout from run directories: means, ▲/▼ against the baseline after Holm, optional [low, high] intervals."""
     run_tasks = list(dict.fromkeys(t for r in runs for t in r.tasks))
@@ -160,7 +165,7 @@ def build_run_table(
         groups = {c.key: list(c.tasks) for _, cols in plan for c in cols if c.average and (c.metric or metric) == m}
         comparisons[m] = compare([r.scores(m) for r in runs], baseline, metric=m, groups=groups, test=test,
                                  n_resamples=n_resamples, n_permutations=n_permutations, seed=seed,
-                                 correction=correction)
+                                 correction=correction, mid_p=mid_p)
     marks, notes = settings_notes(runs, baseline)
     rows = []
     for run in runs:
@@ -168,11 +173,12 @@ def build_run_table(
         for _, cols in plan:
             for c in cols:
                 comp = comparisons[c.metric or metric]
+                sd = run.seed_sd(comp.metric, c.tasks)
                 if c.average:
-                    cells[c.key] = _value_cell(comp.averages.get((run.name, c.key)), comp.average_differences.get((run.name, c.key)), comp.metric, with_ci)
+                    cells[c.key] = _value_cell(comp.averages.get((run.name, c.key)), comp.average_differences.get((run.name, c.key)), comp.metric, with_ci, sd)
                 else:
                     task = c.tasks[0]
-                    cells[c.key] = _value_cell(comp.means.get((run.name, task)), comp.differences.get((run.name, task)), comp.metric, with_ci)
+                    cells[c.key] = _value_cell(comp.means.get((run.name, task)), comp.differences.get((run.name, task)), comp.metric, with_ci, sd)
         rows.append(Row([run.name], cells, marks.get(run.name, "")))
     # Best/second only for scores, not for counts such as n_searches; in the direction the metric declares.
     column_groups = [ColumnGroup(title, [Column(c.key, c.label, highlight=is_percent(c.metric or metric),
@@ -181,7 +187,7 @@ def build_run_table(
     table = Table(title=f"{layout.name} ({', '.join(metrics)})", lead_headers=["Method"], column_groups=column_groups,
                   row_groups=[RowGroup("", rows)])
     mark_best(table)
-    table.footnotes = _footnotes(comparisons, layout, baseline, with_ci, plan, run_tasks) + notes
+    table.footnotes = _footnotes(comparisons, layout, baseline, with_ci, plan, run_tasks) + _seed_notes(runs, metrics) + notes
     return RunTable(table, comparisons)
 
 
@@ -191,7 +197,7 @@ def _footnotes(comparisons: dict[str, Comparison], layout: Layout, baseline: str
     tests = sorted({d.test for c in comparisons.values() for d in c.differences.values()})
     percent = [m for m in comparisons if is_percent(m)]
     scale = f"Scores ×100 for {', '.join(percent)}; bold: best, underline: second best per column. " if percent else ""
-    permutations = f", {comp.n_permutations} permutations" if "approximate-randomization" in tests else ""
+    permutations = f", {comp.n_permutations} permutations" if any(t.startswith("approximate-randomization") for t in tests) else ""
     notes = [
         scale + "Averages are macro-averages over the benchmarks named.",
         f"{BETTER}/{WORSE}: significantly higher/lower than the baseline {baseline} (p ≤ {comp.alpha} after Holm–Bonferroni {_family_text(comp)}; "
@@ -213,6 +219,16 @@ def _footnotes(comparisons: dict[str, Comparison], layout: Layout, baseline: str
     return notes
 
 
+def _seed_notes(runs: Sequence[RunData], metrics: list[str]) -> list[str]:
+    """What "± sd" means, when a multi-seed (sampled) run shows it."""
+    seeded = [f"{r.name} (K = {r.columns.samples})" for r in runs if r.columns.samples > 1]
+    if not seeded or not any(m.endswith("_avg") for m in metrics):
+        return []
+    return [f"± sd: standard deviation over the seeds (samples) of a multi-seed run of its mean (of each benchmark, or of "
+            f"the average), {', '.join(seeded)}. Means, intervals and tests take each question as one cluster: its "
+            f"avg@K over the seeds, never K independent questions."]
+
+
 def _family_text(comparison: Comparison) -> str:
     """The family Holm's correction ran over, in words."""
     return {"holm across systems, per benchmark": "across the runs on each benchmark",
@@ -221,7 +237,8 @@ def _family_text(comparison: Comparison) -> str:
 
 
 _TEST_NAMES = {"mcnemar-exact": "McNemar (exact)", "approximate-randomization": "randomization", "paired-bootstrap": "bootstrap",
-               "stratified-bootstrap": "stratified bootstrap"}
+               "stratified-bootstrap": "stratified bootstrap", "mcnemar-mid-p": "McNemar (mid-p)",
+               "approximate-randomization-mid-p": "randomization (mid-p)"}
 
 
 def format_p(p: float | None) -> str:

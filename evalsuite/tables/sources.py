@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from evalsuite.errors import DataError, EvalsuiteError, did_you_mean
-from evalsuite.metrics.registry import one_sample_metric
+from evalsuite.metrics.judged import JUDGED_METRICS
+from evalsuite.metrics.registry import one_sample_metric, per_sample_name
 from evalsuite.runs import Manifest, MetricsFile, RunDirectory
 from evalsuite.runs.columns import ScoreColumns, read_scores, write_scores
 from evalsuite.runs.schema import PREDICTIONS_FILE
@@ -21,6 +22,7 @@ from evalsuite.stats.intervals import Interval, method_name
 # The settings that make two rows comparable (docs/architecture.md); a row that differs from the baseline is marked.
 SETTING_FIELDS = ("corpus", "retriever", "topk", "max_turns", "subset")
 SETTINGS_MARK = "§"
+JUDGMENTS_FILE = "judgments.jsonl"  # evalsuite.judges.evaluate.JUDGMENTS_FILE, named here to import it only when present
 
 
 @dataclass
@@ -52,8 +54,10 @@ class RunData:
             if missing.any():
                 first = int(np.flatnonzero(missing)[0])
                 known = ", ".join(sorted(m for m, v in data.metrics.items() if not np.isnan(v[first]))) or "none"
+                judged = per_sample_name(metric) in JUDGED_METRICS
                 raise DataError(f"{where}: example {str(data.ids[first])!r} ({task}) has no metric {metric!r} (it has: {known})",
-                                hint="pick another --metric or rescore the run with `evalsuite score`")
+                                hint=f"judge every example: evalsuite judge {self.path} --panel PANEL.yaml --metrics accuracy"
+                                if judged else "pick another --metric or rescore the run with `evalsuite score`")
             by_id = dict(zip(data.ids.tolist(), np.where(np.isnan(values), 0.0, values).tolist()))
             if len(by_id) != data.ids.size:
                 unique, counts = np.unique(data.ids, return_counts=True)
@@ -61,6 +65,20 @@ class RunData:
                                 hint="a run holds each example once; rescore or deduplicate the run")
             tasks[task] = by_id
         return SystemScores(self.name, tasks, self._stored_intervals(metric))
+
+    def seed_sd(self, metric: str, tasks: Sequence[str]) -> float | None:
+        """A multi-seed (sampled) run's standard deviation over its K seeds of the mean of `metric`'s per-sample
+        metric (EM for em_avg) on `tasks` (one benchmark, or the macro-average of several): the sd across sample
+        indices of the per-seed mean. None for a one-trajectory run, a metric that is not an avg@K, or tasks the run
+        lacks or holds with different K."""
+        if self.columns.samples < 2 or not metric.endswith("_avg"):
+            return None
+        base = metric[: -len("_avg")]
+        per_task = [self.columns.sample_means.get(task, {}).get(base) for task in tasks]
+        if any(m is None for m in per_task) or len({m.size for m in per_task}) != 1:  # type: ignore[union-attr]
+            return None
+        per_seed = np.mean(np.vstack(per_task), axis=0)  # the average over benchmarks, seed by seed
+        return float(np.std(per_seed, ddof=1))
 
     def _stored_intervals(self, metric: str) -> dict[str, Interval]:
         """metrics.json's interval per task for this metric (compare() checks each against the scores' mean)."""
@@ -110,6 +128,10 @@ def load_runs(paths: Sequence[str | Path]) -> list[RunData]:
             columns = ScoreColumns.from_records(records)
         else:
             basis.unknown_ids = columns.counts.get("unknown_ids", 0)
+        if (directory.path / JUDGMENTS_FILE).is_file():  # acc_judge from `evalsuite judge --metrics accuracy`
+            from evalsuite.judges.evaluate import add_judged_columns  # the judges' modules only for a judged run
+
+            add_judged_columns(directory.path, columns)
         if not columns.tasks:
             raise DataError(f"{directory.predictions_path}: no examples", hint="the run has not written predictions yet")
         runs.append(RunData(name, directory.path, manifest, columns, _current_metrics(directory), basis))

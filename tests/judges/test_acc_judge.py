@@ -25,7 +25,8 @@ def test_hand_computed_accuracy_kappa_and_confusion_table():
     votes = {"q0": [True, True], "q1": [True, True], "q2": [False, False], "q3": [False, None], "q4": [True, True],
              "q5": [True, False]}  # q3: one parsed "no" is a strict majority; q5: a tie, undecided
     table = {("nq", q, "accuracy", "answer"): v for q, v in votes.items()}
-    result, summary = accuracy_scores(records, table, 2)
+    result, summaries = accuracy_scores(records, table, 2)
+    summary = summaries["acc_judge"]
     assert result["acc_judge"] == pytest.approx(3 / 6) and summary.mean == pytest.approx(0.5)
     assert result["n_undecided"] == 1
     em = result["agreement"]["em"]

@@ -38,3 +38,17 @@ def test_matches_statsmodels_on_bamboogle_base_vs_instruct(bamboogle_pair):
     assert (a.sum(), b.sum()) == (43, 11)
     assert reference.pvalue < 1e-6
     assert (ours.only_a, ours.only_b) == (table[0][1], table[1][0])
+
+
+def test_mid_p_mcnemar_is_twice_the_lower_tail_less_the_point_probability():
+    """Fagerland, Lydersen and Laake (2013): mid-p = 2·P(X ≤ m) − P(X = m), X ~ Binom(b + c, ½), m = min(b, c)."""
+    from scipy.stats import binom
+
+    from evalsuite.stats.significance import mcnemar_pvalues
+
+    for b, c in ((3, 0), (10, 4), (5, 5), (20, 31), (0, 7)):
+        m, n = min(b, c), b + c
+        expected = min(1.0, 2 * binom.cdf(m, n, 0.5) - binom.pmf(m, n, 0.5))
+        assert mcnemar_pvalues(np.array([b]), np.array([c]), mid_p=True)[0] == pytest.approx(expected)
+        assert mcnemar_pvalues(np.array([b]), np.array([c]), mid_p=True)[0] <= mcnemar_pvalues(np.array([b]), np.array([c]))[0]
+    assert mcnemar_pvalues(np.array([0]), np.array([0]), mid_p=True)[0] == 1.0

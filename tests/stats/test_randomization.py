@@ -52,3 +52,14 @@ def test_same_seed_same_p_and_different_seed_differs():
     first = approximate_randomization(a, b, n_permutations=2000, seed=11)
     assert approximate_randomization(a, b, n_permutations=2000, seed=11).p_value == first.p_value
     assert approximate_randomization(a, b, n_permutations=2000, seed=12).p_value != first.p_value
+
+
+def test_mid_p_counts_ties_half_and_changes_nothing_without_ties():
+    from evalsuite.stats.resample import randomization_pvalue
+
+    permuted = np.array([[0.1], [-0.3], [0.3], [0.5], [-0.2]])
+    # |d| = 0.3: 3 permutations at least as extreme (0.3, 0.3, 0.5), 2 of them ties: exact (3 + 1)/6, mid-p (1 + 3/2)/6
+    assert randomization_pvalue(permuted, np.array([0.3]))[0] == pytest.approx(4 / 6)
+    assert randomization_pvalue(permuted, np.array([0.3]), mid_p=True)[0] == pytest.approx(2.5 / 6)
+    assert randomization_pvalue(permuted, np.array([0.25]), mid_p=True)[0] == pytest.approx(
+        randomization_pvalue(permuted, np.array([0.25]))[0] - 0.5 / 6)  # only the observed itself ties
