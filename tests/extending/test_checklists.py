@@ -63,7 +63,7 @@ def test_a_backend_in_a_scratch_registry_runs_and_is_imported_only_when_used(tmp
         assert BACKENDS._entries["recorded"] == f"{__name__}:RecordedBackend"  # a lazy target until asked for
         run = _run(trajectories_dir, benchmarks_dir, tmp_path / "run", "--backend", "recorded")
         assert backend_class("recorded") is RecordedBackend
-        assert run.read_manifest().backend["backend"] == "recorded"
+        assert run.read_manifest().backend.backend == "recorded"
     assert "recorded" not in BACKENDS
 
 
