@@ -75,7 +75,9 @@ def corpus_name_key(name: str | None) -> str | None:
         return None
     stem = re.sub(r"(\.(jsonl|json|tsv|parquet|gz))+$", "", name.strip().lower().rsplit("/", 1)[-1])
     key = re.sub(r"[^a-z0-9]+", "", stem)
-    return next((c.key for c in KNOWN_CORPORA if re.sub(r"[^a-z0-9]+", "", c.key) == key), key)
+    # a known corpus is declared by its key or by its label (`evalsuite submit` writes the label: "AD-QA corpus")
+    spelled = lambda text: re.sub(r"[^a-z0-9]+", "", text.lower())  # noqa: E731
+    return next((c.key for c in KNOWN_CORPORA if key in (spelled(c.key), spelled(c.label))), key)
 
 
 class CorpusIdentity(BaseModel):

@@ -137,6 +137,20 @@ def test_corpus_labels_name_a_known_corpus_only_by_content():
     assert CorpusIdentity(name="wiki-18.jsonl").label() == "custom corpus (passage count not recorded, no content hash)"
 
 
+
+def test_a_known_corpus_declared_as_submit_writes_it_matches_that_corpus_by_content():
+    """`evalsuite submit` declares a known corpus by its label ("AD-QA corpus"); verification must take that for the
+    corpus, and still only when the run's index counted and hashed that corpus."""
+    from evalsuite.leaderboard.verify import _setting_matches
+    from evalsuite.runs.setting import KNOWN_CORPORA, CorpusIdentity, corpus_name_key
+
+    for known in KNOWN_CORPORA:
+        assert corpus_name_key(known.label) == corpus_name_key(known.key) == known.key
+        by_content = CorpusIdentity(name="any.jsonl", num_documents=known.num_passages, sha256=known.sha256)
+        custom = CorpusIdentity(name=f"{known.key}.jsonl", num_documents=known.num_passages + 1, sha256="0" * 64)
+        assert _setting_matches("corpus", known.label, by_content), known.label
+        assert not _setting_matches("corpus", known.label, custom), known.label
+
 # --- Rank like with like ------------------------------------------------------------------------------------
 
 def entry(identifier: str, tasks: dict[str, tuple[str, list[float]]]):
