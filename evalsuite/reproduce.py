@@ -406,10 +406,12 @@ def add_reported_rows(table: Any, settings: ReproduceSettings, metric: str) -> N
     if not settings.reported:
         return
     reported = load_reported(settings.reported)
-    if reported.metric != metric:
-        table.footnotes.append(f"{reported.citation} reports {reported.metric}, not {metric}: no paper rows in this table.")
+    # the paper's columns of this metric (a table such as OASES's prints F1 and EM per benchmark), by benchmark
+    by_dataset = {col.dataset or col.key: col.key for col in reported.columns.values()
+                  if not col.average_of and (col.metric or reported.metric) == metric}
+    if not by_dataset:
+        table.footnotes.append(f"{reported.citation} reports no {metric}: no paper rows in this table.")
         return
-    by_dataset = {col.dataset or col.key: col.key for col in reported.columns.values() if not col.average_of}
     rows = []
     for label in settings.reported_rows:
         if label not in reported.rows:
@@ -418,11 +420,22 @@ def add_reported_rows(table: Any, settings: ReproduceSettings, metric: str) -> N
         for column in table.columns:
             key = by_dataset.get(column.key)
             value = reported.cells.get((label, key)) if key else None
-            cells[column.key] = Cell(value.printed, value.value) if value is not None and value.value is not None else Cell("—")
+            cells[column.key] = _paper_cell(value, reported.scale)
         rows.append(Row([f"{label} (paper)"], cells))
     table.row_groups.append(RowGroup(f"reported: {reported.citation}", rows))
     table.footnotes.append(f"Rows marked (paper) are the numbers printed in {reported.citation}, for its model, data and scale; "
                            "they are context, not a test: only checkpoint against base is tested.")
+
+
+def _paper_cell(value: Any, scale: str) -> Any:
+    """A paper's printed number as our percent cells print it (a table printed as fractions is scaled ×100)."""
+    from evalsuite.tables.model import Cell
+
+    if value is None or value.value is None:
+        return Cell("—")
+    if scale == "fraction":
+        return Cell(f"{value.value * 100:.1f}", value.value * 100)
+    return Cell(value.printed, value.value)
 
 
 def _submission(repro: Reproduction, stage: Stage) -> dict[str, Any]:
