@@ -298,8 +298,10 @@ def run(repro: Reproduction, say: Callable[[str], None] = print) -> dict[str, An
             say(f"{name}: skipped ({stage.why})")
             summary[name] = {"action": "skipped", "path": str(stage.path), **(read_record(stage.path) or {}).get("result", {})}
             continue
-        if stage.action == "run" and stage.path.exists():
-            shutil.rmtree(stage.path)  # a changed input: nothing of the old output is kept
+        if stage.path.exists() and (stage.action == "run" or name in ("table", "submission")):
+            # a changed input: nothing of the old output is kept; the table and the submission are quick, so a
+            # stopped one is simply made again
+            shutil.rmtree(stage.path)
         say(f"{name}: {'resuming' if stage.action == 'resume' else 'running'}{f' ({stage.why})' if stage.why else ''}")
         started = time.time()
         write_record(stage, complete=False)
@@ -439,7 +441,7 @@ def _paper_cell(value: Any, scale: str) -> Any:
 
 
 def _submission(repro: Reproduction, stage: Stage) -> dict[str, Any]:
-    """Pack the checkpoint's run with `leaderboard.pack` (the same packer as `evalsuite leaderboard submit`)."""
+    """Pack the checkpoint's run with `leaderboard.pack` (the same packer as `evalsuite submit`)."""
     from evalsuite.leaderboard.pack import pack_submission
     from evalsuite.leaderboard.submission import SubmissionInfo
     from evalsuite.leaderboard.verify import manifest_setting

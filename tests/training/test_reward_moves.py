@@ -6,7 +6,7 @@ logged per step in training_log.jsonl) is higher over the last steps than over t
 The setting is each recipe's shipped cpu_smoke.yaml with its reward untouched (so for SmolLM2, whose task rewards are
 mostly 0, the smoke configs' dense question-overlap term carries most of the signal: what is tested is the gradient
 path, not the task), on the same 4 training questions every other step, at a learning rate that moves a 135M model in
-this many steps. Seeded (grpo.seed, the test's seed); the statistic and p-value are printed and recorded as test
+this many steps, with 12 tokens per turn. Seeded (grpo.seed, the test's seed); the statistic and p-value are printed and recorded as test
 properties (`-rA` or the JUnit XML shows them).
 
 Slow: minutes per step on the 2 shared cores of the development machine; `python -m pytest -m slow
@@ -54,6 +54,7 @@ def test_recipe_moves_its_own_reward(method, tmp_path, record_property):
 
     config = load_config(CONFIGS / method / "cpu_smoke.yaml", method)
     config.subset = "first:4"
+    config.rollout = {**config.rollout, "max_tokens": 12}  # a shorter turn: the path is the same, a step is cheaper
     config.grpo = {**config.grpo, "max_steps": STEPS, "learning_rate": 5.0e-5, "per_device_train_batch_size": 4,
                    "num_generations": 4, "seed": 0}
     result = train(config, tmp_path / "ckpt")
