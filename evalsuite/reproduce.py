@@ -444,7 +444,7 @@ def _submission(repro: Reproduction, stage: Stage) -> dict[str, Any]:
     """Pack the checkpoint's run with `leaderboard.pack` (the same packer as `evalsuite submit`)."""
     from evalsuite.leaderboard.pack import pack_submission
     from evalsuite.leaderboard.submission import SubmissionInfo
-    from evalsuite.leaderboard.verify import manifest_setting
+    from evalsuite.leaderboard.verify import manifest_setting, verify_submission
     from evalsuite.runs import RunDirectory
 
     run = repro.out / "eval-trained"
@@ -462,4 +462,8 @@ def _submission(repro: Reproduction, stage: Stage) -> dict[str, Any]:
     }
     info = SubmissionInfo.model_validate({**defaults, **repro.settings.submission})
     path = pack_submission([run], stage.path / SUBMISSION_DIR, info)
-    return {"submission": str(path), "training_manifest_sha256": link["sha256"]}
+    # verified as `evalsuite leaderboard add` would: a subset of a split (every CPU reproduction) is packed but the
+    # leaderboard refuses it, and the summary says so instead of leaving it to be found at filing time
+    report = verify_submission(path, repro.settings.data_dir)
+    verdict = "accepted" if report.accepted else f"refused ({len(report.problems)} problems), first: {report.problems[0]}"
+    return {"submission": str(path), "training_manifest_sha256": link["sha256"], "leaderboard": verdict}
