@@ -116,16 +116,20 @@ def plan(method: str, config: str | Path, out: Path, rerun: bool = False, rerun_
     from evalsuite.training.config import load_config
     from evalsuite.training.recipe import default_registry
 
+    if rerun_from is not None and rerun_from not in STAGES:
+        raise EvalsuiteError(f"--from {rerun_from!r} is not a stage", hint=f"one of: {', '.join(STAGES)}")
     train_config = load_config(config, method)
     where = str(config)
-    settings = ReproduceSettings.from_config(dict(getattr(train_config, "reproduce", {}) or {}), where)
+    if not train_config.reproduce:
+        # without it the checkpoint would be evaluated on defaults nobody chose
+        raise DataError(f"{where}: no reproduce: section (the benchmarks, subset and backend to evaluate on)",
+                        hint="add one; the shipped cpu_smoke.yaml and gpu.yaml of every recipe have one to copy")
+    settings = ReproduceSettings.from_config(dict(train_config.reproduce), where)
     recipe = default_registry().get(method)
     eval_rows, eval_questions = _benchmark_rows(settings, where)
     train_rows, train_questions = _training_rows(train_config)
     repro = Reproduction(method, Path(config), train_config, settings, out, recipe.protocol, eval_rows, train_rows,
                          len(eval_questions & train_questions))
-    if rerun_from is not None and rerun_from not in STAGES:
-        raise EvalsuiteError(f"--from {rerun_from!r} is not a stage", hint=f"one of: {', '.join(STAGES)}")
     forced = set(STAGES[STAGES.index(rerun_from):]) if rerun_from else set()
     for name in STAGES:
         # a stage after one that runs again reads None for that output, so its record cannot match: it runs too

@@ -68,6 +68,14 @@ def test_a_benchmark_whose_data_is_missing_is_refused_in_one_line(tmp_path, monk
     assert "\n" not in caught.value.message and "evalsuite data download --tasks musique" in caught.value.hint
 
 
+def test_a_config_without_a_reproduce_section_is_refused(tmp_path):
+    raw = yaml.safe_load(config_file(tmp_path).read_text())
+    del raw["reproduce"]
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(raw))
+    with pytest.raises(EvalsuiteError, match="no reproduce: section"):
+        plan("search-r1", tmp_path / "config.yaml", tmp_path / "repro")
+
+
 def test_unknown_reproduce_keys_and_rollout_settings_are_refused(tmp_path):
     with pytest.raises(EvalsuiteError, match=r"unknown reproduce keys \['benchmark'\]"):
         plan("search-r1", config_file(tmp_path, benchmark="adqa"), tmp_path / "repro")
