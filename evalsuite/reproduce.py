@@ -407,7 +407,7 @@ def add_reported_rows(table: Any, settings: ReproduceSettings, metric: str) -> N
     """The paper's rows (a transcribed table) under ours, in the benchmark columns both have; a column the paper did not
     report reads '—'. Only when the paper's metric is this table's."""
     from evalsuite.reported import load_reported
-    from evalsuite.tables.model import Cell, Row, RowGroup
+    from evalsuite.tables.model import Row, RowGroup
 
     if not settings.reported:
         return
