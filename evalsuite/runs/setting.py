@@ -68,16 +68,19 @@ def name_key(name: str) -> str:
     return re.sub(r"[\s_]+", "-", name.strip().lower())
 
 
+def _letters_and_digits(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "", text.lower())
+
+
 def corpus_name_key(name: str | None) -> str | None:
     """`wiki-18`, `wiki18.jsonl` and `Wiki_18.jsonl.gz` → `wiki18`: how a *declared* corpus name is spelled in
     `KNOWN_CORPORA`. Only ever compared with a corpus identified by content, never with another name."""
     if name is None:
         return None
     stem = re.sub(r"(\.(jsonl|json|tsv|parquet|gz))+$", "", name.strip().lower().rsplit("/", 1)[-1])
-    key = re.sub(r"[^a-z0-9]+", "", stem)
+    key = _letters_and_digits(stem)
     # a known corpus is declared by its key or by its label (`evalsuite submit` writes the label: "AD-QA corpus")
-    spelled = lambda text: re.sub(r"[^a-z0-9]+", "", text.lower())  # noqa: E731
-    return next((c.key for c in KNOWN_CORPORA if key in (spelled(c.key), spelled(c.label))), key)
+    return next((c.key for c in KNOWN_CORPORA if key in (_letters_and_digits(c.key), _letters_and_digits(c.label))), key)
 
 
 class CorpusIdentity(BaseModel):
