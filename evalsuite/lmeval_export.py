@@ -56,9 +56,9 @@ def exported_metrics(task: str) -> list[str]:
 def fallback_metrics() -> list[str]:
     """What a doc without its own `metrics` is scored with: the default metrics that average over benchmarks (a
     metric declared `default=False` belongs to the tasks that name it, never to a doc that names none)."""
-    from evalsuite.metrics.registry import default_metrics, get_metric
+    from evalsuite.metrics.registry import averaged_metrics, default_metrics
 
-    return [name for name in default_metrics() if get_metric(name).average == "macro"]
+    return averaged_metrics(default_metrics())
 
 
 def process_results(doc: dict[str, Any], results: Sequence[str]) -> dict[str, float]:
