@@ -12,18 +12,21 @@ import importlib
 import itertools
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.models.base import Backend, HFTokenizerMixin, Generation, GenerationRequest, request_seed
-from evalsuite.models.vllm_engine import EngineSettings, engine_error_line, engine_settings, import_vllm
+from evalsuite.models.vllm_engine import EngineSettings, apply_cpu_threads, engine_error_line, engine_processes, engine_settings, import_vllm
 
 
 def start_engine(backend: str, model: str, dtype: str | None, enforce_eager: bool | None, max_model_len: int | None,
                  kv_cache_gib: float | None) -> tuple[Any, EngineSettings]:
     """vLLM (checked and imported) and the settings its engine starts with; every refusal is one line."""
     vllm = import_vllm(backend)
-    return vllm, engine_settings(vllm, model, dtype, enforce_eager, max_model_len, kv_cache_gib)
+    settings = engine_settings(vllm, model, dtype, enforce_eager, max_model_len, kv_cache_gib)
+    apply_cpu_threads(settings)
+    return vllm, settings
 
 
 def engine_failure(backend: str, model: str, exc: BaseException) -> EvalsuiteError:
@@ -41,9 +44,12 @@ class VLLMBackend(HFTokenizerMixin, Backend):
                  max_model_len: int | None = None, seed: int = 0, enforce_eager: bool | None = None, kv_cache_gib: float | None = None,
                  **options: Any):
         self.vllm, self.settings = start_engine(self.name, model, dtype, enforce_eager, max_model_len, kv_cache_gib)
+        if self.settings.device == "cpu" and tensor_parallel_size == 1 and "distributed_executor_backend" not in options:
+            self.settings = replace(self.settings, in_process=True)  # one rank: no engine and worker processes to start
         try:
-            llm = self.vllm.LLM(model=model, tensor_parallel_size=tensor_parallel_size, seed=seed,
-                                gpu_memory_utilization=gpu_memory_utilization, **self.settings.engine_arguments(), **options)
+            with engine_processes(self.settings):
+                llm = self.vllm.LLM(model=model, tensor_parallel_size=tensor_parallel_size, seed=seed,
+                                    gpu_memory_utilization=gpu_memory_utilization, **self.settings.engine_arguments(), **options)
         except Exception as exc:  # noqa: BLE001 - vLLM's engine errors are many kinds, raised from its engine process
             raise engine_failure(self.name, model, exc) from exc
         self._adopt(llm, {"model": model, "tensor_parallel_size": tensor_parallel_size, **self.settings.record()})
@@ -71,7 +77,8 @@ class VLLMBackend(HFTokenizerMixin, Backend):
         return {"backend": self.name, **self.meta}
 
     def close(self) -> None:
-        # the engine process (V1 multiprocessing) ends with its client; shutting it down here frees its memory now
+        # the engine process (V1 multiprocessing) ends with its client; shutting it down here frees its memory now (the
+        # in-process engine's shutdown frees its KV cache)
         engine = getattr(getattr(self, "llm", None), "llm_engine", None)
         shutdown = getattr(getattr(engine, "engine_core", None), "shutdown", None)
         if shutdown is not None:

