@@ -45,6 +45,12 @@ def packaged_recipe_config(method: str, name: str) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
+def packaged_recipe_config_names(method: str) -> list[str]:
+    """The names of a recipe's shipped configs ('cpu_smoke', 'gpu', ...), for a hint."""
+    folder = recipe_configs_dir() / method
+    return sorted(p.stem for p in folder.glob("*.yaml")) if method and folder.is_dir() else []
+
+
 def site_dir() -> Path:
     """The leaderboard site's Jinja2 templates and static assets."""
     return packaged_path("evalsuite.leaderboard", "site")

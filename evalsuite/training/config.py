@@ -76,14 +76,16 @@ class TrainConfig:
 def load_config(path: str | Path, method: str | None = None, registry: RecipeRegistry | None = None) -> TrainConfig:
     """Read a recipe YAML into its recipe's config class; the file names its method, which must agree with `method`
     when given. `registry`: where the method is looked up (default: the shipped recipes)."""
-    from evalsuite.resources import packaged_recipe_config
+    from evalsuite.resources import packaged_recipe_config, packaged_recipe_config_names
 
     recipes = registry or default_registry()
     path = Path(path)
     if not path.exists():
         path = packaged_recipe_config(method or "", str(path)) or path
     if not path.exists():
-        raise DataError(f"{path}: no such config file", hint="pass a YAML file, or a shipped config: cpu_smoke, gpu or <method>/cpu_smoke")
+        shipped = packaged_recipe_config_names(method or "")
+        names = f"{method}'s shipped configs: {', '.join(shipped)}" if shipped else "a shipped config: cpu_smoke, gpu or <method>/cpu_smoke"
+        raise DataError(f"{path}: no such config file", hint=f"pass a YAML file, or {names}")
     raw = read_recipe_yaml(path, "recipe config") or {}
     if not isinstance(raw, dict):
         raise DataError(f"{path}: the top level must be a mapping")

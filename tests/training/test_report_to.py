@@ -46,5 +46,6 @@ def test_shipped_configs_load_by_name():
     config = load_config("cpu_smoke", "search-r1")
     assert config.method == "search-r1" and config.report_to == "none"
     assert load_config("progress/gpu", "progress").method == "progress"
-    with pytest.raises(DataError, match="no such config file"):
+    with pytest.raises(DataError, match="no such config file") as refused:
         load_config("cpu_smok", "search-r1")
+    assert "search-r1's shipped configs: cpu_learn, cpu_smoke, cpu_vllm, gpu" in refused.value.hint  # every one, by name
