@@ -24,7 +24,7 @@ def figure(width: float, height: float):
     return Figure(figsize=(width, height), layout="constrained")
 
 
-def save_figure(fig, path: Path) -> Path:
+def save_figure(fig, path: str | Path) -> Path:
     """`fig` written to `path` (PNG or SVG, by its suffix); an unwritable path is one line."""
     path = Path(path)
     if path.suffix.lower() not in PLOT_FORMATS:

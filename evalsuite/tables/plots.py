@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -58,7 +59,7 @@ def plot_forest(comparison: Comparison, path: str | Path) -> Path:
     return save_figure(fig, path)
 
 
-def plot_top_entries(series: dict[str, dict[str, object]], tasks: Sequence[str], metric: str, path: str | Path,
+def plot_top_entries(series: Mapping[str, Mapping[str, Any]], tasks: Sequence[str], metric: str, path: str | Path,
                      title: str = "") -> Path | None:
     """Grouped bars of several systems' stored summaries (`series`: label → task → an object with mean, ci_low and
     ci_high, e.g. a metrics.json summary): one group per task, whiskers at each 95% interval. None when empty."""
