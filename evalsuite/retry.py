@@ -122,7 +122,7 @@ def _retrying(policy: RetryPolicy, what: str, kind: type[tenacity.BaseRetrying])
 
     def give_up(state: tenacity.RetryCallState) -> None:
         last = state.outcome.exception() if state.outcome else None
-        raise CallFailed(what, state.attempt_number, state.seconds_since_start, policy, last) from last
+        raise CallFailed(what, state.attempt_number, state.seconds_since_start or 0.0, policy, last) from last
 
     return kind(
         stop=tenacity.stop_after_attempt(policy.attempts) | tenacity.stop_before_delay(policy.deadline_s),

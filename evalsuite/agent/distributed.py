@@ -37,7 +37,6 @@ from evalsuite.agent.runner import (
     RunResult,
     RunSpec,
     build_manifest,
-    finish_directory,
     in_example_order,
     keep_in_example_order,
     load_examples,
@@ -154,7 +153,7 @@ def execute_on_ray(spec: RunSpec, options: RayOptions, on_start: Callable[[int, 
     records = in_example_order(done + new, examples)
     if stopped is None:
         keep_in_example_order(directory, done + new, records)
-    metrics = finish_directory(directory, manifest, records, stopped)
+    metrics = directory.finish(manifest, records, complete=stopped is None)
     return RunResult(directory=directory, records=records, metrics=metrics, stopped=stopped, paper=paper)
 
 

@@ -7,8 +7,7 @@ from pathlib import Path
 from evalsuite.agent.settings import MERGE_KEYS, settings_differences
 from evalsuite.errors import EvalsuiteError
 from evalsuite.provenance import now_iso
-from evalsuite.runs import ExampleRecord, Manifest, MetricsFile, RunDirectory, summarize
-from evalsuite.runs.columns import write_scores
+from evalsuite.runs import ExampleRecord, Manifest, MetricsFile, RunDirectory
 
 
 def merge_runs(shard_dirs: list[Path], out: Path) -> tuple[Manifest, list[ExampleRecord], MetricsFile]:
@@ -133,16 +132,13 @@ def merge_seed_runs(run_dirs: list[Path], out: Path) -> tuple[Manifest, list[Exa
 
 def _write_merged(merged: Manifest, manifests: list[Manifest], sources: list[Path], records: list[ExampleRecord],
                   out: Path) -> tuple[Manifest, list[ExampleRecord], MetricsFile]:
-    """Write a merged run directory: its manifest (recording what it was merged from), records, metrics and score columns."""
+    """Write a merged run directory as `RunDirectory.write` writes every run directory, its manifest recording what
+    it was merged from."""
     merged.merged_from = [str(d) for d in sources]
     merged.created_at = min(m.created_at for m in manifests)
     merged.finished_at = now_iso()
-    metrics = summarize(records)
     target = RunDirectory(out)
     if target.exists():
         raise EvalsuiteError(f"{out} is already a run directory", hint="choose another -o")
-    target.write_manifest(merged)
-    target.rewrite_predictions(records)
-    target.write_metrics(metrics)
-    write_scores(out, records)
+    metrics = target.write(merged, records)
     return merged, records, metrics

@@ -19,14 +19,14 @@ from evalsuite.agent.method import Method, get_method
 from evalsuite.agent.methods.papers import PaperCheck
 from evalsuite.agent.settings import generation_options, settings_differences
 from evalsuite.errors import EvalsuiteError
+from evalsuite.metrics.process import add_process_metrics
 from evalsuite.metrics.termination import RUN_METRICS
 from evalsuite.models.base import Backend
 from evalsuite.models.identity import model_identity
 from evalsuite.models.packaged import resolve_model
 from evalsuite.models.registry import backend_class, load_backend
-from evalsuite.provenance import DataFile, now_iso, provenance_fields, rows_sha256
-from evalsuite.runs import ExampleRecord, Manifest, MetricsFile, RunDirectory, summarize
-from evalsuite.runs.columns import write_scores
+from evalsuite.provenance import DataFile, provenance_fields, rows_sha256
+from evalsuite.runs import ExampleRecord, Manifest, MetricsFile, RunDirectory
 from evalsuite.scoring import score_record
 from evalsuite.tasks import TaskRow, apply_subset, load_split, parse_task_list
 from evalsuite.tasks.subset import ids_hash
@@ -233,6 +233,7 @@ def to_record(example: Example, rollout: Rollout, method: Method) -> ExampleReco
     )
     # termination and cost (evalsuite.metrics.termination): only a run records what they read
     record.metrics = {**score_record(record), **score_record(record, RUN_METRICS)}
+    add_process_metrics([record])  # the search-round counts `score` adds: run and score give the same columns
     return record
 
 
@@ -242,8 +243,7 @@ def prepare_directory(spec: RunSpec, manifest: Manifest) -> tuple[RunDirectory, 
     if not directory.exists():
         if directory.predictions_path.exists() and not spec.resume:
             raise EvalsuiteError(f"{spec.out} holds predictions but no manifest", hint="choose another -o directory")
-        directory.write_manifest(manifest)
-        directory.rewrite_predictions([])
+        directory.start(manifest)
         return directory, []
     if not spec.resume:
         raise EvalsuiteError(f"{spec.out} is already a run directory", hint="pass --resume to continue it, or choose another -o")
@@ -339,7 +339,7 @@ def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, o
     records = in_example_order(appended, examples)
     if stopped is None:
         keep_in_example_order(directory, appended, records)
-    metrics = finish_directory(directory, manifest, records, stopped)
+    metrics = directory.finish(manifest, records, complete=stopped is None)
     backend.close()
     return RunResult(directory=directory, records=records, metrics=metrics, stopped=stopped, paper=paper)
 
@@ -372,12 +372,3 @@ def keep_in_example_order(directory: RunDirectory, written: list[ExampleRecord],
         directory.rewrite_predictions(ordered)
 
 
-def finish_directory(directory: RunDirectory, manifest: Manifest, records: list[ExampleRecord], stopped: str | None) -> MetricsFile:
-    """Write the metrics and score columns of `records`; a run that was not stopped early is marked finished."""
-    metrics = summarize(records)
-    directory.write_metrics(metrics)
-    write_scores(directory.path, records)
-    if stopped is None:
-        manifest.finished_at = now_iso()
-        directory.write_manifest(manifest)
-    return metrics

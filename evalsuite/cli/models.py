@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 from rich.table import Table
 
@@ -12,7 +14,7 @@ def list_command(as_json: bool = typer.Option(False, "--json", help="Print one J
     """List the packaged models: what they are, the package that ships each, and whether its directory is built."""
     from evalsuite.models.packaged import PACKAGED_MODELS, is_prepared
 
-    records = [{"name": m.name, "upstream": m.upstream, "install": m.install, "directory": str(m.directory()),
+    records: list[dict[str, Any]] = [{"name": m.name, "upstream": m.upstream, "install": m.install, "directory": str(m.directory()),
                 "prepared": is_prepared(m.directory())} for m in PACKAGED_MODELS.values()]
     if as_json:
         echo_json({"models": records})

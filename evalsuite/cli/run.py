@@ -223,7 +223,7 @@ def run_command(
     result = _run_with_progress(spec, ray_options)
     # the model the backend reports (a server's served model, not the last part of its URL)
     served = result.directory.read_manifest().backend.model or spec.model
-    plot = _write_plot(result, f"{spec.method} · {Path(str(served)).name}")  # with --json too: the file is the run's
+    plot = result.directory.plot_path if result.directory.plot_path.is_file() else None  # drawn by RunDirectory.finish
     reported = report_run(destinations, result.directory.path, result.metrics, result.records, result.directory.path.name)
     if as_json:
         echo_json({"run_directory": str(result.directory.path), "metrics": result.metrics.model_dump(mode="json"),
@@ -256,21 +256,6 @@ def run_command(
         err_console().print(f"error: some examples failed; exit code {EXIT_FAILED_EXAMPLES} "
                             f"(--allow-failures exits 0; --resume -o {out} retries them)")
         raise typer.Exit(code=EXIT_FAILED_EXAMPLES)
-
-
-def _write_plot(result, title: str) -> Path | None:
-    """The run's headline metric per task with its interval, as metrics.png in the run directory; skipped (None)
-    where matplotlib is not installed (the [site] extra) or nothing was scored."""
-    import importlib.util
-
-    from evalsuite.metrics.registry import summary_metrics
-
-    if importlib.util.find_spec("matplotlib") is None:
-        return None
-    from evalsuite.tables.plots import RUN_PLOT, plot_run_metrics
-
-    headline = summary_metrics()[0]
-    return plot_run_metrics(result.metrics, result.directory.path / RUN_PLOT, headline.name, f"{title}: {headline.label} per task, 95% intervals")
 
 
 def _run_with_progress(spec, ray_options=None):

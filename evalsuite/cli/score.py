@@ -51,7 +51,7 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
     from evalsuite.files import file_sha256
     from evalsuite.metrics.process import add_process_metrics
     from evalsuite.provenance import provenance_fields
-    from evalsuite.runs import Manifest, RunDirectory, summarize
+    from evalsuite.runs import Manifest, RunDirectory
     from evalsuite.runs.flashrag import (
         check_against_task_data,
         compare_averages,
@@ -81,7 +81,7 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
         check_against_task_data(source, records, task_name, directory)
     for record in records:
         record.metrics = score_record(record, metrics)
-    process = add_process_metrics(records)
+    add_process_metrics(records)
     run = RunDirectory(out_dir)
     data_file = source.data_file
     manifest = Manifest(
@@ -96,11 +96,7 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
         notes="Imported from a FlashRAG/Search-R1 result file; the trajectories were generated elsewhere and rescored here.",
         **provenance_fields(),
     )
-    run.write_manifest(manifest)
-    with run.writer(fresh=True) as writer:
-        writer.extend(records)
-    _write_scores(run.path, records)
-    run.write_metrics(_with_process(summarize(records), process))
+    run.write(manifest, records)
     differences = compare_with_recorded(records, recorded) + compare_averages(source, records, recorded)
     return ScoredInput(out_dir.name, out_dir, differences, source.metric_file is not None, layout.name,
                        check_recorded_metrics(source, records, recorded, differences))
@@ -108,38 +104,27 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
 
 def _rescore_run(path: Path, out_dir: Path, metrics: list[str] | None = None) -> None:
     from evalsuite.metrics.process import add_process_metrics
+    from evalsuite.metrics.termination import RUN_METRICS
     from evalsuite.provenance import now_iso
-    from evalsuite.runs import RunDirectory, summarize
+    from evalsuite.runs import RunDirectory
     from evalsuite.scoring import score_record
 
     source = RunDirectory(path)
     manifest = source.read_manifest()
     records = source.read_predictions()
+    run_metrics = RUN_METRICS if metrics is None and manifest.kind == "run" else ()
     for record in records:
         if record.status == "ok":
             record.metrics = score_record(record, metrics)
-    process = add_process_metrics(records)
+            if run_metrics:  # a run's records keep its termination and cost columns (before, rescoring dropped them)
+                record.metrics.update(score_record(record, run_metrics))
+    add_process_metrics(records)
     target = RunDirectory(out_dir)
     if target.path.resolve() != source.path.resolve():
-        manifest_extra = manifest.model_copy(update={"rescored_from": str(path.resolve()), "rescored_at": now_iso()})
-        target.write_manifest(manifest_extra)
-        with target.writer(fresh=True) as writer:
-            writer.extend(records)
-    _write_scores(target.path, records)
-    target.write_metrics(_with_process(summarize(records), process))
-
-
-def _with_process(metrics, process: dict):
-    """metrics.json with the rule-based process metrics (novelty, Search Efficiency, turn statistics) in `extra`."""
-    metrics.extra["process"] = process
-    return metrics
-
-
-def _write_scores(run_dir: Path, records) -> None:
-    """Cache the per-example score columns of the predictions just written (by content hash): what `evalsuite table` reads."""
-    from evalsuite.runs.columns import write_scores
-
-    write_scores(run_dir, records)
+        manifest = manifest.model_copy(update={"rescored_from": str(path.resolve()), "rescored_at": now_iso()})
+    # the rescored records replace the old ones in place too (before, predictions.jsonl kept the old scores while
+    # metrics.json and the cached columns had the new); a run that had not finished is still unfinished
+    target.write(manifest, records, complete=manifest.finished_at is not None or manifest.kind == "import")
 
 
 def _summary_table(scored: list[ScoredInput]) -> Table:

@@ -67,7 +67,7 @@ def _pack_run(run: RunDirectory, target: Path, overrides: dict[str, str], includ
     if run.metrics_path.is_file():
         shutil.copyfile(run.metrics_path, target / METRICS_FILE)
     else:
-        (target / METRICS_FILE).write_text(summarize(records).model_dump_json(indent=2) + "\n", encoding="utf-8")
+        RunDirectory(target).write_metrics(summarize(records))  # the one metrics.json writer (atomic)
     return splits, failed > 0
 
 

@@ -156,7 +156,8 @@ class VerificationReport:
                   "every id of each declared split, questions and gold answers as the registry's"]
         if failed:
             proven.append(f"{failed} failed record{'s' if failed != 1 else ''} scored 0")
-        recorded, declared = [], []
+        recorded: list[str] = []
+        declared: list[str] = []
         for name in ("corpus", "retriever", "topk", "max_turns"):
             how = self.settings.get(name, "")
             label = {"topk": "top-k", "max_turns": "turn limit"}.get(name, name)

@@ -18,6 +18,7 @@ import hashlib
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.leaderboard.site import MARKER, _environment, _turn_views
@@ -165,7 +166,8 @@ def page_file(number: int) -> str:
 def _pager(number: int, total: int, task_pages: dict[str, int]) -> dict:
     """Links of one page: first, previous, the pages around it, next, last, and where each task starts."""
     around = sorted({1, total, *range(max(1, number - 3), min(total, number + 3) + 1)})
-    links, last = [], 0
+    links: list[dict[str, Any] | None] = []  # None: a gap
+    last = 0
     for k in around:
         if k > last + 1:
             links.append(None)  # a gap, shown as …

@@ -155,9 +155,10 @@ def process_summary(records: Sequence[ExampleRecord], max_overlap: int = NOVELTY
     return {"novelty_max_overlap": max_overlap, "search_efficiency_metric": SUCCESS_METRIC, "tasks": tasks}
 
 
-def add_process_metrics(records: Sequence[ExampleRecord], max_overlap: int = NOVELTY_MAX_OVERLAP) -> dict[str, Any]:
-    """Add per-example novelty counts to each scored record and return the run-level summary for metrics.json `extra`."""
+def add_process_metrics(records: Sequence[ExampleRecord], max_overlap: int = NOVELTY_MAX_OVERLAP) -> None:
+    """Add per-example novelty counts to each scored (ok) record: every writer of a run directory does, `run` as each
+    trajectory finishes and `score` as it rescores, so their records carry the same columns. The run-level summary
+    (`process_summary`) goes into metrics.json's `extra` when the directory is finished (`RunDirectory.finish`)."""
     for record in records:
         if record.status == "ok":
             record.metrics.update(example_process_metrics(record, max_overlap))
-    return process_summary(records, max_overlap)

@@ -66,7 +66,7 @@ def completeness(rows: Sequence[VerdictRow], judges: Sequence[str]) -> QualitySc
     """Per question the mean over judges' booleans, then the mean over questions (Progress §4)."""
     _check(rows, judges)
     sample_means = [_mean([float(v) for v in row if v is not None]) for row in rows]
-    per_judge = {name: _mean([float(row[j]) for row in rows if row[j] is not None]) for j, name in enumerate(judges)}
+    per_judge = {name: _mean([float(v) for row in rows if (v := row[j]) is not None]) for j, name in enumerate(judges)}
     majorities = [_majority(row) for row in rows]
     return QualityScore(
         score=_mean([m for m in sample_means if m is not None]),
@@ -84,7 +84,7 @@ def granularity(rows: Sequence[VerdictRow], judges: Sequence[str]) -> QualitySco
     """Micro-average of every judge's boolean over every query (Progress §4); per judge the same over its verdicts."""
     _check(rows, judges)
     verdicts = [float(v) for row in rows for v in row if v is not None]
-    per_judge = {name: _mean([float(row[j]) for row in rows if row[j] is not None]) for j, name in enumerate(judges)}
+    per_judge = {name: _mean([float(v) for row in rows if (v := row[j]) is not None]) for j, name in enumerate(judges)}
     majorities = [_majority(row) for row in rows]
     return QualityScore(
         score=_mean(verdicts),

@@ -144,7 +144,9 @@ def _split_turns(text: str, protocol: ResponseProtocol) -> tuple[list[_Piece], b
 
 
 def _skip_space(text: str, position: int) -> int:
-    return _SPACE.match(text, position).end()
+    match = _SPACE.match(text, position)
+    assert match is not None  # \s* matches at every position
+    return match.end()
 
 
 def parse_response(text: str | bytes, protocol: ResponseProtocol) -> ParsedTrajectory:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -100,7 +101,7 @@ _FLASHRAG = "RUC-NLPIR/FlashRAG"
 _SEQUENTIAL_KEYS = frozenset({"prompt", "retrieval_result", "refine_result", "rewrite_query", "raw_pred"})
 
 
-def _flashrag(name: str, writer: str, *, required: set[str], allowed: set[str] = frozenset(), patterns: tuple[str, ...] = (),
+def _flashrag(name: str, writer: str, *, required: set[str], allowed: AbstractSet[str] = frozenset(), patterns: tuple[str, ...] = (),
               save_notes: tuple[str, ...] = (), response: str | None = None, **options: Any) -> ResultLayout:
     """A FlashRAG pipeline: `output.pred` evaluated, `output.metric_score` recorded, keys under `output`."""
     return ResultLayout(
@@ -403,7 +404,7 @@ def detect_layout(record: Mapping[str, Any]) -> ResultLayout | None:
 
 def parse_fields(text: str) -> ResultLayout:
     """`--fields prediction=pred_ans,response=gen_text_store,golds=answer,id=idx` as a layout."""
-    mapping: dict[str, str | None] = {}
+    mapping: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, sep, path = part.partition("=")
         name = name.strip()

@@ -53,8 +53,8 @@ def scalars(metrics: MetricsFile) -> dict[str, float]:
             out[f"{task}/{name}_ci_low"] = value.ci_low
             out[f"{task}/{name}_ci_high"] = value.ci_high
     for group, values in metrics.averages.items():
-        for name, value in values.items():
-            out[f"average/{group}/{name}"] = float(value)
+        for name, mean in values.items():
+            out[f"average/{group}/{name}"] = float(mean)
     return out
 
 

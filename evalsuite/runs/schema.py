@@ -34,6 +34,7 @@ LEGACY_METRICS = ("em", "cover_em", "f1", "precision", "recall", "retrieval_hit"
 MANIFEST_FILE = "manifest.json"
 PREDICTIONS_FILE = "predictions.jsonl"
 METRICS_FILE = "metrics.json"
+RUN_PLOT = "metrics.png"  # drawn where matplotlib is installed (the [site] extra)
 # Per-example score columns were written beside predictions.jsonl under this name before issue 26; runs/columns.py now
 # caches them by content hash in the local cache folder and never reads this file (a copied run could carry a forged one).
 SCORES_FILE = "scores.npz"

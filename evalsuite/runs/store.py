@@ -24,6 +24,7 @@ from evalsuite.runs.schema import (
     MANIFEST_VERSION,
     METRICS_FILE,
     PREDICTIONS_FILE,
+    RUN_PLOT,
     SCHEMA_VERSION,
     ExampleRecord,
     Manifest,
@@ -160,7 +161,14 @@ class PredictionWriter:
 
 
 class RunDirectory:
-    """A run directory on disk: manifest.json, predictions.jsonl, metrics.json."""
+    """A run directory on disk: manifest.json, predictions.jsonl, metrics.json and metrics.png.
+
+    Every command that makes one (`run` and its Ray driver, `score`, `merge`, `merge --as-seeds`) writes it through
+    these methods, so the same files with the same columns come out of each: `start` (the manifest, not yet
+    finished, and an empty predictions.jsonl), `writer` (records appended as they finish), or `write` (records that
+    are all at hand), then `finish` (metrics.json with the process summary, the cached score columns, metrics.png,
+    and last the manifest with `finished_at`, the marker that the directory is complete).
+    """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -176,6 +184,10 @@ class RunDirectory:
     @property
     def metrics_path(self) -> Path:
         return self.path / METRICS_FILE
+
+    @property
+    def plot_path(self) -> Path:
+        return self.path / RUN_PLOT
 
     def exists(self) -> bool:
         return self.manifest_path.is_file()
@@ -193,6 +205,43 @@ class RunDirectory:
         self.make()
         manifest = manifest.model_copy(update={"schema_version": MANIFEST_VERSION})
         write_atomically(self.manifest_path, (manifest.model_dump_json(indent=2) + "\n").encode("utf-8"))
+
+    def start(self, manifest: Manifest) -> None:
+        """Begin a fresh run directory: its manifest, not yet finished, and an empty predictions.jsonl."""
+        self.write_manifest(manifest)
+        self.rewrite_predictions([])
+
+    def write(self, manifest: Manifest, records: list[ExampleRecord], *, complete: bool = True) -> MetricsFile:
+        """A whole run directory from records that are all at hand (`score`, `merge`): predictions.jsonl replaced
+        atomically (so rescoring a directory in place never leaves it without its records), then `finish`."""
+        self.rewrite_predictions(records)
+        return self.finish(manifest, records, complete=complete)
+
+    def finish(self, manifest: Manifest, records: list[ExampleRecord], *, complete: bool = True) -> MetricsFile:
+        """Summarize `records` (those now in predictions.jsonl) into metrics.json, with the rule-based process summary
+        in its `extra`; cache their score columns; draw metrics.png; and write the manifest last. A `complete`
+        directory is marked finished: `finished_at` now, unless the manifest already records when its trajectories
+        finished (a rescored or merged run keeps that time). A run stopped early is not marked, and resumes."""
+        from evalsuite.metrics.process import process_summary
+        from evalsuite.provenance import now_iso
+        from evalsuite.runs.columns import write_scores
+        from evalsuite.runs.plot import write_run_plot
+        from evalsuite.runs.summary import summarize
+
+        metrics = summarize(records)
+        metrics.extra["process"] = process_summary(records)
+        self.write_metrics(metrics)
+        write_scores(self.path, records)
+        write_run_plot(metrics, self.plot_path, self._plot_title(manifest))
+        if complete and manifest.finished_at is None:
+            manifest.finished_at = now_iso()
+        self.write_manifest(manifest)
+        return metrics
+
+    def _plot_title(self, manifest: Manifest) -> str:
+        """The plot's title: the method and the model the backend reports (an import's: its directory's name)."""
+        model = manifest.backend.model or manifest.model.spec
+        return f"{manifest.method} · {Path(str(model)).name if model else self.path.name}"
 
     def read_manifest(self) -> Manifest:
         if not self.manifest_path.is_file():

@@ -15,7 +15,7 @@ from evalsuite.stats import Comparison, Difference, Estimate, compare
 from evalsuite.stats.compare import CorrectionFamily, TestChoice
 from evalsuite.tables.model import Cell, Column, ColumnGroup, Row, RowGroup, Table, mark_best
 from evalsuite.tables.sources import RunData, settings_notes
-from evalsuite.tasks.registry import get_task, list_tasks
+from evalsuite.tasks.registry import list_tasks, task_label
 
 BETTER, WORSE = "▲", "▼"
 GENERAL = ("nq", "triviaqa", "popqa")
@@ -45,15 +45,6 @@ class Layout:
     description: str
     plan: Callable[[list[str]], ColumnPlan]
     domain_marks: bool = False
-
-
-def task_label(task: str, domain_marks: bool = False) -> str:
-    """A benchmark's display name, with † (in-domain) or ⋆ (out-of-domain) for the NQ+HotpotQA training mix."""
-    try:
-        spec = get_task(task)
-    except EvalsuiteError:
-        return task
-    return spec.display_name + (("†" if spec.in_domain else "⋆") if domain_marks else "")
 
 
 def _progress_plan(_: list[str]) -> ColumnPlan:

@@ -24,7 +24,7 @@ def _cell(value: ReportedValue, column_marks: str, unit: str) -> Cell:
     # Column marks (†/⋆) are printed in the header; a cell shows only marks of its own.
     own = value.marks[len(column_marks):] if value.marks.startswith(column_marks) else value.marks
     text = value.printed + (unit if value.value is not None else "")
-    emphasis = "best" if value.bold else "second" if value.underline else ""
+    emphasis: Literal["", "best", "second"] = "best" if value.bold else "second" if value.underline else ""
     return Cell(text=text, value=value.value, marks=own, emphasis=emphasis)
 
 

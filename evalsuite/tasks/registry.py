@@ -211,6 +211,16 @@ def get_task(name: str) -> Task:
     return TASKS.get(name)
 
 
+def task_label(task: str, domain_marks: bool = False) -> str:
+    """A benchmark's display name, with † (in-domain) or ⋆ (out-of-domain) for the NQ+HotpotQA training mix; an
+    unregistered task is shown by its name."""
+    try:
+        spec = get_task(task)
+    except EvalsuiteError:
+        return task
+    return spec.display_name + (("†" if spec.in_domain else "⋆") if domain_marks else "")
+
+
 def list_tasks() -> list[Task]:
     """All registered tasks, in registration order (the shipped ones in the papers' column order, then plugins)."""
     return TASKS.values()

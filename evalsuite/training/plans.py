@@ -21,7 +21,7 @@ def essential_steps(trajectories: list[list[str]], threshold: float = 0.5) -> li
 
     if not trajectories:
         return []
-    steps = []
+    steps: list[str] = []
     for query in trajectories[0]:
         shared = sum(1 for queries in trajectories if any(token_jaccard(query, q) >= threshold for q in queries))
         if shared * 2 >= len(trajectories) and not any(token_jaccard(query, s) >= threshold for s in steps):

@@ -49,6 +49,7 @@ def assert_same_run(ray_out: Path, single_out: Path) -> None:
     """The Ray run's directory holds what the single-process run's holds: records in the same order, the same
     metrics, and a manifest with the same settings."""
     ray_run, single = RunDirectory(ray_out), RunDirectory(single_out)
+    assert {p.name for p in ray_out.iterdir()} == {p.name for p in single_out.iterdir()}  # one RunDirectory wrote both
     ray_records = ray_run.read_predictions()
     assert len({(r.task, r.id) for r in ray_records}) == len(ray_records)
     assert outcome(ray_records) == outcome(single.read_predictions())

@@ -42,7 +42,7 @@ def test_unknown_plot_format_is_an_error(bamboogle_runs, tmp_path):
 
 def test_a_runs_plot_draws_each_tasks_mean_and_its_stored_interval(tmp_path):
     from evalsuite.runs.schema import MetricsFile, MetricSummary, TaskSummary
-    from evalsuite.tables.plots import plot_run_metrics, run_metrics_figure
+    from evalsuite.runs.plot import plot_run_metrics, run_metrics_figure
 
     metrics = MetricsFile(tasks={
         "nq": TaskSummary(n=20, metrics={"em": MetricSummary(mean=0.25, ci_low=0.1, ci_high=0.45)}),
