@@ -164,15 +164,13 @@ class UniformPicker:
             return index_pick_sums(self.values, picks, rng)
         rows = self.values.shape[0]
         out = np.empty((picks.size, self.with_ones.shape[1]))
-        chunks = _chunks(picks.size, rows)
-        scratch = DrawScratch(max(m for _, m in chunks) * rows)
-        for start, m in chunks:
+        for start, m in _chunks(picks.size, rows):
             part, wanted = out[start : start + m], picks[start : start + m]
-            part[:] = self.poisson.draw(m, rows, rng, scratch) @ self.with_ones
+            part[:] = self.poisson.draw(m, rows, rng) @ self.with_ones
             for _ in range(POISSON_REDRAWS):
                 if not (over := np.flatnonzero(part[:, -1] > wanted)).size:
                     break
-                part[over] = self.poisson.draw(over.size, rows, rng, scratch) @ self.with_ones
+                part[over] = self.poisson.draw(over.size, rows, rng) @ self.with_ones
             else:  # a row wanting far fewer picks than usual (never in a bootstrap): all of them by index
                 part[part[:, -1] > wanted] = 0.0
         missing = picks - out[:, -1].astype(np.int64)
@@ -206,8 +204,8 @@ class PoissonBits:
     the L patterns left over at the top (L is the sum of the fractional parts) draw a double u ∈ [0, L) and take the
     pair whose fractional part u falls in: P(a, b) = floor / 2¹⁶ + (L / 2¹⁶)·(frac / L) exactly. A pair costs an
     eighth of a 64-bit draw and one lookup in a 128 KB table of the two counts as bytes (`codes`; counts stay below
-    24), which stays in a core's L2 cache where a lookup in the 1 MB table of complex pairs cost about 11 ns; about
-    one pair in 2,000 needs the double.
+    24), which stays in a core's L2 cache: with the conversion to doubles 0.7 ns a count, against 1.3 ns from the
+    1 MB table of complex pairs (measured alone); about one pair in 2,000 needs the double.
     """
 
     table: np.ndarray  # complex128, a + bj for each bit pattern (0 from `leftover_from` on, where the double decides)
@@ -230,35 +228,18 @@ class PoissonBits:
         table[: whole.sum()] = np.repeat(pairs, whole)
         return cls(table, int(whole.sum()), pairs, np.cumsum(scaled - whole), _byte_pairs(table), _byte_pairs(pairs))
 
-    def draw(self, rows: int, columns: int, rng: np.random.Generator, scratch: DrawScratch | None = None) -> np.ndarray:
-        """A (rows × columns) float array of independent Poisson(λ) counts: in `scratch`'s memory when given (the
-        next draw into it overwrites them)."""
+    def draw(self, rows: int, columns: int, rng: np.random.Generator) -> np.ndarray:
+        """A (rows × columns) float array of independent Poisson(λ) counts."""
         cells = rows * columns
         lookups = -(-cells // 2)
-        scratch = scratch or DrawScratch(cells)
         bits = rng.bit_generator.random_raw(-(-lookups // 4)).view(np.uint16)[:lookups]
-        index, pairs = scratch.index[:lookups], scratch.pairs[:lookups]
-        np.copyto(index, bits)
-        np.take(self.codes, index, out=pairs)
+        pairs = np.take(self.codes, bits)
         leftover = np.flatnonzero(bits >= self.leftover_from)
         if leftover.size:
             u = rng.random(leftover.size) * self.leftover_edges[-1]
             which = np.searchsorted(self.leftover_edges, u, side="right")
             pairs[leftover] = self.leftover_codes[np.minimum(which, self.leftover_codes.size - 1)]
-        counts = scratch.counts[:cells].reshape(rows, columns)
-        np.copyto(counts, pairs.view(np.uint8)[:cells].reshape(rows, columns))
-        return counts
-
-
-class DrawScratch:
-    """Memory for PoissonBits.draw, allocated once per resampling call: arrays made afresh for every chunk cost more
-    than the draw itself (the kernel hands a large array new zeroed pages each time)."""
-
-    def __init__(self, cells: int) -> None:
-        lookups = -(-cells // 2)
-        self.index = np.empty(lookups, dtype=np.intp)
-        self.pairs = np.empty(lookups + 1, dtype=np.uint16)  # a pair's two bytes: an odd count's last pair is whole
-        self.counts = np.empty(cells)
+        return pairs.view(np.uint8)[:cells].reshape(rows, columns).astype(float)
 
 
 def _byte_pairs(pairs: np.ndarray) -> np.ndarray:
@@ -374,7 +355,8 @@ def dense_sign_flip_sums(values: np.ndarray, n_permutations: int, rng: np.random
     Signs come as random bytes b; the permuted sum is Σ (2b − 1)·v = 2·b·v − Σ v, and b·v is summed a byte at a
     time from a table of the 256 partial sums of each 8 examples, one lookup per 8 examples. The bytes are drawn a
     chunk at a time, their lookups a few rows at a time into buffers kept for the whole call (LOOKUP_CELLS): the
-    indices and values of a whole chunk (16 MB) went through memory, which cost twice the time.
+    indices and values of a whole chunk (16 MB) went through memory, which cost a third more time (3.06 against
+    2.30 CPU s for the seven benchmarks of benchmarks/stats.py --samples 4, F1).
     """
     n = values.size
     n_bytes = (n + 7) // 8
