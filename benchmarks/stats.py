@@ -13,7 +13,9 @@ of the wrong answers and 0 otherwise (the recorded Search-R1 runs: 45% zeros, 42
 
 `--samples K` makes every system a sampled run: K trajectories per question (each sample's own noise around the
 shared difficulty), compared as avg@K per question (`em_avg`, `f1_avg`: questions are the unit, see
-docs/statistics.md); earlier revisions are then timed only when `--old-ref` names them.
+docs/statistics.md); the earlier revision timed by default is then dfa778e, the resampling kernels before the
+byte-coded Poisson table and the cache-sized byte-table lookups (the same draws: "same numbers" says whether every
+number compare() returns is equal to the last bit).
 
 Each earlier implementation is a git revision (`--old-ref`, repeatable; default 31863aa, the pattern-count
 bootstrap with index picks and a sparse selection matrix that the Poisson-count picks replaced, and 3e41e1f, the
@@ -45,9 +47,11 @@ SIZES = {"nq": 3610, "triviaqa": 11313, "popqa": 14267, "hotpotqa": 7405, "2wiki
          "bamboogle": 125}
 PARTIAL_F1 = np.unique([2 * c / (p + g) for p in range(1, 9) for g in range(1, 9) for c in range(1, min(p, g) + 1) if c < max(p, g)])
 
-# Times compare() on the workload file; run by both trees (argv: workload.npz, metric, resamples).
+# Times compare() on the workload file; run by both trees (argv: workload.npz, metric, resamples). Prints the wall
+# and CPU seconds and a digest of every number compared (means, intervals, differences, p-values), so two trees
+# that draw the same resamples can be shown to give the same numbers.
 TIMER = """
-import json, sys, time
+import hashlib, json, sys, time
 import numpy as np
 from evalsuite.stats import SystemScores, compare
 data = np.load(sys.argv[1])
@@ -58,8 +62,12 @@ for s in range(int(data["systems"])):
     systems.append(SystemScores(f"sys{s}", {t: dict(zip(data[t + "/ids"].tolist(), data[f"{t}/{metric}"][s].tolist())) for t in tasks}))
 compare(systems[:2], "sys0", metric=metric, n_resamples=100, n_permutations=100)
 wall, cpu = time.perf_counter(), time.process_time()
-compare(systems, "sys0", metric=metric, groups={"all": tasks}, n_resamples=resamples, n_permutations=resamples)
-print(json.dumps([time.perf_counter() - wall, time.process_time() - cpu]))
+result = compare(systems, "sys0", metric=metric, groups={"all": tasks}, n_resamples=resamples, n_permutations=resamples)
+wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+fields = ("mean", "difference", "ci_low", "ci_high", "p_value", "p_bootstrap", "p_holm")
+numbers = {f"{part}/{s}/{t}": [repr(getattr(v, f, None)) for f in fields]
+           for part in ("means", "differences", "averages", "average_differences") for (s, t), v in getattr(result, part).items()}
+print(json.dumps([wall, cpu, hashlib.sha256(json.dumps(numbers, sort_keys=True).encode()).hexdigest()]))
 """
 
 
@@ -90,13 +98,14 @@ def old_tree(ref: str, into: Path) -> Path:
     return into
 
 
-def time_compare(tree: Path, workload: Path, metric: str, resamples: int) -> tuple[float, float]:
+def time_compare(tree: Path, workload: Path, metric: str, resamples: int) -> tuple[float, float, str]:
+    """Wall and CPU seconds of compare() in `tree`, and the digest of its numbers."""
     # cwd: `python -c` puts the working directory first on sys.path, before PYTHONPATH
     env = {**os.environ, "PYTHONPATH": str(tree)}
     out = subprocess.run([sys.executable, "-c", TIMER, str(workload), metric, str(resamples)], env=env, check=True,
                          capture_output=True, text=True, timeout=1800, cwd=workload.parent).stdout
-    wall, cpu = json.loads(out.strip().splitlines()[-1])
-    return wall, cpu
+    wall, cpu, digest = json.loads(out.strip().splitlines()[-1])
+    return wall, cpu, digest
 
 
 def write_runs(arrays: dict[str, np.ndarray], into: Path) -> list[Path]:
@@ -142,7 +151,7 @@ def main() -> None:
     parser.add_argument("--all-old-tables", action="store_true",
                         help="time `evalsuite table` for every --old-ref, not only the first (3e41e1f: minutes)")
     args = parser.parse_args()
-    refs = args.old_ref or ([] if args.samples > 1 else ["31863aa", "3e41e1f"])
+    refs = args.old_ref or (["dfa778e"] if args.samples > 1 else ["31863aa", "3e41e1f"])
     metrics = ("em_avg", "f1_avg") if args.samples > 1 else ("em", "f1")
     n_total = sum(SIZES.values())
     print(f"workload: {args.systems} systems × 7 benchmarks ({n_total:,} examples each, {args.samples} sample(s) each), "
@@ -158,7 +167,7 @@ def main() -> None:
         print(f"F1 of sys0: {np.mean(f1 == 0):.0%} zeros, {np.mean(f1 == 1):.0%} ones, {len(np.unique(f1))} distinct values; "
               f"all systems' F1 equal on {agree:.0%} of the examples")
         trees = [ROOT] + [old_tree(ref, tmp_path / f"old-{ref}") for ref in refs]
-        rows: list[tuple[str, list[tuple[float, float]]]] = []
+        rows: list[tuple[str, list[tuple]]] = []  # (wall, CPU) per tree, and for compare() the digest of its numbers
         for metric in metrics:
             rows.append((f"compare(), {metric.upper()}", [time_compare(tree, workload, metric, args.resamples) for tree in trees]))
         if not args.no_table and args.samples == 1:
@@ -171,15 +180,17 @@ def main() -> None:
           "CPU time much less)")
     header = f"{'':44} {'now wall s':>10} {'CPU s':>7}"
     for ref in refs:
-        header += f" {ref + ' wall s':>16} {'CPU s':>7} {'speed-up':>9}"
+        header += f" {ref + ' wall s':>16} {'CPU s':>7} {'speed-up':>9} {'same numbers':>12}"
     print(header)
     for label, times in rows:
         new_cpu = times[0][1]
         line = f"{label:44} {times[0][0]:10.2f} {new_cpu:7.2f}"
-        for old_wall, old_cpu in times[1:]:
-            line += f" {old_wall:16.2f} {old_cpu:7.2f} {old_cpu / new_cpu:8.1f}x"
+        for old in times[1:]:
+            same = "" if len(old) < 3 else ("yes" if old[2] == times[0][2] else "no")
+            line += f" {old[0]:16.2f} {old[1]:7.2f} {old[1] / new_cpu:8.1f}x {same:>12}"
         print(line)
-    print("speed-up: ratio of CPU seconds (user + system, all threads; compare() and the table use up to 2 threads)")
+    print("speed-up: ratio of CPU seconds (user + system, all threads; compare() and the table use up to 2 threads); "
+          "same numbers: every mean, interval, difference and p-value of compare() equal to the last bit")
 
 
 if __name__ == "__main__":

@@ -164,13 +164,15 @@ class UniformPicker:
             return index_pick_sums(self.values, picks, rng)
         rows = self.values.shape[0]
         out = np.empty((picks.size, self.with_ones.shape[1]))
-        for start, m in _chunks(picks.size, rows):
+        chunks = _chunks(picks.size, rows)
+        scratch = DrawScratch(max(m for _, m in chunks) * rows)
+        for start, m in chunks:
             part, wanted = out[start : start + m], picks[start : start + m]
-            part[:] = self.poisson.draw(m, rows, rng) @ self.with_ones
+            part[:] = self.poisson.draw(m, rows, rng, scratch) @ self.with_ones
             for _ in range(POISSON_REDRAWS):
                 if not (over := np.flatnonzero(part[:, -1] > wanted)).size:
                     break
-                part[over] = self.poisson.draw(over.size, rows, rng) @ self.with_ones
+                part[over] = self.poisson.draw(over.size, rows, rng, scratch) @ self.with_ones
             else:  # a row wanting far fewer picks than usual (never in a bootstrap): all of them by index
                 part[part[:, -1] > wanted] = 0.0
         missing = picks - out[:, -1].astype(np.int64)
@@ -203,13 +205,17 @@ class PoissonBits:
     A pair of counts (a, b) has probability P(a)·P(b); it owns floor(2¹⁶·P(a)·P(b)) of the 65,536 bit patterns, and
     the L patterns left over at the top (L is the sum of the fractional parts) draw a double u ∈ [0, L) and take the
     pair whose fractional part u falls in: P(a, b) = floor / 2¹⁶ + (L / 2¹⁶)·(frac / L) exactly. A pair costs an
-    eighth of a 64-bit draw and one lookup in a 1 MB table; about one pair in 2,000 needs the double.
+    eighth of a 64-bit draw and one lookup in a 128 KB table of the two counts as bytes (`codes`; counts stay below
+    24), which stays in a core's L2 cache: with the conversion to doubles 0.7 ns a count, against 1.3 ns from the
+    1 MB table of complex pairs (measured alone); about one pair in 2,000 needs the double.
     """
 
     table: np.ndarray  # complex128, a + bj for each bit pattern (0 from `leftover_from` on, where the double decides)
     leftover_from: int
     leftover_pairs: np.ndarray  # complex128, every pair (a, b) in table order
     leftover_edges: np.ndarray  # cumulative fractional parts: pair i for u in [edges[i-1], edges[i])
+    codes: np.ndarray  # uint16 whose two bytes are the counts a, b of `table`, a first in memory (draw's lookups)
+    leftover_codes: np.ndarray  # the same for `leftover_pairs`
 
     @classmethod
     @functools.lru_cache(maxsize=64)
@@ -222,20 +228,45 @@ class PoissonBits:
         whole = np.floor(scaled).astype(np.int64)
         table = np.zeros(1 << _BITS, dtype=complex)
         table[: whole.sum()] = np.repeat(pairs, whole)
-        return cls(table, int(whole.sum()), pairs, np.cumsum(scaled - whole))
+        return cls(table, int(whole.sum()), pairs, np.cumsum(scaled - whole), _byte_pairs(table), _byte_pairs(pairs))
 
-    def draw(self, rows: int, columns: int, rng: np.random.Generator) -> np.ndarray:
-        """A (rows × columns) float array of independent Poisson(λ) counts."""
+    def draw(self, rows: int, columns: int, rng: np.random.Generator, scratch: DrawScratch | None = None) -> np.ndarray:
+        """A (rows × columns) float array of independent Poisson(λ) counts: in `scratch`'s memory when given (the
+        next draw into it overwrites them)."""
         cells = rows * columns
         lookups = -(-cells // 2)
+        scratch = scratch or DrawScratch(cells)
         bits = rng.bit_generator.random_raw(-(-lookups // 4)).view(np.uint16)[:lookups]
-        pairs = np.take(self.table, bits)
+        index, pairs = scratch.index[:lookups], scratch.pairs[:lookups]
+        np.copyto(index, bits)
+        np.take(self.codes, index, out=pairs)
         leftover = np.flatnonzero(bits >= self.leftover_from)
         if leftover.size:
             u = rng.random(leftover.size) * self.leftover_edges[-1]
             which = np.searchsorted(self.leftover_edges, u, side="right")
-            pairs[leftover] = self.leftover_pairs[np.minimum(which, self.leftover_pairs.size - 1)]
-        return pairs.view(float)[:cells].reshape(rows, columns)
+            pairs[leftover] = self.leftover_codes[np.minimum(which, self.leftover_codes.size - 1)]
+        counts = scratch.counts[:cells].reshape(rows, columns)
+        np.copyto(counts, pairs.view(np.uint8)[:cells].reshape(rows, columns))
+        return counts
+
+
+class DrawScratch:
+    """Memory for PoissonBits.draw, allocated once per resampling call instead of arrays of a chunk's size made
+    afresh for every chunk. Alone (one thread) this measured no gain; inside compare(), whose benchmarks run in two
+    threads, `benchmarks/stats.py --samples 4` measured F1 avg@4 1.2-1.3x faster than dfa778e with it (four runs)
+    and 1.0-1.1x without (two runs), at load 4-7; fresh large arrays get fresh zeroed pages, which the two threads of
+    one process fault in while contending for its memory map (our reading, not measured apart)."""
+
+    def __init__(self, cells: int) -> None:
+        lookups = -(-cells // 2)
+        self.index = np.empty(lookups, dtype=np.intp)
+        self.pairs = np.empty(lookups + 1, dtype=np.uint16)  # a pair's two bytes: an odd count's last pair is whole
+        self.counts = np.empty(cells)
+
+
+def _byte_pairs(pairs: np.ndarray) -> np.ndarray:
+    """Complex pairs a + bj of small counts as uint16 codes whose bytes in memory are a, then b (any byte order)."""
+    return np.ascontiguousarray(np.column_stack([pairs.real, pairs.imag]).astype(np.uint8)).view(np.uint16).ravel()
 
 
 def is_binary(values: np.ndarray) -> bool:
@@ -334,6 +365,8 @@ def grouped_sign_flip_sums(sizes: np.ndarray, counts: np.ndarray, n_permutations
     return out - float(counts @ sizes)
 
 
+# Byte-table lookups gathered at once: their indices and values (256 KB) stay in a core's L2 cache.
+LOOKUP_CELLS = 1 << 14
 # unpackbits order: bit k of a byte (k = 0 the most significant) is example 8j + k of byte j.
 _BYTE_BITS = ((np.arange(256)[:, None] >> (7 - np.arange(8))) & 1).astype(float)
 
@@ -342,7 +375,10 @@ def dense_sign_flip_sums(values: np.ndarray, n_permutations: int, rng: np.random
     """Sums Σ ±v_i of one row of differences, each example with its own random sign.
 
     Signs come as random bytes b; the permuted sum is Σ (2b − 1)·v = 2·b·v − Σ v, and b·v is summed a byte at a
-    time from a table of the 256 partial sums of each 8 examples, one lookup per 8 examples.
+    time from a table of the 256 partial sums of each 8 examples, one lookup per 8 examples. The bytes are drawn a
+    chunk at a time, their lookups a few rows at a time into buffers kept for the whole call (LOOKUP_CELLS): the
+    indices and values of a whole chunk (16 MB) went through memory, which cost a third more time (3.06 against
+    2.30 CPU s for the seven benchmarks of benchmarks/stats.py --samples 4, F1).
     """
     n = values.size
     n_bytes = (n + 7) // 8
@@ -350,11 +386,17 @@ def dense_sign_flip_sums(values: np.ndarray, n_permutations: int, rng: np.random
     padded[:n] = values
     table = (padded.reshape(n_bytes, 8) @ _BYTE_BITS.T).ravel()  # [byte j, value b] → Σ of the examples b selects
     offsets = np.arange(n_bytes, dtype=np.intp) * 256
+    rows = max(1, LOOKUP_CELLS // n_bytes)
+    index, looked_up = np.empty((rows, n_bytes), dtype=np.intp), np.empty((rows, n_bytes))
     out = np.empty(n_permutations)
     for start, m in _chunks(n_permutations, n_bytes):
         packed = rng.integers(0, 256, size=(m, n_bytes), dtype=np.uint8)
-        out[start : start + m] = 2.0 * table[packed + offsets].sum(axis=1)
-    return out - float(values.sum())
+        for first in range(0, m, rows):
+            k = min(rows, m - first)
+            np.add(packed[first : first + k], offsets, out=index[:k])
+            np.take(table, index[:k], out=looked_up[:k])
+            looked_up[:k].sum(axis=1, out=out[start + first : start + first + k])  # each row summed as a whole
+    return 2.0 * out - float(values.sum())
 
 
 def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:

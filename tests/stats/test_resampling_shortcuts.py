@@ -224,3 +224,36 @@ def test_one_blas_thread_is_reentrant_and_restores_the_limit():
             assert blas_threads() <= {1}
         assert blas_threads() <= {1}  # the inner exit keeps the limit while the outer caller is inside
     assert blas_threads() == before
+
+
+# The kernels' faster layouts (byte-coded Poisson pairs; byte-table lookups a few rows at a time) must change no
+# number: the same seed gives, to the last bit, what the plain one-step versions below give.
+
+
+def test_poisson_bits_draw_the_counts_of_the_complex_pair_table_to_the_last_bit():
+    for lam, rows, columns in ((0.93, 400, 5_001), (0.5, 3, 1_025), (0.99, 1, 1)):
+        bits = resample.PoissonBits.of(lam)
+        rng = resample.stream(8, "p")
+        lookups = -(-rows * columns // 2)
+        raw = rng.bit_generator.random_raw(-(-lookups // 4)).view(np.uint16)[:lookups]
+        pairs = np.take(bits.table, raw)
+        leftover = np.flatnonzero(raw >= bits.leftover_from)
+        u = rng.random(leftover.size) * bits.leftover_edges[-1]
+        which = np.minimum(np.searchsorted(bits.leftover_edges, u, side="right"), bits.leftover_pairs.size - 1)
+        pairs[leftover] = bits.leftover_pairs[which]
+        plain = pairs.view(float)[: rows * columns].reshape(rows, columns)
+        assert np.array_equal(bits.draw(rows, columns, resample.stream(8, "p")), plain)
+
+
+@pytest.mark.parametrize("n", [13, 3_000, 140_000])  # one byte row within LOOKUP_CELLS, many, and more than it
+def test_byte_table_sums_equal_one_whole_chunk_lookup_to_the_last_bit(n):
+    values = np.random.default_rng(n).normal(size=n)
+    permutations = 1_500 if n < 100_000 else 20
+    rng = resample.stream(1, "d")
+    n_bytes = (n + 7) // 8
+    padded = np.concatenate([values, np.zeros(n_bytes * 8 - n)])
+    table = (padded.reshape(n_bytes, 8) @ resample._BYTE_BITS.T).ravel()
+    offsets = np.arange(n_bytes) * 256
+    plain = np.concatenate([2.0 * table[rng.integers(0, 256, size=(m, n_bytes), dtype=np.uint8) + offsets].sum(axis=1)
+                            for _, m in resample._chunks(permutations, n_bytes)]) - float(values.sum())
+    assert np.array_equal(resample.dense_sign_flip_sums(values, permutations, resample.stream(1, "d")), plain)
