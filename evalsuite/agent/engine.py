@@ -12,7 +12,8 @@ byte-identical trajectories under either.
 Search-R1's `run_llm_loop`: up to `max_turns` turns in which a search gets an observation and a turn with no valid
 action gets the fixed invalid-action message, then one final turn with search disabled for whoever has not answered.
 Budgets (per-turn `max_tokens`, `max_obs_tokens`, total `max_context_tokens`) cut models that loop or flood the
-context; nothing here raises on model text.
+context; nothing here raises on model text. The prediction is the method's answer read from the model's own text
+(`model_text`), never from an observation or the invalid-action message.
 
 Failures: a failed generation fails its example; a search the retrieval server rejects (4xx, e.g. an over-long
 query) fails the example that made it, and the batch goes on; a retriever that stays unreachable after its own
@@ -141,6 +142,15 @@ def model_turns(rollout: Rollout) -> int:
     return sum(1 for t in rollout.turns if not t.extra.get("initial_retrieval"))
 
 
+def model_text(rollout: Rollout) -> str:
+    """The model's own text: its generated segments joined, observations and invalid-action messages left out.
+
+    The answer is read from this, never from the whole response: Search-R1's invalid-action message says "…between
+    <answer> and </answer>", so over the whole response a rollout that never answered would predict "and". (Recorded
+    files of other tools are read on their own convention: `Method.parse` over the whole response.)"""
+    return "".join(text for text, by_model in rollout.segments if by_model)
+
+
 class SearchBatcher:
     """The asynchronous schedule's retrieval: searches that arrive within `window_s` of each other go out as one
     retrieval call (run in a worker thread, one call at a time; searches arriving meanwhile form the next batch),
@@ -240,7 +250,7 @@ class RolloutEngine:
             for index, rollout in enumerate(rollouts):
                 if rollout.done and index not in reported:
                     reported.add(index)
-                    rollout.prediction = self.method.extract_answer(rollout.response)
+                    rollout.prediction = self.method.extract_answer(model_text(rollout))
                     if on_finished is not None:
                         on_finished(index, rollout)
 
@@ -345,7 +355,7 @@ class RolloutEngine:
             while need is not None:
                 answer = await (self._agenerate(need.request) if isinstance(need, NeedGeneration) else batcher.search(need.queries))
                 need = _advance(program, answer)
-        rollout.prediction = self.method.extract_answer(rollout.response)
+        rollout.prediction = self.method.extract_answer(model_text(rollout))
         return rollout
 
     # --- one turn of one trajectory, shared by both schedules ----------------------------------------------------

@@ -81,7 +81,8 @@ class Method(ABC):
 
     @abstractmethod
     def extract_answer(self, response: str) -> str | None:
-        """The final answer from the model's response (never the prompt); None when there is none."""
+        """The final answer in `response`; None when there is none. The engine passes the model's own text (its
+        turns joined, observations left out); `parse` passes a recorded file's whole response, its writer's convention."""
 
     def info(self, style: str) -> dict[str, Any]:
         return {"name": self.name, "style": style, "stop": list(self.stop), "template_hash": self.template_hash(style)}
@@ -123,7 +124,9 @@ class Method(ABC):
 
     def parse(self, response: str | bytes) -> ParsedTrajectory:
         """Re-derive the turns (queries, passages), the prediction and the protocol errors of a full response (prompt
-        excluded), as the rollout loop built it: the prediction is exactly `extract_answer(response)`."""
+        excluded), as the rollout loop built it. The prediction is `extract_answer(response)` over the whole response,
+        the convention of the Search-R1 and FlashRAG files we import; our own runs read the model's text only
+        (`agent.engine.model_text`, which `ParsedTrajectory.model_text` recovers from the text)."""
         return parse_response(response, self.response_protocol())
 
 

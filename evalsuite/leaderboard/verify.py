@@ -1,6 +1,7 @@
 """`evalsuite leaderboard verify`: accept a submission only if every score recomputes from its trajectories.
 
-Every prediction must be what the method's own parser reads from the recorded trajectory; scores are recomputed
+Every prediction must be what the method's own parser reads from the recorded trajectory (an evalsuite run's: from the
+model's turns within it, observations left out, as the rollout loop reads it); scores are recomputed
 against the task registry's gold answers (never the submission's own), exactly the metrics each run records it was
 scored with, at the definition versions it records (metrics registered later are computed for the site, never held
 against an entry); every declared task split must be a registered split name, covered id for id; the declared
@@ -447,10 +448,31 @@ def parsing_method(manifest: Manifest | None, declared: str) -> str | None:
     return method_key(declared) if method_key(declared) in list_methods() else None
 
 
+def reads_model_text(manifest: Manifest | None) -> bool:
+    """Whether a run's answers are read from the model's own text (an evalsuite run: the rollout loop reads them so,
+    `agent.engine.model_text`) rather than from the whole trajectory (imported outputs: their writers' convention,
+    under which an observation's `<answer>` tags count)."""
+    return manifest is not None and manifest.kind == "run"
+
+
+def turns_text(record: ExampleRecord) -> str | None:
+    """The model's own text of a record the rollout loop wrote: its turns' texts joined, which the loop made exactly
+    the model's pieces of the trajectory. None when they are not pieces of the trajectory, in order: the answer
+    must come from what the recorded response says."""
+    position = 0
+    for turn in record.turns:
+        at = record.trajectory.find(turn.text, position)
+        if at == -1:
+            return None
+        position = at + len(turn.text)
+    return "".join(turn.text for turn in record.turns)
+
+
 def check_record(lineno: int, record: ExampleRecord, split: str, ref: RunRef, parse: Callable[[str], str | None],
-                 where: str, report: VerificationReport) -> ExampleRecord:
+                 where: str, report: VerificationReport, model_text_only: bool = False) -> ExampleRecord:
     """Check what a record claims about itself (split, status, trajectory) and return it with the prediction its
-    method's parser reads from the trajectory, which is what gets scored."""
+    method's parser reads from the trajectory, which is what gets scored (`model_text_only`: from the model's turns
+    within it, as an evalsuite run reads it)."""
     at = f"{where}:{lineno}"
     if not split_covers(split, record.split):
         report.add("split", at, f"id {record.id!r}: claims split {record.split!r}, but submission.json declares {split!r}")
@@ -464,8 +486,12 @@ def check_record(lineno: int, record: ExampleRecord, split: str, ref: RunRef, pa
     elif not failed and not record.trajectory.strip() and any(turn.text.strip() for turn in record.turns):
         # An empty generation (one turn of no text) is honest; turns with text and no trajectory are not.
         report.add("empty-trajectory", at, f"id {record.id!r}: its turns hold text but its trajectory is empty")
-    derived = parse(record.trajectory)
-    if derived != record.prediction:
+    text = turns_text(record) if model_text_only else record.trajectory
+    if text is None:
+        report.add("prediction", at, f"id {record.id!r}: its turns' texts are not pieces of its trajectory in order, so "
+                                     "the model's own text (where an evalsuite run reads the answer) cannot be checked")
+    derived = parse(text or "")
+    if text is not None and derived != record.prediction:
         report.add("prediction", at, f"id {record.id!r}: prediction {_clip(record.prediction)} is not what the method's parser "
                                      f"reads from the trajectory ({_clip(derived)})")
     return record.model_copy(update={"prediction": derived})
@@ -661,7 +687,8 @@ def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Pa
         per_record = None if declared is None else {per_sample_name(m) for m in declared}
         # Recomputed records follow the registry's order (a question's samples in sample order), so the site and
         # the tests see a stable order.
-        rescored = {(r.id, r.sample): rescore(lineno, check_record(lineno, r, split, ref, parse, pred_where, report),
+        rescored = {(r.id, r.sample): rescore(lineno, check_record(lineno, r, split, ref, parse, pred_where, report,
+                                                                   reads_model_text(manifest)),
                                               gold[r.id], pred_where, report, checked, per_record)
                     for lineno, r in kept}
         by_question: dict[str, list[ExampleRecord]] = defaultdict(list)

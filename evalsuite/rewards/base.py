@@ -80,11 +80,10 @@ def samples(completions: Sequence[Any], columns: dict[str, Any]) -> list[Sample]
             turns = _as_turns(row["turns"])
             model_text = row.get("model_text") if row.get("model_text") is not None else "".join(t.text for t in turns)
             errors = list(row.get("protocol_errors") or [])
-            answer = extract_answer(model_text)
         else:
             parsed = parse_trajectory(text)
-            turns, errors, answer = parsed.turns, parsed.errors, parsed.answer
-            model_text = "".join(t.text for t in turns)
+            turns, errors, model_text = parsed.turns, parsed.errors, parsed.model_text
+        answer = extract_answer(model_text)  # the model's own text: an observation's or a message's tags never answer
         out.append(Sample(text=text, turns=turns, model_text=model_text, answer=answer, golds=golds, protocol_errors=errors, row=row))
     return out
 

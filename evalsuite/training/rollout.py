@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalsuite.agent.engine import Rollout, RolloutConfig, RolloutEngine
+from evalsuite.agent.engine import Rollout, RolloutConfig, RolloutEngine, model_text
 from evalsuite.agent.method import Method
 from evalsuite.errors import EvalsuiteError
 from evalsuite.training.backend import TrainerBackend
@@ -174,7 +174,7 @@ class SearchRollout:
             out["completion_ids"].append(tokens.completion_ids)
             out["env_mask"].append(tokens.env_mask)
             out["turns"].append([t.model_dump() for t in rollout.turns])
-            out["model_text"].append("".join(text for text, by_model in rollout.segments if by_model))
+            out["model_text"].append(model_text(rollout))
             for name, value in rollout_metrics(rollout).items():
                 out[name].append(value)
             out["stop_reason"].append(rollout.stop_reason)

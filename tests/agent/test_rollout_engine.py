@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalsuite.agent.engine import RetrievalUnavailable, RolloutConfig, RolloutEngine
+from evalsuite.agent.engine import RetrievalUnavailable, RolloutConfig, RolloutEngine, model_text
 from evalsuite.agent.search_r1 import SearchR1
 from evalsuite.protocol.search_r1 import INVALID_ACTION
 from evalsuite.models.base import Backend, Generation, GenerationRequest, cut_at_stop
@@ -113,6 +113,32 @@ def test_invalid_action_gets_search_r1s_message_and_the_loop_goes_on():
     (rollout,) = engine(backend, DictRetriever({})).run([("a", "q?")])
     assert rollout.response == "I am not sure." + INVALID_ACTION + "<answer> x </answer>"
     assert rollout.turns[0].invalid_action and not rollout.turns[1].invalid_action
+
+
+class AsyncScripted(ScriptedBackend):
+    """The same script, served one request at a time (the asynchronous schedule)."""
+
+    supports_async = True
+
+    async def agenerate(self, request):
+        (generation,) = self.generate([request])
+        return generation
+
+
+@pytest.mark.parametrize("schedule", ["sync", "async"])
+def test_the_invalid_action_messages_tags_never_answer(schedule):
+    # Search-R1's message says "...between <answer> and </answer>...": over the whole response a rollout that never
+    # answered would predict "and". The answer is read from the model's own text only.
+    import asyncio
+
+    backend = AsyncScripted({"a": ["I am not sure.", "Still not sure."], "b": ["Hmm.", "<answer> x </answer>"]})
+    eng = engine(backend, DictRetriever({}), max_turns=1)
+    items = [("a", "q?"), ("b", "q?")]
+    a, b = eng.run(items) if schedule == "sync" else asyncio.run(eng.run_async(items))
+    assert "<answer> and </answer>" in a.response and a.turns[0].invalid_action
+    assert a.stop_reason == "max_turns" and a.prediction is None
+    assert b.prediction == "x"  # a real answer after an invalid action still counts
+    assert model_text(a) == "I am not sure.Still not sure."
 
 
 def test_max_turns_then_one_final_turn_without_search():

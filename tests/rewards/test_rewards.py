@@ -52,6 +52,17 @@ def test_search_r1_reads_the_answer_of_the_response_not_the_prompt_or_passages()
     assert reward([text], golden_answers=[["Paris"]]) == [0.0]
 
 
+def test_search_r1_pays_nothing_for_the_answer_tags_of_the_invalid_action_message():
+    from evalsuite.protocol.search_r1 import INVALID_ACTION
+
+    # The message says "...between <answer> and </answer>...": read over the whole text, this rollout would answer
+    # "and" and earn the shaped reward's final_format_score. Parsed from the text or given as turns, it has no answer.
+    reward = get_reward("search-r1", SearchR1RewardConfig.shaped().__dict__)
+    text = "I am not sure." + INVALID_ACTION + "Still not sure."
+    given = [Turn(text="I am not sure.", invalid_action=True), Turn(text="Still not sure.")]
+    assert reward([text, text], golden_answers=[["and"], ["and"]], turns=[None, given]) == [0.0, 0.0]
+
+
 def test_search_r1_shaped_reward_cases():
     reward = get_reward("search-r1", SearchR1RewardConfig.shaped().__dict__)
     wrong_valid = VALID_CORRECT.replace("<answer>Paris</answer>", "<answer>Lyon</answer>")
