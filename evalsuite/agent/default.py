@@ -18,7 +18,7 @@ DEMO_NOTE = (
     "scoring) on CPU, but its score is not meaningful."
 )
 DEMO_TASK = "adqa"
-DEMO_SUBSET = "first:10"
+DEMO_SUBSET = "first:6"
 
 
 @dataclass(frozen=True)
