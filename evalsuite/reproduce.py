@@ -466,8 +466,8 @@ def _submission(repro: Reproduction, stage: Stage) -> dict[str, Any]:
     }
     info = SubmissionInfo.model_validate({**defaults, **repro.settings.submission})
     path = pack_submission([run], stage.path / SUBMISSION_DIR, info)
-    # verified as `evalsuite leaderboard add` would: a subset of a split (every CPU reproduction) is packed but the
-    # leaderboard refuses it, and the summary says so instead of leaving it to be found at filing time
+    # verified as `evalsuite leaderboard add` would, so a refusal is said now instead of at filing time; a subset of a
+    # split (every CPU reproduction) is packed as `test@first:N`: an entry in a column of its own
     report = verify_submission(path, repro.settings.data_dir)
     verdict = "accepted" if report.accepted else f"refused ({len(report.problems)} problems), first: {report.problems[0]}"
     return {"submission": str(path), "training_manifest_sha256": link["sha256"], "leaderboard": verdict}

@@ -17,6 +17,7 @@ from evalsuite.leaderboard.submission import (
     SubmissionFile,
     SubmissionInfo,
     is_tarball,
+    with_subset,
     write_checksums,
     write_gzip,
     write_tarball,
@@ -36,11 +37,15 @@ def _run_name(path: Path, taken: set[str]) -> str:
 
 
 def _declared_splits(run: RunDirectory, records_tasks: dict[str, str | None], overrides: dict[str, str]) -> dict[str, str]:
-    """Task → split for a run: `--split` overrides, else the manifest's, else the records'."""
+    """Task → split for a run: `--split` overrides, else the manifest's (with the subset it evaluated, e.g.
+    `test@first:128`), else the records'."""
     manifest = run.read_manifest()
+    # an evalsuite run's subset is a spec the verifier rebuilds; an import's ("ids:N") only counts its records
+    subset = manifest.subset if manifest.kind == "run" else None
     splits: dict[str, str] = {}
     for task, record_split in records_tasks.items():
-        split = overrides.get(task) or manifest.splits.get(task) or record_split
+        recorded = manifest.splits.get(task) or record_split
+        split = overrides.get(task) or (recorded and with_subset(recorded, subset))
         if not split:
             raise EvalsuiteError(f"{run.path}: no split known for task {task!r}", hint=f"pass --split {task}=SPLIT")
         splits[task] = split

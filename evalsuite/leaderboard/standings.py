@@ -16,6 +16,7 @@ import numpy as np
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.leaderboard.verify import VerificationReport
+from evalsuite.leaderboard.submission import split_label
 from evalsuite.metrics.registry import get_metric, list_metrics, one_sample_metric
 from evalsuite.runs.schema import MetricSummary
 from evalsuite.reported import ReportedTable, default_root, list_reported, load_reported
@@ -233,7 +234,7 @@ def split_column_header(column: TaskSplit) -> Column:
         title = f"{spec.display_name}: {spec.category}, {column.split} split"
     except EvalsuiteError:
         evaluated, title = False, f"{column.task}, {column.split} split"
-    label = task_label(column.task) if evaluated else f"{task_label(column.task)} ({column.split})"
+    label = task_label(column.task) if evaluated else f"{task_label(column.task)} ({split_label(column.split)})"
     return Column(column.key, label, title + ("" if evaluated else "; ranked only against entries on the same split"))
 
 

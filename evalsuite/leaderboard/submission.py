@@ -47,6 +47,8 @@ RUN_FILES = frozenset({MANIFEST_FILE, METRICS_FILE, PREDICTIONS_GZ, PREDICTIONS_
 TOP_LEVEL_FILES = frozenset({SUBMISSION_FILE, CHECKSUMS_FILE, VERIFICATION_FILE})
 # The published 1,000-question subsample of a task's eval split (reason_over_search's `test_sub1000`).
 SUBSAMPLE_SUFFIX = "_sub1000"
+# `test@first:128`: a declared split narrowed to a deterministic subset of its questions (split_and_subset).
+SUBSET_MARK = "@"
 
 _RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -101,14 +103,41 @@ class SubmissionInfo(BaseModel):
 
 def registered_splits(task: Task) -> tuple[str, ...]:
     """The split names a submission may declare for `task`: its eval split, its extra splits and the published
-    1,000-question subsample of its eval split. Anything else (a path above all) is refused."""
+    1,000-question subsample of its eval split, each optionally with `@SUBSET` (split_and_subset). Anything else
+    (a path above all) is refused."""
     return (task.eval_split, *task.extra_splits, task.eval_split + SUBSAMPLE_SUFFIX)
 
 
+def split_and_subset(declared: str) -> tuple[str, str | None]:
+    """`test@first:128` → ("test", "first:128"): a registered split, and the deterministic subset of its questions
+    (`evalsuite run --subset`: first:N or sample:N:SEED) that the run covers in full; ("test", None) for a split
+    declared whole. Verification rebuilds the subset's ids from the registry's rows, so the ids are never the
+    submitter's choice beyond the spec, and the leaderboard ranks a subset only against the same subset."""
+    split, mark, subset = declared.partition(SUBSET_MARK)
+    return split, (subset if mark else None)
+
+
+def with_subset(split: str, subset: str | None) -> str:
+    """The split a run on `subset` of `split` declares (the whole split for no subset or `full`)."""
+    return split if subset in (None, "full") else f"{split}{SUBSET_MARK}{subset}"
+
+
+def split_label(declared: str) -> str:
+    """A declared split as a reader says it: `test`, `test, first 128`, `test, 500 sampled with seed 7`."""
+    split, subset = split_and_subset(declared)
+    parts = (subset or "").split(":")
+    if parts[0] == "first" and len(parts) == 2:
+        return f"{split}, first {parts[1]}"
+    if parts[0] == "sample" and len(parts) == 3:
+        return f"{split}, {parts[1]} sampled with seed {parts[2]}"
+    return declared
+
+
 def split_covers(declared: str, recorded: str | None) -> bool:
-    """Whether a run or record that says `recorded` may stand for the declared split: the same split, its
-    subsample (outputs imported from a subsample run name the full split), or nothing recorded."""
-    return recorded is None or recorded == declared or declared == recorded + SUBSAMPLE_SUFFIX
+    """Whether a run or record that says `recorded` may stand for the declared split: the same split (or a subset
+    of it), its subsample (outputs imported from a subsample run name the full split), or nothing recorded."""
+    split, _ = split_and_subset(declared)
+    return recorded is None or recorded == split or split == recorded + SUBSAMPLE_SUFFIX
 
 
 def defined_file(rel: str, runs: set[str] | None) -> bool:

@@ -16,9 +16,9 @@ import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -39,6 +39,7 @@ from evalsuite.leaderboard.submission import (
     PREDICTIONS_GZ,
     RUNS_DIR,
     SUBMISSION_FILE,
+    SUBSET_MARK,
     RunRef,
     SubmissionFile,
     SubmissionInfo,
@@ -47,8 +48,10 @@ from evalsuite.leaderboard.submission import (
     parse_checksums,
     registered_splits,
     sha256_file,
+    split_and_subset,
     split_covers,
     submission_files,
+    with_subset,
 )
 from evalsuite.metrics import extract_answer
 from evalsuite.metrics.judged import JUDGED_METRICS
@@ -61,6 +64,7 @@ from evalsuite.scoring import score_record, task_metrics
 from evalsuite.tasks.loader import load_split
 from evalsuite.tasks.registry import get_task
 from evalsuite.tasks.rows import TaskRow, normalize_question
+from evalsuite.tasks.subset import Subset, apply_subset, ids_hash, parse_subset
 
 TOLERANCE = 1e-9
 # Per check and file, how many individual problems are spelled out before the rest are only counted.
@@ -615,31 +619,75 @@ def _gold(task: str, split: str, data_dir: str | Path | None, root: Path, where:
         report.add("unknown-task", where, f"{exc.message} ({exc.hint})" if exc.hint else exc.message)
         return None
     allowed = registered_splits(registered)
-    if split not in allowed:
-        report.add("split", where, f"{split[:100]!r} is not a registered split of {task}; declare one of: {', '.join(allowed)}")
+    whole, subset = split_and_subset(split)
+    if whole not in allowed:
+        report.add("split", where, f"{split[:100]!r} is not a registered split of {task}; declare one of: {', '.join(allowed)}"
+                                   f" (optionally with {SUBSET_MARK}first:N or {SUBSET_MARK}sample:N:SEED)")
+        return None
+    chosen = _declared_subset(subset, split, where, report)
+    if chosen is False:
         return None
     if (task, split) in report._gold:
         return report._gold[(task, split)]
     try:
-        loaded = load_split(registered, split, data_dir)
+        loaded = load_split(registered, whole, data_dir)
     except EvalsuiteError as exc:
-        report.add("gold", where, f"cannot load the registry's {task}/{split}: {exc.message}"
+        report.add("gold", where, f"cannot load the registry's {task}/{whole}: {exc.message}"
                                   + (f" ({exc.hint})" if exc.hint else ""))
         return None
     if Path(loaded.source).resolve().is_relative_to(root.resolve()):
-        report.add("gold", where, f"the {task}/{split} gold file resolves inside the submission; gold answers never "
+        report.add("gold", where, f"the {task}/{whole} gold file resolves inside the submission; gold answers never "
                                   "come from a submission")
         return None
+    if chosen is not None:  # the subset's ids are rebuilt from the registry's rows, as `evalsuite run --subset` chose them
+        loaded = replace(loaded, split=split, rows=apply_subset(loaded.rows, chosen))
     report._gold[(task, split)] = loaded
     return loaded
 
 
-def _manifest_split(manifest: Manifest | None, task: str, split: str, where: str, report: VerificationReport) -> None:
+def _declared_subset(subset: str | None, split: str, where: str, report: VerificationReport) -> Subset | None | Literal[False]:
+    """The subset a declared split names (None: the whole split); False, with the problem reported, when it is not
+    a subset `evalsuite run --subset` can choose."""
+    if subset is None:
+        return None
+    try:
+        chosen = parse_subset(subset)
+    except EvalsuiteError as exc:
+        report.add("split", where, f"{split[:100]!r}: {exc.message} ({exc.hint})")
+        return False
+    if chosen.kind == "full":
+        report.add("split", where, f"{split[:100]!r}: a whole split is declared without {SUBSET_MARK}full")
+        return False
+    return chosen
+
+
+def _subset_spec(spec: str | None) -> Subset | None:
+    """The questions a subset spec chooses (`first:0128` is `first:128`); None for the whole split, and for what is
+    no `--subset` spec (an import's `ids:N` counts its records: the ids check is what holds it to the split)."""
+    try:
+        chosen = parse_subset(spec) if spec else None
+    except EvalsuiteError:
+        return None
+    return chosen if chosen is not None and chosen.kind != "full" else None
+
+
+def _manifest_split(manifest: Manifest | None, task: str, split: str, rows: list[TaskRow], where: str,
+                    report: VerificationReport) -> None:
+    """The declared split (and subset) against what the run's manifest recorded; `rows`: the declared questions."""
     if manifest is None:
         return
     recorded = manifest.splits.get(task)
     if (recorded is None and manifest.kind == "run") or not split_covers(split, recorded):
         report.add("split", where, f"{task}: submission.json declares split {split!r} but the manifest records {recorded!r}")
+    _, declared = split_and_subset(split)
+    ran = _subset_spec(manifest.subset)
+    if manifest.kind == "run" and _subset_spec(declared) != ran:
+        report.add("split", where, f"{task}: submission.json declares split {split!r} but the run evaluated subset "
+                                   f"{manifest.subset or 'full'} (declare {with_subset(recorded or split, ran and str(ran))!r})")
+    recorded_ids = manifest.subset_ids_hash.get(task)
+    if declared and recorded_ids and recorded_ids != ids_hash([row.id for row in rows]):
+        report.add("split", where, f"{task}: the manifest's ids of subset {declared} are not the registry's {split} "
+                                   "(the run read other data than the registry's split)")
 
 
 def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Path | None, limits: Limits,
@@ -676,7 +724,7 @@ def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Pa
         loaded = _gold(task, split, data_dir, root, declared_at, report)
         if loaded is None:
             continue
-        _manifest_split(manifest, task, split, f"{where}/{MANIFEST_FILE}", report)
+        _manifest_split(manifest, task, split, loaded.rows, f"{where}/{MANIFEST_FILE}", report)
         gold = {row.id: row for row in loaded.rows}
         kept = check_ids(by_task.get(task, []), gold, pred_where, f"{task}/{split}", report)
         claimed_task = claimed.tasks.get(task) if claimed is not None else None

@@ -138,7 +138,8 @@ def test_a_split_given_as_a_path_to_the_submitters_gold_file_is_refused(layout, 
     report = verify_submission(submission, data_dir)
     assert not report.accepted and not report.tasks
     assert str(report.problems[0]) == (f"[split] submission.json: runs[{BASE_SEED1}].tasks.bamboogle: {split!r} is not a "
-                                       "registered split of bamboogle; declare one of: test, test_sub1000")
+                                       "registered split of bamboogle; declare one of: test, test_sub1000 (optionally with "
+                                       "@first:N or @sample:N:SEED)")
 
 
 @pytest.mark.parametrize("extra", ["gold.jsonl", f"{RUN}/gold.jsonl", "runs/other/manifest.json"])
