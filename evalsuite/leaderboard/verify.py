@@ -683,7 +683,7 @@ def _manifest_split(manifest: Manifest | None, task: str, split: str, rows: list
     ran = _subset_spec(manifest.subset)
     if manifest.kind == "run" and _subset_spec(declared) != ran:
         report.add("split", where, f"{task}: submission.json declares split {split!r} but the run evaluated subset "
-                                   f"{manifest.subset or 'full'} (declare {with_subset(recorded or split, ran and str(ran))!r})")
+                                   f"{manifest.subset or 'full'} (declare {with_subset(recorded or split, str(ran) if ran else None)!r})")
     recorded_ids = manifest.subset_ids_hash.get(task)
     if declared and recorded_ids and recorded_ids != ids_hash([row.id for row in rows]):
         report.add("split", where, f"{task}: the manifest's ids of subset {declared} are not the registry's {split} "

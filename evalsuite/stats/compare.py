@@ -165,8 +165,8 @@ def compare(
         raise EvalsuiteError(f"unknown correction family {correction!r}", hint=f"choose one of {', '.join(CORRECTION_FAMILIES)}")
     by_name = {s.name: s for s in systems}
     tasks = _ordered_tasks(systems)
-    groups = {g: list(ts) for g, ts in (groups or {}).items()}
-    result = Comparison(metric, baseline, names, tasks, groups, {}, {}, {}, {}, n_resamples, n_permutations, seed,
+    group_members = {g: list(ts) for g, ts in (groups or {}).items()}
+    result = Comparison(metric, baseline, names, tasks, group_members, {}, {}, {}, {}, n_resamples, n_permutations, seed,
                         confidence, alpha, CORRECTION_FAMILIES[correction])
 
     def one_task(task: str) -> tuple[Comparison, _TaskDraws]:
@@ -191,7 +191,7 @@ def compare(
             result.interval_methods.extend(m for m in part.interval_methods if m not in result.interval_methods)
             draws[task] = drawn
     _correct(result, correction)
-    for group, members in groups.items():
+    for group, members in group_members.items():
         _average(result, group, members, draws)
     return result
 

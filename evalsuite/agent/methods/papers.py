@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -349,7 +349,7 @@ def paper_splits(method: str) -> dict[str, str]:
 
 
 def run_differences(method: str, tasks: list[str], topk: int | None, max_turns: int | None, *,
-                    splits: dict[str, str | None] | None = None, retriever: Collection[str] | None = None,
+                    splits: Mapping[str, str | None] | None = None, retriever: Collection[str] | None = None,
                     corpus: str | None = None, subset: str | None = None, corpus_label: str | None = None) -> list[str]:
     """Where a run's setting differs from the paper's evaluation setting (empty: the paper setting).
 
