@@ -61,7 +61,7 @@ from evalsuite.runs import SCHEMA_VERSION, ExampleRecord, Manifest, MetricsFile,
 from evalsuite.runs.setting import KNOWN_CORPORA, RunSetting
 from evalsuite.runs.schema import LEGACY_METRICS, MANIFEST_FILE, METRIC_CONVENTION, METRICS_FILE, PREDICTIONS_FILE, manifest_from_json
 from evalsuite.scoring import score_record, task_metrics
-from evalsuite.tasks.loader import load_split
+from evalsuite.tasks.loader import LoadedSplit, load_split
 from evalsuite.tasks.registry import get_task
 from evalsuite.tasks.rows import TaskRow, normalize_question
 from evalsuite.tasks.subset import Subset, apply_subset, ids_hash, parse_subset
@@ -610,9 +610,11 @@ def check_summary(claimed: MetricsFile, recomputed: MetricsFile, where: str, rep
                 report.add("score", where, f"average {group}/{name}: claimed {theirs_value} but recomputed {_format(value)}")
 
 
-def _gold(task: str, split: str, data_dir: str | Path | None, root: Path, where: str, report: VerificationReport):
-    """The registry's rows of a declared task split; the split must be a registered name, and the rows never come
-    from inside the submission."""
+def _gold(task: str, split: str, data_dir: str | Path | None, root: Path, where: str,
+          report: VerificationReport) -> tuple[LoadedSplit, int] | None:
+    """The registry's rows of a declared task split, and how many questions the whole split holds; the split must
+    be a registered name, and the rows never come from inside the submission. A declared subset narrows the rows
+    (`loaded.split` names it); one that holds every question of the split is the whole split, and ranked with it."""
     try:
         registered = get_task(task)
     except EvalsuiteError as exc:
@@ -627,20 +629,31 @@ def _gold(task: str, split: str, data_dir: str | Path | None, root: Path, where:
     chosen = _declared_subset(subset, split, where, report)
     if chosen is False:
         return None
+    loaded = _whole_split(task, whole, data_dir, root, where, report)
+    if loaded is None:
+        return None
+    n_split = len(loaded.rows)
+    narrowed = _subset_spec(subset, n_split)
+    if narrowed is None:
+        return loaded, n_split
+    # the subset's ids are rebuilt from the registry's rows, as `evalsuite run --subset` chose them
+    return replace(loaded, split=split, rows=apply_subset(loaded.rows, narrowed)), n_split
+
+
+def _whole_split(task: str, split: str, data_dir: str | Path | None, root: Path, where: str,
+                 report: VerificationReport) -> LoadedSplit | None:
     if (task, split) in report._gold:
         return report._gold[(task, split)]
     try:
-        loaded = load_split(registered, whole, data_dir)
+        loaded = load_split(task, split, data_dir)
     except EvalsuiteError as exc:
-        report.add("gold", where, f"cannot load the registry's {task}/{whole}: {exc.message}"
+        report.add("gold", where, f"cannot load the registry's {task}/{split}: {exc.message}"
                                   + (f" ({exc.hint})" if exc.hint else ""))
         return None
     if Path(loaded.source).resolve().is_relative_to(root.resolve()):
-        report.add("gold", where, f"the {task}/{whole} gold file resolves inside the submission; gold answers never "
+        report.add("gold", where, f"the {task}/{split} gold file resolves inside the submission; gold answers never "
                                   "come from a submission")
         return None
-    if chosen is not None:  # the subset's ids are rebuilt from the registry's rows, as `evalsuite run --subset` chose them
-        loaded = replace(loaded, split=split, rows=apply_subset(loaded.rows, chosen))
     report._gold[(task, split)] = loaded
     return loaded
 
@@ -661,32 +674,33 @@ def _declared_subset(subset: str | None, split: str, where: str, report: Verific
     return chosen
 
 
-def _subset_spec(spec: str | None) -> Subset | None:
-    """The questions a subset spec chooses (`first:0128` is `first:128`); None for the whole split, and for what is
-    no `--subset` spec (an import's `ids:N` counts its records: the ids check is what holds it to the split)."""
+def _subset_spec(spec: str | None, n_split: int) -> Subset | None:
+    """The questions a subset spec chooses of a split of `n_split` (`first:0128` is `first:128`); None for the whole
+    split (a subset of at least n_split questions is all of them) and for what is no `--subset` spec (an import's
+    `ids:N` counts its records: the ids check is what holds it to the split)."""
     try:
         chosen = parse_subset(spec) if spec else None
     except EvalsuiteError:
         return None
-    return chosen if chosen is not None and chosen.kind != "full" else None
+    return chosen if chosen is not None and chosen.n is not None and chosen.n < n_split else None
 
 
-def _manifest_split(manifest: Manifest | None, task: str, split: str, rows: list[TaskRow], where: str,
+def _manifest_split(manifest: Manifest | None, task: str, declared: str, loaded: LoadedSplit, n_split: int, where: str,
                     report: VerificationReport) -> None:
-    """The declared split (and subset) against what the run's manifest recorded; `rows`: the declared questions."""
+    """The declared split (and subset) against what the run's manifest recorded; `loaded`: the declared questions."""
     if manifest is None:
         return
     recorded = manifest.splits.get(task)
-    if (recorded is None and manifest.kind == "run") or not split_covers(split, recorded):
-        report.add("split", where, f"{task}: submission.json declares split {split!r} but the manifest records {recorded!r}")
-    _, declared = split_and_subset(split)
-    ran = _subset_spec(manifest.subset)
-    if manifest.kind == "run" and _subset_spec(declared) != ran:
-        report.add("split", where, f"{task}: submission.json declares split {split!r} but the run evaluated subset "
-                                   f"{manifest.subset or 'full'} (declare {with_subset(recorded or split, str(ran) if ran else None)!r})")
+    if (recorded is None and manifest.kind == "run") or not split_covers(declared, recorded):
+        report.add("split", where, f"{task}: submission.json declares split {declared!r} but the manifest records {recorded!r}")
+    _, subset = split_and_subset(loaded.split)
+    ran = _subset_spec(manifest.subset, n_split)
+    if manifest.kind == "run" and _subset_spec(subset, n_split) != ran:
+        report.add("split", where, f"{task}: submission.json declares split {declared!r} but the run evaluated subset "
+                                   f"{manifest.subset or 'full'} (declare {with_subset(recorded or declared, str(ran) if ran else None)!r})")
     recorded_ids = manifest.subset_ids_hash.get(task)
-    if declared and recorded_ids and recorded_ids != ids_hash([row.id for row in rows]):
-        report.add("split", where, f"{task}: the manifest's ids of subset {declared} are not the registry's {split} "
+    if subset and recorded_ids and recorded_ids != ids_hash([row.id for row in loaded.rows]):
+        report.add("split", where, f"{task}: the manifest's ids of subset {subset} are not the registry's {loaded.split} "
                                    "(the run read other data than the registry's split)")
 
 
@@ -721,10 +735,11 @@ def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Pa
     versions, declared = scored_with(claimed, f"{where}/{METRICS_FILE}", report)
     for task, split in ref.tasks.items():
         declared_at = f"{SUBMISSION_FILE}: runs[{name}].tasks.{task}"
-        loaded = _gold(task, split, data_dir, root, declared_at, report)
-        if loaded is None:
+        found = _gold(task, split, data_dir, root, declared_at, report)
+        if found is None:
             continue
-        _manifest_split(manifest, task, split, loaded.rows, f"{where}/{MANIFEST_FILE}", report)
+        loaded, n_split = found
+        _manifest_split(manifest, task, split, loaded, n_split, f"{where}/{MANIFEST_FILE}", report)
         gold = {row.id: row for row in loaded.rows}
         kept = check_ids(by_task.get(task, []), gold, pred_where, f"{task}/{split}", report)
         claimed_task = claimed.tasks.get(task) if claimed is not None else None
@@ -746,7 +761,7 @@ def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Pa
         rescored_all.extend(ordered)
         records = [shown_record(r) for r in ordered]
         if len(by_question) == len(gold):
-            report.tasks[task] = VerifiedTask(task, split, name, records, summarize(records).tasks[task],
+            report.tasks[task] = VerifiedTask(task, loaded.split, name, records, summarize(records).tasks[task],
                                               loaded.source, loaded.source_hash, checked)
     if claimed is not None and rescored_all and not any(p.check in ("missing-id", "gold") for p in report.problems):
         check_summary(claimed, summarize(rescored_all), f"{where}/{METRICS_FILE}", report, versions)

@@ -124,3 +124,15 @@ def test_a_subset_entry_gets_its_own_column(first40, benchmarks_dir, tmp_path, t
     assert summary.entries == 2
     index = (tmp_path / "site" / "index.html").read_text()
     assert "Bamboogle (test, first 40)" in index
+
+
+def test_a_subset_that_holds_every_question_is_the_whole_split(tmp_path, trajectories_dir, benchmarks_dir):
+    """`--subset first:500` of Bamboogle's 125 questions evaluates all of them: ranked with the whole split."""
+    sub = submit(replay_run(tmp_path, trajectories_dir, benchmarks_dir, "first:500", "all"), tmp_path / "sub")
+    meta = SubmissionFile.model_validate_json((sub / "submission.json").read_text())
+    assert meta.runs[0].tasks == {"bamboogle": "test@first:500"}
+    report = verify_submission(sub, benchmarks_dir)
+    assert report.accepted, problems(report)
+    assert report.tasks["bamboogle"].split == "test" and report.tasks["bamboogle"].summary.n == 125
+    declare(sub, "test")  # declared whole: the same questions, the same verdict
+    assert verify_submission(sub, benchmarks_dir).accepted
