@@ -97,6 +97,9 @@ class Rollout:
     prediction: str | None = None
     # `response` as (text, generated_by_model) pieces in order: training masks the environment's pieces out of the loss.
     segments: list[tuple[str, bool]] = field(default_factory=list)
+    # the seed this trajectory samples with (None: the engine's RolloutConfig.seed); a sampled run gives each of a
+    # question's K trajectories its own, so they share one batch (and one `n` request where the backend has it)
+    seed: int | None = None
 
     @property
     def done(self) -> bool:
@@ -205,8 +208,9 @@ class RolloutEngine:
         self.style = style
         self.search_window_s = search_window_s  # the asynchronous schedule's collection window for searches
 
-    def start(self, key: str, question: str, initial: SearchOutcome | None = None) -> Rollout:
-        """A fresh rollout with its prompt built and counted (`initial`: hits of the method's initial queries).
+    def start(self, key: str, question: str, initial: SearchOutcome | None = None, seed: int | None = None) -> Rollout:
+        """A fresh rollout with its prompt built and counted (`initial`: hits of the method's initial queries; `seed`:
+        its own sampling seed, None for the engine's).
 
         When the retrieval server rejects the initial queries, the rollout comes back failed with the reason."""
         queries = self.method.initial_queries(question)
@@ -214,13 +218,13 @@ class RolloutEngine:
             (initial,) = self._search_each([queries])
         if isinstance(initial, RequestRejected):
             prompt = self.method.prompt(question, self.style, self.backend.chat_template)
-            return Rollout(key=key, question=question, prompt=prompt, stop_reason="error", error=_rejected(queries, initial))
+            return Rollout(key=key, question=question, prompt=prompt, stop_reason="error", error=_rejected(queries, initial), seed=seed)
         if not queries:
             prompt = self.method.prompt(question, self.style, self.backend.chat_template)
         else:
             prompt = self.method.prompt_with_passages(question, self.style, self.backend.chat_template, initial, self._truncate_obs)
         tokens = self.backend.count_tokens(prompt)
-        rollout = Rollout(key=key, question=question, prompt=prompt, prompt_tokens=tokens, context_tokens=tokens)
+        rollout = Rollout(key=key, question=question, prompt=prompt, prompt_tokens=tokens, context_tokens=tokens, seed=seed)
         if queries:
             # Retrieval before any model turn is recorded as turn 0 with no text, so its passages are scored.
             rollout.turns.append(
@@ -236,10 +240,12 @@ class RolloutEngine:
 
     # --- the turn-synchronous schedule ---------------------------------------------------------------------------
 
-    def run(self, items: Sequence[tuple[str, str]], on_finished: Callable[[int, Rollout], None] | None = None) -> list[Rollout]:
+    def run(self, items: Sequence[tuple[str, str]], on_finished: Callable[[int, Rollout], None] | None = None,
+            seeds: Sequence[int] | None = None) -> list[Rollout]:
         """Roll out every (key, question) pair to completion; returns them in input order. `on_finished(index,
-        rollout)` is called as each one finishes (after the turn that ends it), not once the whole batch is done."""
-        return self.finish(self._start_all(items), on_finished)
+        rollout)` is called as each one finishes (after the turn that ends it), not once the whole batch is done.
+        `seeds`: each item's own sampling seed (default: the engine's for all)."""
+        return self.finish(self._start_all(items, seeds), on_finished)
 
     def finish(self, rollouts: list[Rollout], on_finished: Callable[[int, Rollout], None] | None = None) -> list[Rollout]:
         """Play every unfinished rollout on from the turn it has reached (forks resume mid-way) and extract answers;
@@ -281,7 +287,7 @@ class RolloutEngine:
         fork = Rollout(
             key=key, question=source.question, prompt=source.prompt, prompt_tokens=source.prompt_tokens,
             response=response, context_tokens=source.prompt_tokens + (self.backend.count_tokens(response) if response else 0),
-            turns=[t.model_copy(deep=True) for t in kept], segments=list(segments),
+            turns=[t.model_copy(deep=True) for t in kept], segments=list(segments), seed=source.seed,
         )
         generation = Generation(text=text, completion_tokens=self.backend.count_tokens(text), finish_reason="stop")
         self._lockstep([self._after_generation(fork, generation, final=kept_model_turns >= self.config.max_turns, extra=extra or {})])
@@ -310,10 +316,10 @@ class RolloutEngine:
     # --- the asynchronous schedule -------------------------------------------------------------------------------
 
     async def run_async(self, items: Sequence[tuple[str, str]], max_in_flight: int = 64,
-                        on_finished: Callable[[int, Rollout], None] | None = None) -> list[Rollout]:
+                        on_finished: Callable[[int, Rollout], None] | None = None, seeds: Sequence[int] | None = None) -> list[Rollout]:
         """Roll out every (key, question) pair, each trajectory on its own, at most `max_in_flight` at once, against a
-        backend with `supports_async`; `on_finished(index, rollout)` is called as each one finishes. Returns them in
-        input order. `RetrievalUnavailable` cancels the trajectories in flight and is raised; finished ones were
+        backend with `supports_async`; `on_finished(index, rollout)` is called as each one finishes (`seeds` as for
+        `run`). Returns them in input order. `RetrievalUnavailable` cancels the trajectories in flight and is raised; finished ones were
         already handed to `on_finished`."""
         if not self.backend.supports_async:
             raise ScheduleUnsupported(self.backend.name)
@@ -321,11 +327,11 @@ class RolloutEngine:
             raise EvalsuiteError(f"max_in_flight {max_in_flight} is out of range", hint="allow at least one trajectory in flight")
         batcher = SearchBatcher(self._search_each, self.search_window_s)
         results: list[Rollout | None] = [None] * len(items)
-        queue = iter(enumerate(items))
+        queue = iter(enumerate(zip(items, _each_seed(items, seeds))))
 
         async def worker() -> None:
-            for index, (key, question) in queue:  # the workers share one iterator: examples start in input order
-                results[index] = rollout = await self._play(key, question, batcher)
+            for index, ((key, question), seed) in queue:  # the workers share one iterator: examples start in input order
+                results[index] = rollout = await self._play(key, question, batcher, seed)
                 if on_finished is not None:
                     on_finished(index, rollout)
 
@@ -344,10 +350,10 @@ class RolloutEngine:
             await self.backend.aclose()
         return [rollout for rollout in results if rollout is not None]
 
-    async def _play(self, key: str, question: str, batcher: SearchBatcher) -> Rollout:
+    async def _play(self, key: str, question: str, batcher: SearchBatcher, seed: int | None = None) -> Rollout:
         """One trajectory from its question to its answer: generate, search, generate, ..., on its own."""
         queries = self.method.initial_queries(question)
-        rollout = self.start(key, question, await batcher.search(queries) if queries else None)
+        rollout = self.start(key, question, await batcher.search(queries) if queries else None, seed)
         while not rollout.done:
             turn_index = model_turns(rollout)
             program = self._turn(rollout, turn_index, final=turn_index >= self.config.max_turns)
@@ -371,7 +377,7 @@ class RolloutEngine:
             stop=list(self.method.stop),
             max_tokens=budget,
             temperature=self.config.temperature,
-            seed=self.config.seed,
+            seed=self._seed(rollout),
             top_p=self.config.top_p,
             key=(rollout.key, turn_index),
         )
@@ -402,7 +408,7 @@ class RolloutEngine:
         # Search-o1's extra model call that condenses the documents; its text and cost go in Turn.extra.
         condensed = yield NeedGeneration(GenerationRequest(
             prompt=prompt, stop=[], max_tokens=self.config.max_obs_tokens, temperature=self.config.temperature,
-            seed=self.config.seed, top_p=self.config.top_p, key=(rollout.key, -len(rollout.turns)),
+            seed=self._seed(rollout), top_p=self.config.top_p, key=(rollout.key, -len(rollout.turns)),
         ))
         text = condensed.text if condensed.error is None else ""
         pending.turn.extra["condense"] = {
@@ -448,6 +454,10 @@ class RolloutEngine:
             self._append(rollout, self.method.invalid_observation())
         return None
 
+    def _seed(self, rollout: Rollout) -> int:
+        """The seed `rollout`'s requests sample with: its own, else the engine's."""
+        return self.config.seed if rollout.seed is None else rollout.seed
+
     def _generate(self, requests: list[GenerationRequest]) -> list[Generation]:
         start = time.perf_counter()
         try:
@@ -487,11 +497,12 @@ class RolloutEngine:
         rollout.segments.append((observation, False))
         rollout.context_tokens += self.backend.count_tokens(observation)
 
-    def _start_all(self, items: Sequence[tuple[str, str]]) -> list[Rollout]:
+    def _start_all(self, items: Sequence[tuple[str, str]], seeds: Sequence[int] | None = None) -> list[Rollout]:
         """Start every rollout, with the methods' initial queries (if any) retrieved in one call."""
         wanted = [self.method.initial_queries(question) for _, question in items]
         outcomes = iter(self._search_each([queries for queries in wanted if queries]))
-        return [self.start(key, question, next(outcomes) if queries else None) for (key, question), queries in zip(items, wanted)]
+        return [self.start(key, question, next(outcomes) if queries else None, seed)
+                for (key, question), queries, seed in zip(items, wanted, _each_seed(items, seeds))]
 
     def _search_each(self, searches: list[list[str]]) -> list[SearchOutcome]:
         """Every search's hits from one retrieval call; when the server rejects that call, each search on its own,
@@ -534,6 +545,15 @@ class RolloutEngine:
         if len(results) != len(queries):
             raise RetrievalUnavailable(f"retriever returned {len(results)} result lists for {len(queries)} queries", hint=hint)
         return results
+
+
+def _each_seed(items: Sequence[Any], seeds: Sequence[int] | None) -> list[int | None]:
+    """Each item's own seed, or None (the engine's) for all."""
+    if seeds is None:
+        return [None] * len(items)
+    if len(seeds) != len(items):
+        raise ValueError(f"{len(seeds)} seeds for {len(items)} items")
+    return list(seeds)
 
 
 def _failed_generation(exc: Exception) -> Generation:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,7 +22,7 @@ from evalsuite.agent.settings import generation_options, settings_differences
 from evalsuite.errors import EvalsuiteError
 from evalsuite.metrics.process import add_process_metrics
 from evalsuite.metrics.termination import RUN_METRICS
-from evalsuite.models.base import Backend
+from evalsuite.models.base import SEEDING, Backend
 from evalsuite.models.identity import model_identity
 from evalsuite.models.packaged import resolve_model
 from evalsuite.models.registry import backend_class, load_backend
@@ -189,7 +190,7 @@ def build_manifest(spec: RunSpec, backend_info: dict[str, Any], style: str, temp
         method=spec.method,
         prompt_template_hash=template_hash,
         backend={**backend_info, "prompt_style": style, "options": generation_options(spec.backend_options), "schedule": schedule},
-        decoding={**spec.rollout.decoding(), **({"samples": spec.samples} if spec.samples > 1 else {})},
+        decoding=decoding(spec),
         max_turns=spec.rollout.max_turns,
         topk=spec.rollout.topk,
         retriever=retriever,
@@ -200,6 +201,27 @@ def build_manifest(spec: RunSpec, backend_info: dict[str, Any], style: str, temp
         notes=spec.notes,
         run_config=spec.config or None,
     )
+
+
+def decoding(spec: RunSpec) -> dict[str, Any]:
+    """The manifest's decoding: the rollout's, a sampled run's number of samples and, wherever it samples (temperature
+    above 0), the scheme its requests' seeds come from (`models.base.SEEDING`), so a resume never mixes two."""
+    recorded = spec.rollout.decoding()
+    if spec.samples > 1:
+        recorded["samples"] = spec.samples
+    if spec.rollout.temperature > 0:
+        recorded["seeding"] = SEEDING
+    return recorded
+
+
+def check_seeding(out: Path, old: Manifest, new: Manifest) -> None:
+    """Refuse to continue a sampled run whose finished trajectories were seeded by another scheme (a run written
+    before the scheme was recorded has none): its samples and the new ones would not be one run's."""
+    sampled = (old.decoding.temperature or 0) > 0 and (new.decoding.temperature or 0) > 0
+    if sampled and old.decoding.seeding != new.decoding.seeding:
+        before = old.decoding.seeding or "an older evalsuite's scheme (sha256 of seed and key)"
+        raise EvalsuiteError(f"cannot resume {out}: its samples were seeded by {before}, this evalsuite seeds them by {new.decoding.seeding}",
+                             hint="run it again in a new -o directory (its finished samples cannot be continued with their seeds)")
 
 
 def record_paper_check(manifest: Manifest) -> PaperCheck | None:
@@ -248,6 +270,7 @@ def prepare_directory(spec: RunSpec, manifest: Manifest) -> tuple[RunDirectory, 
     if not spec.resume:
         raise EvalsuiteError(f"{spec.out} is already a run directory", hint="pass --resume to continue it, or choose another -o")
     old = directory.read_manifest()
+    check_seeding(spec.out, old, manifest)
     differences = settings_differences(old, manifest)
     if differences:
         raise EvalsuiteError(
@@ -298,6 +321,26 @@ def sample_seed(spec: RunSpec, sample: int | None) -> int:
     return spec.rollout.seed + (sample or 0)
 
 
+@dataclass(frozen=True)
+class Trajectory:
+    """One trajectory a run owes: its question, its sample index (None in a one-trajectory run) and its seed."""
+
+    example: Example
+    sample: int | None
+    seed: int
+
+    @property
+    def item(self) -> tuple[str, str]:
+        """The engine's (key, question): every sample shares the key, so its requests' seeds differ by the sample's."""
+        return self.example.row.id, self.example.row.question
+
+    def record(self, rollout: Rollout, method: Method) -> ExampleRecord:
+        record = to_record(self.example, rollout, method)
+        if self.sample is not None:
+            record.sample, record.sample_seed = self.sample, self.seed
+        return record
+
+
 def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, on_batch: ProgressHook | None = None, backend: Backend | None = None) -> RunResult:
     """Run the whole evaluation described by `spec`; `backend` overrides loading one (tests, benchmarks)."""
     spec.run_config()  # a RunSpec changed after it was made is checked again
@@ -312,27 +355,21 @@ def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, o
     manifest = build_manifest(spec, backend.info(), style, method.template_hash(style), retriever_info(retriever, spec.retriever), fields, schedule)
     directory, done, todo, paper = open_run(spec, manifest, examples, on_start)
     finished = {(r.task, r.id, r.sample) for r in done}
+    # question-major: a question's K samples, each with its own seed, side by side (a resume: only the missing ones)
+    pending = [Trajectory(e, sample, sample_seed(spec, sample)) for e in todo for sample in sample_indices(spec)
+               if (e.task, e.row.id, sample) not in finished]
     new: list[ExampleRecord] = []
     stopped = None
     with directory.writer() as writer:
+
+        def keep(batch_records: list[ExampleRecord]) -> None:
+            writer.extend(batch_records)  # appended as they finish: a kill loses only trajectories in flight
+            new.extend(batch_records)
+            if on_batch:
+                on_batch(batch_records)
+
         try:
-            # Sampled runs repeat the rollout loop once per sample index, each with its own seed; a resume redoes
-            # only the (question, sample) pairs not yet recorded.
-            for sample in sample_indices(spec):
-                seed = sample_seed(spec, sample)
-                engine = RolloutEngine(backend, method, retriever, replace(spec.rollout, seed=seed), style)
-                pending = [e for e in todo if (e.task, e.row.id, sample) not in finished]
-
-                def keep(batch_records: list[ExampleRecord], sample: int | None = sample, seed: int = seed) -> None:
-                    if sample is not None:
-                        for record in batch_records:
-                            record.sample, record.sample_seed = sample, seed
-                    writer.extend(batch_records)  # appended as they finish: a kill loses only trajectories in flight
-                    new.extend(batch_records)
-                    if on_batch:
-                        on_batch(batch_records)
-
-                _roll_out(engine, method, pending, schedule, spec.batch_size, keep)
+            _roll_out(RolloutEngine(backend, method, retriever, spec.rollout, style), method, pending, schedule, spec.batch_size, keep)
         except RetrievalUnavailable as exc:
             stopped = exc.message
     appended = list(done) + new  # the file's order: the kept records, then the new ones as they finished
@@ -344,18 +381,30 @@ def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, o
     return RunResult(directory=directory, records=records, metrics=metrics, stopped=stopped, paper=paper)
 
 
-def _roll_out(engine: RolloutEngine, method: Method, todo: list[Example], schedule: str, batch_size: int,
+def _roll_out(engine: RolloutEngine, method: Method, todo: list[Trajectory], schedule: str, batch_size: int,
               keep: Callable[[list[ExampleRecord]], None]) -> None:
-    """Roll out `todo` on one engine, handing each trajectory to `keep` as it finishes (on both schedules)."""
+    """Roll out `todo` on one engine, each trajectory with its own seed, handing each to `keep` as it finishes (on
+    both schedules; each record is kept as its trajectory finishes, not when the whole batch has)."""
     if schedule == "async":
-        items = [(e.row.id, e.row.question) for e in todo]
-        asyncio.run(engine.run_async(items, batch_size, lambda index, rollout: keep([to_record(todo[index], rollout, method)])))
+        asyncio.run(engine.run_async([t.item for t in todo], batch_size,
+                                     lambda index, rollout: keep([todo[index].record(rollout, method)]), seeds=[t.seed for t in todo]))
         return
-    for start in range(0, len(todo), batch_size):
-        batch = todo[start : start + batch_size]
-        # each record is kept as its trajectory finishes, not when the whole batch has
-        engine.run([(e.row.id, e.row.question) for e in batch],
-                   lambda index, rollout, batch=batch: keep([to_record(batch[index], rollout, method)]))
+    for batch in question_batches(todo, batch_size):
+        engine.run([t.item for t in batch], lambda index, rollout, batch=batch: keep([batch[index].record(rollout, method)]),
+                   seeds=[t.seed for t in batch])
+
+
+def question_batches(todo: list[Trajectory], batch_size: int) -> list[list[Trajectory]]:
+    """`todo` (question-major) in batches of at most `batch_size` trajectories that never split a question's samples
+    (a question with more samples than that is a batch of its own): its samples' turns go to the backend in one call,
+    where vLLM draws their first turns as one `n` request (`models.base.native_n_groups`)."""
+    batches: list[list[Trajectory]] = []
+    for _, question in itertools.groupby(todo, key=lambda t: (t.example.task, t.example.row.id)):
+        samples = list(question)
+        if not batches or len(batches[-1]) + len(samples) > batch_size:
+            batches.append([])
+        batches[-1].extend(samples)
+    return batches
 
 
 def in_example_order(records: list[ExampleRecord], examples: list[Example]) -> list[ExampleRecord]:

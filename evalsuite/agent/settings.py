@@ -29,6 +29,8 @@ OPERATIONAL_OPTIONS = frozenset({
     "delay_s",
     # the rollout schedule (turn-synchronous or asynchronous): the same requests either way
     "schedule",
+    # vllm, openai: sampled requests with consecutive seeds sent as one `n` request, which draws what they draw
+    "native_n",
 })
 # Backend-info keys compared under "model" (the model's identity) rather than "backend", or pure bookkeeping.
 _NOT_BACKEND_SETTINGS = frozenset({"model", "base_url", "examples"})

@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,14 +26,56 @@ class GenerationRequest:
     key: tuple[str, int] | None = None
 
 
+# How `request_seed` turns a run's seed into a request's, recorded in a sampled run's manifest (`decoding.seeding`) so
+# that a resume never mixes two schemes. Runs written before it was recorded used sha256((run seed, key)) whole.
+SEEDING = "key-hash-plus-seed-v2"
+
+
 def request_seed(request: GenerationRequest) -> int:
-    """The sampling seed of one request: the run's seed mixed with the request's key (trajectory, turn), so that two
-    trajectories of one prompt (GRPO's group, repeated samples) draw different samples under an engine that seeds
-    each request on its own (vLLM), and each stays reproducible. Without a key, the run's seed."""
+    """The sampling seed of one request: a hash of its key (trajectory, turn) plus the run's seed, mod 2**32, so that
+    two trajectories of one prompt (GRPO's group) draw different samples under an engine that seeds each request on
+    its own (vLLM), and each stays reproducible. Without a key, the run's seed.
+
+    The seed is linear in the run's seed: a question's K samples (run seeds S, S+1, ..., `runner.sample_seed`, one
+    key) get consecutive seeds, which is exactly what one vLLM request for n = K samples draws (`native_n_groups`)."""
     if request.key is None:
         return request.seed
-    digest = hashlib.sha256(repr((request.seed, request.key)).encode("utf-8")).digest()
-    return int.from_bytes(digest[:4], "little")
+    digest = hashlib.sha256(repr(request.key).encode("utf-8")).digest()
+    return (int.from_bytes(digest[:4], "little") + request.seed) % 2**32
+
+
+def native_n_groups(requests: Sequence[GenerationRequest]) -> list[list[int]]:
+    """The requests' indices in groups that one request for n = len(group) samples answers exactly.
+
+    vLLM runs a request for n samples seeded b as n requests seeded b, b + 1, ... (its `parallel_sampling.py`), and
+    these draw what the single requests draw (measured: tests/models/test_vllm_parallel_sampling.py). So a group is
+    sampled requests with the same prompt and settings whose seeds (`request_seed`) are consecutive, in seed order:
+    its first request, asked for n, answers all of them in that order, and batching changes no output. Every request
+    is in exactly one group; a greedy one, or one without a consecutive partner, is a group of its own. Groups come
+    in the order of their first-listed request."""
+    groups: list[list[int]] = []
+    seeded: dict[tuple[Any, ...], list[tuple[int, int]]] = {}
+    for index, request in enumerate(requests):
+        if request.temperature > 0:
+            settings = (request.prompt, tuple(request.stop), request.max_tokens, request.temperature, request.top_p)
+            seeded.setdefault(settings, []).append((request_seed(request), index))
+        else:
+            groups.append([index])
+    for pairs in seeded.values():
+        pairs.sort()
+        run = [pairs[0]]
+        for pair in pairs[1:]:
+            if pair[0] != run[-1][0] + 1:  # a gap (or the same seed twice) ends the group
+                groups.append([index for _, index in run])
+                run = []
+            run.append(pair)
+        groups.append([index for _, index in run])
+    return sorted(groups, key=min)
+
+
+def option_on(value: bool | str) -> bool:
+    """A yes/no backend option as given on the command line (`--backend-option native_n=false`) or in Python."""
+    return str(value).strip().lower() not in ("false", "0", "no", "off")
 
 
 # The backends that pass GenerationRequest.top_p to their sampler; a run asks for --top-p only of these.

@@ -5,12 +5,14 @@ bounded concurrency, retried under a deadline per request (`evalsuite.retry`; th
 Servers batch continuously, so the backend supports the asynchronous schedule (`agenerate`, one request per
 trajectory turn); `generate` sends a whole batch at once and waits for all of it (the turn-synchronous schedule).
 
-Sampling (temperature above 0): each request's seed is the run's seed mixed with its key (trajectory, turn), as
-`evalsuite.models.base.request_seed` does for vLLM in-process, so two trajectories of one prompt draw different
-samples and each stays reproducible. A turn-synchronous batch that holds the same sampled request several times
-(a GRPO group's first turns) goes out as one request with `n` choices when the server serves `n` (vLLM does:
-its n children are seeded seed, seed + 1, ...); a server that ignores `n` (llama-cpp-python's answers one choice)
-is noticed from its answer and the rest are sent one by one. `native_n=false` always sends them one by one.
+Sampling (temperature above 0): each request's seed is its key's hash plus the run's seed
+(`evalsuite.models.base.request_seed`, as for vLLM in-process), so two trajectories of one prompt draw different
+samples and each stays reproducible. A turn-synchronous batch's sampled requests that differ only in consecutive
+seeds (a question's K samples' first turns) go out as one request with `n` choices (`native_n_groups`) when the
+server serves `n`: vLLM seeds its n children seed, seed + 1, ..., so the answer is what the single requests would
+get, and the output never depends on how requests were batched. A server that ignores `n` (llama-cpp-python's
+answers one choice) is noticed from its answer and the rest are sent one by one. `native_n=false` always sends them
+one by one.
 
 `api=completions` (default) sends the raw prompt text, so the Search-R1 loop continues the assistant's text exactly.
 `api=chat` sends the first user message plus the response so far as a final assistant message with
@@ -29,6 +31,8 @@ from evalsuite.models.base import (
     Generation,
     GenerationRequest,
     infer_stop,
+    native_n_groups,
+    option_on,
     request_seed,
 )
 from evalsuite.openai_client import openai_client
@@ -69,7 +73,7 @@ class OpenAIBackend(Backend):
                 hint="give numbers, e.g. --backend-option timeout_s=120",
             ) from None
         self.extra = options
-        self.native_n = str(native_n).strip().lower() not in ("false", "0", "no", "off")
+        self.native_n = option_on(native_n)
         self.n_served: bool | None = None  # whether the server answers `n` choices, once an n > 1 answer said so
         # An async client and its concurrency limit belong to one event loop: `generate` runs a loop per batch,
         # the asynchronous schedule one loop for the whole run.
@@ -101,12 +105,8 @@ class OpenAIBackend(Backend):
         return asyncio.run(self._generate_batch(requests))
 
     async def _generate_batch(self, requests: list[GenerationRequest]) -> list[Generation]:
-        """A whole batch at once; repeats of one sampled request share one `n` request (see the module's doc)."""
-        groups: dict[Any, list[int]] = {}
-        for index, request in enumerate(requests):
-            same = self.native_n and request.temperature > 0
-            key = (request.prompt, tuple(request.stop), request.max_tokens, request.temperature, request.top_p) if same else index
-            groups.setdefault(key, []).append(index)
+        """A whole batch at once; sampled requests with consecutive seeds share one `n` request (see the module's doc)."""
+        groups = native_n_groups(requests) if self.native_n else [[index] for index in range(len(requests))]
         results: list[Generation | None] = [None] * len(requests)
 
         async def one(indices: list[int]) -> None:
@@ -123,7 +123,7 @@ class OpenAIBackend(Backend):
                 results[index] = generation
 
         try:
-            await asyncio.gather(*(one(indices) for indices in groups.values()))
+            await asyncio.gather(*(one(indices) for indices in groups))
         finally:
             await self.aclose()
         return [r for r in results if r is not None]
@@ -217,7 +217,8 @@ class OpenAIBackend(Backend):
                           stop_string=stop, latency_s=latency)
 
     def info(self) -> dict[str, Any]:
-        return {"backend": self.name, "version": "1", "base_url": self.base_url, "model": self.model_name, "api": self.api}
+        return {"backend": self.name, "version": "1", "base_url": self.base_url, "model": self.model_name, "api": self.api,
+                "native_n": self.native_n}
 
 
 class _Rejected(Exception):

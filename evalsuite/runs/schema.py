@@ -206,6 +206,9 @@ class DecodingSection(ManifestSection):
     max_obs_tokens: int | None = None
     max_context_tokens: int | None = None
     samples: int | None = None
+    # where it samples, how request seeds come from the run's seed (models.base.SEEDING); None: greedy, or a run made
+    # before the scheme was recorded
+    seeding: str | None = None
 
 
 SECTIONS: dict[str, type[ManifestSection]] = {"model": ModelSection, "backend": BackendSection, "retriever": RetrieverSection,

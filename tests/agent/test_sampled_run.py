@@ -8,6 +8,8 @@ import pytest
 
 from evalsuite.agent.engine import RolloutConfig
 from evalsuite.agent.runner import execute
+from evalsuite.errors import EvalsuiteError
+from evalsuite.models.base import SEEDING, native_n_groups, request_seed
 from evalsuite.models.replay import ReplayBackend
 from evalsuite.runs import RunDirectory
 from tests.agent.test_run_directory import replay_spec
@@ -27,6 +29,77 @@ class CountingReplay(ReplayBackend):
         if request.key[1] == 0:
             self.started.append((request.key[0], request.seed))
         return super()._one(request)
+
+
+class BatchRecordingReplay(ReplayBackend):
+    """Replay that keeps every batch it is asked for (the requests of each `generate` or `agenerate` call)."""
+
+    def __init__(self, model):
+        super().__init__(model)
+        self.batches: list[list] = []
+
+    def generate(self, requests):
+        self.batches.append(list(requests))
+        return super().generate(requests)
+
+    async def agenerate(self, request):
+        self.batches.append([request])
+        return await super().agenerate(request)
+
+
+def test_a_questions_samples_share_a_batch_with_consecutive_seeds_and_one_n_group(tmp_path, trajectories_dir, benchmarks_dir):
+    spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "run", subset="first:5", samples=3, schedule="sync",
+                       batch_size=8, rollout=RolloutConfig(temperature=0.7, seed=40))
+    backend = BatchRecordingReplay(spec.model)
+    execute(spec, backend=backend)
+    first_turns = [[r for r in batch if r.key[1] == 0] for batch in backend.batches]
+    first_turns = [batch for batch in first_turns if batch]
+    # batches of whole questions, at most 8 trajectories: 2 questions (6), 2 questions (6), then 1 (3)
+    assert [len(batch) for batch in first_turns] == [6, 6, 3]
+    for batch in first_turns:
+        questions = list(dict.fromkeys(r.key[0] for r in batch))
+        # each question's 3 samples: run seeds 40, 41, 42 (sample_seed), so consecutive request seeds, one n group
+        assert sorted((r.key[0], r.seed) for r in batch) == sorted((q, 40 + j) for q in questions for j in range(3))
+        assert sorted(sorted(batch[i].key[0] for i in group) for group in native_n_groups(batch)) == [[q] * 3 for q in sorted(questions)]
+        for q in questions:
+            seeds = sorted(request_seed(r) for r in batch if r.key[0] == q)
+            assert seeds == [seeds[0], seeds[0] + 1, seeds[0] + 2]
+    records = RunDirectory(spec.out).read_predictions()
+    assert [(r.sample, r.sample_seed) for r in records] == [(j, 40 + j) for j in range(3)] * 5
+    assert RunDirectory(spec.out).read_manifest().decoding.seeding == SEEDING
+
+
+def test_the_async_schedule_gives_each_sample_its_seed_as_the_sync_one_does(tmp_path, trajectories_dir, benchmarks_dir):
+    seen = {}
+    for schedule in ("sync", "async"):
+        spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / schedule, subset="first:4", samples=3, schedule=schedule,
+                           rollout=RolloutConfig(temperature=0.7, seed=7))
+        backend = BatchRecordingReplay(spec.model)
+        execute(spec, backend=backend)
+        records = RunDirectory(spec.out).read_predictions()
+        seen[schedule] = (sorted((r.key, r.seed) for batch in backend.batches for r in batch),
+                          [(r.id, r.sample, r.sample_seed, r.prediction, r.trajectory) for r in records])
+    assert seen["async"] == seen["sync"]
+
+
+def test_resuming_a_sampled_run_seeded_by_the_old_scheme_is_refused_in_one_line(tmp_path, trajectories_dir, benchmarks_dir):
+    spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "run", subset="first:3", samples=2, schedule="sync",
+                       rollout=SAMPLING)
+    execute(spec)
+    manifest = spec.out / "manifest.json"
+    old = json.loads(manifest.read_text())
+    del old["decoding"]["seeding"]  # as a run written before the scheme was recorded
+    manifest.write_text(json.dumps(old))
+    path = RunDirectory(spec.out).predictions_path
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:-2]) + "\n")  # a killed run: two samples missing
+    spec.resume = True
+    with pytest.raises(EvalsuiteError) as refused:
+        execute(spec)
+    assert refused.value.message == (f"cannot resume {spec.out}: its samples were seeded by an older evalsuite's scheme "
+                                     f"(sha256 of seed and key), this evalsuite seeds them by {SEEDING}")
+    assert "new -o directory" in refused.value.hint
+    assert path.read_text().splitlines() == lines[:-2]  # nothing finished is lost
 
 
 def test_each_question_gets_k_records_with_sample_index_and_seed(tmp_path, trajectories_dir, benchmarks_dir):
@@ -67,7 +140,9 @@ def test_a_one_sample_run_records_no_sample_index(tmp_path, trajectories_dir, be
     spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "run", subset="first:3")
     result = execute(spec)
     assert all(r.sample is None and r.sample_seed is None for r in result.records)
-    assert "samples" not in result.metrics.extra and "samples" not in RunDirectory(spec.out).read_manifest().decoding
+    decoding = RunDirectory(spec.out).read_manifest().decoding
+    assert "samples" not in result.metrics.extra and decoding.samples is None
+    assert decoding.seeding is None  # greedy: seeds change nothing, and runs from before the scheme resume as they did
 
 
 @pytest.mark.parametrize(("options", "message"), [

@@ -1,13 +1,11 @@
 """Sampled requests through the openai backend against a real llama.cpp server (llama-cpp-python, SmolLM2-135M).
 
-Each request's seed mixes the run's seed with its key, so repeats of one prompt draw different samples and each
-is reproducible; a batch's repeats of one sampled request go out as one `n` request, and a server that ignores
-`n` (this one answers one choice) is noticed and the rest are sent one by one.
+Each request's seed is its key's hash plus the run's seed, so repeats of one prompt draw different samples and each
+is reproducible; a batch's requests that differ only in consecutive seeds (a question's samples) go out as one `n`
+request, and a server that ignores `n` (this one answers one choice) is noticed and the rest are sent one by one.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
@@ -35,18 +33,25 @@ def test_repeats_of_one_prompt_draw_different_reproducible_samples(smol_url):
     backend = OpenAIBackend(smol_url, concurrency=1)
     keys = [("q0", 0), ("q1", 0), ("q2", 0)]  # three trajectories of one prompt, as a GRPO group's first turns
     first = [g.text for g in backend.generate(_requests(keys))]
-    assert backend.n_served is False  # asked for n = 3, this server answered one choice: the others went one by one
-    assert len(set(first)) == 3, first  # seeds mixed with the key: not three copies of one sample
+    assert backend.n_served is None  # their seeds are not consecutive: three single requests, never one `n` request
+    assert len(set(first)) == 3, first  # seeds from the key: not three copies of one sample
     again = [g.text for g in backend.generate(_requests(keys))]
     assert again == first  # each sample is reproducible from (seed, key)
-    one_by_one = [backend.generate([r])[0].text for r in _requests(keys)]
-    assert one_by_one == first  # the fallback sends exactly what single requests send
     assert len({request_seed(r) for r in _requests(keys)}) == 3
+
+
+def test_a_questions_samples_go_as_one_n_request_and_a_server_ignoring_n_gets_them_one_by_one(smol_url):
+    backend = OpenAIBackend(smol_url, concurrency=1)
+    samples = [GenerationRequest(PROMPT, stop=[], max_tokens=12, temperature=1.0, seed=11 + j, key=("q0", 0)) for j in range(3)]
+    texts = [g.text for g in backend.generate(samples)]
+    assert backend.n_served is False  # asked for n = 3, this server answered one choice: the others went one by one
+    assert len(set(texts)) == 3, texts
+    assert texts == [backend.generate([r])[0].text for r in samples]  # exactly what the single requests draw
 
 
 def test_native_n_off_and_greedy_requests_are_never_grouped(smol_url):
     off = OpenAIBackend(smol_url, concurrency=1, native_n="false")
-    texts = [g.text for g in off.generate(_requests([("q0", 0), ("q1", 0)]))]
+    texts = [g.text for g in off.generate([GenerationRequest(PROMPT, max_tokens=12, temperature=1.0, seed=s, key=("q0", 0)) for s in (1, 2)])]
     assert off.n_served is None and len(texts) == 2  # never asked for n
     greedy = OpenAIBackend(smol_url, concurrency=1)
     requests = [GenerationRequest(PROMPT, stop=["\n"], max_tokens=8, temperature=0.0, key=(q, 0)) for q in ("a", "b")]

@@ -1,10 +1,10 @@
 """vLLM's `n`: one `SamplingParams(n=K, seed=b)` request draws exactly what K single requests seeded b, b+1, …,
 b+K−1 draw, and a single request seeded b+j drawn alone (a resumed run's one missing sample) draws sample j again.
 
-vLLM V1 runs an `n` request as n child requests seeded seed + index (`vllm/v1/engine/parallel_sampling.py`). A
-sampled run could send a question's K first turns as one `n` request only if this holds on the real engine: sample j's
-first turn seeded base + j (docs/agent.md, the vllm row of the backend table). Real engine on CPU (SmolLM2-135M,
-float32, eager), temperature 1; without vLLM it skips.
+vLLM V1 runs an `n` request as n child requests seeded seed + index (`vllm/v1/engine/parallel_sampling.py`). This is
+what lets the `vllm` backend send a question's K samples' requests (seeds h, h + 1, …: `models.base.request_seed`) as
+one `n` request without changing a token; the second test checks it on a whole `--samples 4` run. Real engine on CPU
+(SmolLM2-135M, float32, eager), temperature 1; without vLLM it skips.
 """
 
 from __future__ import annotations
@@ -60,3 +60,62 @@ def test_an_n_request_draws_the_samples_of_consecutively_seeded_single_requests(
     assert drawn["n"] == drawn["singles"]
     assert drawn["alone"] == [texts[K - 1] for texts in drawn["n"]]  # a batch of one draws the same sample
     assert all(len(set(texts)) > 1 for texts in drawn["n"])  # the seeds did make the samples differ
+
+
+# A sampled run through the offline backend, twice on one engine: with its `n` requests (a question's samples grouped,
+# `native_n_groups`) and with every request sent on its own. The engine is shared (execute() closes its backend at the
+# end of a run, so the script holds that off until both runs are done).
+RUN_SCRIPT = textwrap.dedent("""
+    import json, sys
+    from pathlib import Path
+    from evalsuite.agent.engine import RolloutConfig
+    from evalsuite.agent.runner import RunSpec, execute
+    from evalsuite.models.packaged import prepare_model
+    from evalsuite.models.vllm import VLLMBackend
+
+    def main():
+        data_dir, index, out, samples = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
+        model = str(prepare_model("smollm2-135m"))
+        backend = VLLMBackend(model, dtype="float32", enforce_eager=True)
+        close, backend.close = backend.close, lambda: None
+        sent = {}
+        for native in (True, False):
+            backend.native_n, before = native, backend.n_requests
+            spec = RunSpec(model=model, backend="vllm", tasks="bamboogle", out=out / f"native_{native}", data_dir=data_dir,
+                           retriever=index, subset="first:4", prompt_style="base-fewshot", samples=samples, batch_size=16,
+                           schedule="sync", rollout=RolloutConfig(max_tokens=48, max_turns=2, max_obs_tokens=2000,
+                                                                  temperature=1.0, seed=3))
+            execute(spec, backend=backend)
+            sent[native] = backend.n_requests - before
+        close()
+        print(json.dumps({"n_requests": {str(k): v for k, v in sent.items()}}))
+
+    if __name__ == "__main__":
+        main()
+""")
+
+
+def sampled_outcome(run) -> list[tuple]:
+    """Every record's sample, seed and what the model drew (timings aside)."""
+    rows = [json.loads(line) for line in (run / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
+    return [(r["id"], r["sample"], r["sample_seed"], r["trajectory"], [t["query"] for t in r["turns"]], r["prediction"],
+             r["status"], r["stop_reason"], r["metrics"]) for r in rows]
+
+
+def test_a_sampled_vllm_run_writes_the_same_records_with_its_n_requests_as_without(tmp_path, benchmarks_dir, wiki_bm25):
+    script = tmp_path / "sampled_run.py"
+    script.write_text(RUN_SCRIPT)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    result = subprocess.run([sys.executable, str(script), str(benchmarks_dir), str(wiki_bm25), str(tmp_path), str(K)],
+                            capture_output=True, text=True, env=env, timeout=1800, check=False)
+    assert result.returncode == 0, result.stderr[-4000:]
+    sent = json.loads(result.stdout.strip().splitlines()[-1])["n_requests"]
+    grouped, alone = tmp_path / "native_True", tmp_path / "native_False"
+    assert sent["False"] == 0 and sent["True"] >= 4  # at least each question's K first turns went as one `n` request
+    assert sampled_outcome(grouped) == sampled_outcome(alone)
+    got = sampled_outcome(grouped)
+    assert [(r[1], r[2]) for r in got] == [(j, 3 + j) for j in range(K)] * 4 and all(r[6] == "ok" for r in got)
+    assert any(len({r[3] for r in got if r[0] == q}) > 1 for q in {r[0] for r in got})  # the seeds made samples differ
+    backends = [json.loads((run / "manifest.json").read_text())["backend"] for run in (grouped, alone)]
+    assert [b["native_n"] for b in backends] == [True, False]
+    assert json.loads((grouped / "manifest.json").read_text())["decoding"]["seeding"] == "key-hash-plus-seed-v2"
