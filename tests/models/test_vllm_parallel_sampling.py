@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -23,49 +24,11 @@ pytestmark = [pytest.mark.vllm, pytest.mark.slow,
 
 K = 4
 # vLLM starts its engine in a child process, so the engine runs in a script of its own (spawned processes re-import
-# __main__), as `evalsuite run` does in tests/models/test_vllm_engine.py.
+# __main__), as `evalsuite run` does in tests/models/test_vllm_engine.py. One engine serves both checks (an engine
+# start is most of a check's time on CPU): first the `n` requests against single ones, then a sampled run twice,
+# with its `n` requests (a question's samples grouped, `native_n_groups`) and with every request sent on its own
+# (execute() closes its backend at the end of a run, so the script holds that off until both runs are done).
 SCRIPT = textwrap.dedent("""
-    import json, sys
-    from evalsuite.models.packaged import prepare_model
-    from evalsuite.models.vllm import VLLMBackend
-
-    def main():
-        k = int(sys.argv[1])
-        prompts = ["Question: who wrote the novel Moby-Dick?\\nAnswer:", "The capital of Australia is",
-                   "Question: what is the tallest mountain in Africa?\\nLet me think step by step."]
-        backend = VLLMBackend(str(prepare_model("smollm2-135m")), dtype="float32", enforce_eager=True)
-        def params(seed, n=1):
-            return backend.vllm.SamplingParams(temperature=1.0, max_tokens=32, seed=seed, n=n, include_stop_str_in_output=True)
-        bases = [1000 + 97 * i for i in range(len(prompts))]
-        grouped = backend.llm.generate(prompts, [params(b, k) for b in bases], use_tqdm=False)
-        singles = backend.llm.generate([p for p in prompts for _ in range(k)], [params(b + j) for b in bases for j in range(k)], use_tqdm=False)
-        alone = [backend.llm.generate([p], [params(b + k - 1)], use_tqdm=False)[0].outputs[0].text for p, b in zip(prompts, bases)]
-        backend.close()
-        print(json.dumps({"n": [[c.text for c in sorted(o.outputs, key=lambda c: c.index)] for o in grouped],
-                          "singles": [[singles[i * k + j].outputs[0].text for j in range(k)] for i in range(len(prompts))],
-                          "alone": alone}))
-
-    if __name__ == "__main__":
-        main()
-""")
-
-
-def test_an_n_request_draws_the_samples_of_consecutively_seeded_single_requests(tmp_path):
-    script = tmp_path / "parallel_sampling.py"
-    script.write_text(SCRIPT)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    result = subprocess.run([sys.executable, str(script), str(K)], capture_output=True, text=True, env=env, timeout=1200, check=False)
-    assert result.returncode == 0, result.stderr[-4000:]
-    drawn = json.loads(result.stdout.strip().splitlines()[-1])
-    assert drawn["n"] == drawn["singles"]
-    assert drawn["alone"] == [texts[K - 1] for texts in drawn["n"]]  # a batch of one draws the same sample
-    assert all(len(set(texts)) > 1 for texts in drawn["n"])  # the seeds did make the samples differ
-
-
-# A sampled run through the offline backend, twice on one engine: with its `n` requests (a question's samples grouped,
-# `native_n_groups`) and with every request sent on its own. The engine is shared (execute() closes its backend at the
-# end of a run, so the script holds that off until both runs are done).
-RUN_SCRIPT = textwrap.dedent("""
     import json, sys
     from pathlib import Path
     from evalsuite.agent.engine import RolloutConfig
@@ -73,10 +36,24 @@ RUN_SCRIPT = textwrap.dedent("""
     from evalsuite.models.packaged import prepare_model
     from evalsuite.models.vllm import VLLMBackend
 
+    def parallel_sampling(backend, k):
+        prompts = ["Question: who wrote the novel Moby-Dick?\\nAnswer:", "The capital of Australia is",
+                   "Question: what is the tallest mountain in Africa?\\nLet me think step by step."]
+        def params(seed, n=1):
+            return backend.vllm.SamplingParams(temperature=1.0, max_tokens=32, seed=seed, n=n, include_stop_str_in_output=True)
+        bases = [1000 + 97 * i for i in range(len(prompts))]
+        grouped = backend.llm.generate(prompts, [params(b, k) for b in bases], use_tqdm=False)
+        singles = backend.llm.generate([p for p in prompts for _ in range(k)], [params(b + j) for b in bases for j in range(k)], use_tqdm=False)
+        alone = [backend.llm.generate([p], [params(b + k - 1)], use_tqdm=False)[0].outputs[0].text for p, b in zip(prompts, bases)]
+        return {"n": [[c.text for c in sorted(o.outputs, key=lambda c: c.index)] for o in grouped],
+                "singles": [[singles[i * k + j].outputs[0].text for j in range(k)] for i in range(len(prompts))],
+                "alone": alone}
+
     def main():
         data_dir, index, out, samples = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
         model = str(prepare_model("smollm2-135m"))
         backend = VLLMBackend(model, dtype="float32", enforce_eager=True)
+        drawn = parallel_sampling(backend, samples)
         close, backend.close = backend.close, lambda: None
         sent = {}
         for native in (True, False):
@@ -88,11 +65,30 @@ RUN_SCRIPT = textwrap.dedent("""
             execute(spec, backend=backend)
             sent[native] = backend.n_requests - before
         close()
-        print(json.dumps({"n_requests": {str(k): v for k, v in sent.items()}}))
+        print(json.dumps({"drawn": drawn, "n_requests": {str(k): v for k, v in sent.items()}}))
 
     if __name__ == "__main__":
         main()
 """)
+
+
+@pytest.fixture(scope="module")
+def engine_output(tmp_path_factory, benchmarks_dir, wiki_bm25) -> tuple[dict, Path]:
+    out = tmp_path_factory.mktemp("parallel_sampling")
+    script = out / "parallel_sampling.py"
+    script.write_text(SCRIPT)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    result = subprocess.run([sys.executable, str(script), str(benchmarks_dir), str(wiki_bm25), str(out), str(K)],
+                            capture_output=True, text=True, env=env, timeout=1800, check=False)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return json.loads(result.stdout.strip().splitlines()[-1]), out
+
+
+def test_an_n_request_draws_the_samples_of_consecutively_seeded_single_requests(engine_output):
+    drawn = engine_output[0]["drawn"]
+    assert drawn["n"] == drawn["singles"]
+    assert drawn["alone"] == [texts[K - 1] for texts in drawn["n"]]  # a batch of one draws the same sample
+    assert all(len(set(texts)) > 1 for texts in drawn["n"])  # the seeds did make the samples differ
 
 
 def sampled_outcome(run) -> list[tuple]:
@@ -102,15 +98,10 @@ def sampled_outcome(run) -> list[tuple]:
              r["status"], r["stop_reason"], r["metrics"]) for r in rows]
 
 
-def test_a_sampled_vllm_run_writes_the_same_records_with_its_n_requests_as_without(tmp_path, benchmarks_dir, wiki_bm25):
-    script = tmp_path / "sampled_run.py"
-    script.write_text(RUN_SCRIPT)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    result = subprocess.run([sys.executable, str(script), str(benchmarks_dir), str(wiki_bm25), str(tmp_path), str(K)],
-                            capture_output=True, text=True, env=env, timeout=1800, check=False)
-    assert result.returncode == 0, result.stderr[-4000:]
-    sent = json.loads(result.stdout.strip().splitlines()[-1])["n_requests"]
-    grouped, alone = tmp_path / "native_True", tmp_path / "native_False"
+def test_a_sampled_vllm_run_writes_the_same_records_with_its_n_requests_as_without(engine_output):
+    output, out = engine_output
+    sent = output["n_requests"]
+    grouped, alone = out / "native_True", out / "native_False"
     assert sent["False"] == 0 and sent["True"] >= 4  # at least each question's K first turns went as one `n` request
     assert sampled_outcome(grouped) == sampled_outcome(alone)
     got = sampled_outcome(grouped)
