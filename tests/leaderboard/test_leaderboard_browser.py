@@ -70,10 +70,18 @@ def row_names(page, table: str) -> list[str]:
     return page.eval_on_selector_all(f"#{table} tbody tr th.name", "cells => cells.map(c => c.querySelector('a, span') ? c.firstElementChild.textContent : c.textContent)")
 
 
+def setting_with(page, words: str) -> str:
+    """The id of the one setting section whose heading holds `words` (settings sort by key, so their numbers move as
+    entries of other settings are filed)."""
+    ids = page.eval_on_selector_all("section.setting", f"ss => ss.filter(s => s.querySelector('h2').textContent.includes({words!r})).map(s => s.id)")
+    assert len(ids) == 1, ids
+    return ids[0]
+
+
 def test_leaderboard_in_chromium(page, server, tmp_path: Path):
     page.goto(f"{server}/index.html")
-    table = "setting-1-em"  # settings sort by key: top-3 first
-    assert "top-3" in page.inner_text("#setting-1 h2")
+    setting = setting_with(page, "top-3")
+    table = f"{setting}-em"
     # Rows: the base seed-1 entry, the instruct seed-1 entry and the script-named entry.
     names = row_names(page, table)
     assert len(names) == 3 and XSS_NAME in names
@@ -102,7 +110,7 @@ def test_leaderboard_in_chromium(page, server, tmp_path: Path):
     assert visible == 1
     page.fill("#row-filter", "")
     page.select_option("#metric-select", "f1")
-    assert page.is_visible("#setting-1-f1") and not page.is_visible(f"#{table}")
+    assert page.is_visible(f"#{setting}-f1") and not page.is_visible(f"#{table}")
     page.select_option("#metric-select", "em")
     page.screenshot(path=str(tmp_path / "leaderboard.png"), full_page=True)
 
@@ -123,9 +131,10 @@ def test_leaderboard_in_chromium(page, server, tmp_path: Path):
 
 def test_site_works_from_file_urls(page, built_site: Path):
     page.goto((built_site / "index.html").as_uri())
-    header = page.locator("#setting-1-em thead th[data-key='bamboogle'] button")
+    table = setting_with(page, "top-3") + "-em"
+    header = page.locator(f"#{table} thead th[data-key='bamboogle'] button")
     header.click()
-    assert page.get_attribute("#setting-1-em thead th[data-key='bamboogle']", "aria-sort") == "descending"
+    assert page.get_attribute(f"#{table} thead th[data-key='bamboogle']", "aria-sort") == "descending"
     assert page.problems == []
 
 
@@ -133,7 +142,8 @@ def test_every_badge_says_what_was_proven_and_what_was_declared(page, server, tm
     """Issue 26: next to each verified badge, the site names what verification proved and what is only declared;
     a setting the runs do not record (imported outputs) is never shown as checked."""
     page.goto(f"{server}/index.html")
-    statuses = page.eval_on_selector_all("#setting-1-em tbody tr.verified td.status", "cells => cells.map(c => c.innerText)")
+    table = setting_with(page, "top-3") + "-em"
+    statuses = page.eval_on_selector_all(f"#{table} tbody tr.verified td.status", "cells => cells.map(c => c.innerText)")
     assert len(statuses) == 3
     for text in statuses:
         assert text.splitlines()[0].lower() == "verified"  # the badge (CSS upper-cases it)
@@ -141,10 +151,10 @@ def test_every_badge_says_what_was_proven_and_what_was_declared(page, server, tm
         # The seeded entries and the test entries are imported outputs: their setting is the submitter's word.
         assert "declared only: corpus, retriever, top-k, turn limit, model, training data" in text
         assert "recorded by the runs" not in text
-    proof = page.locator("#setting-1-em tbody tr.verified td.status .proof >> nth=0")
+    proof = page.locator(f"#{table} tbody tr.verified td.status .proof >> nth=0")
     assert proof.is_visible()  # shown by default, not behind a tooltip or the intervals switch
     page.screenshot(path=str(tmp_path / "badges.png"), full_page=True)
-    page.locator("#setting-1-em th.name a >> nth=0").click()
+    page.locator(f"#{table} th.name a >> nth=0").click()
     page.wait_for_load_state("load")
     block = page.inner_text("#entry-proof")
     assert "Proven\nscores recomputed from the trajectories against the registry's gold answers" in block
