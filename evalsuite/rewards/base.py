@@ -78,7 +78,8 @@ def samples(completions: Sequence[Any], columns: dict[str, Any]) -> list[Sample]
         golds = [golds] if isinstance(golds, str) else list(golds or [])
         if row.get("turns") is not None:
             turns = _as_turns(row["turns"])
-            model_text = row.get("model_text") if row.get("model_text") is not None else "".join(t.text for t in turns)
+            recorded_text = row.get("model_text")
+            model_text = recorded_text if recorded_text is not None else "".join(t.text for t in turns)
             errors = list(row.get("protocol_errors") or [])
         else:
             parsed = parse_trajectory(text)
