@@ -97,7 +97,7 @@ def export_tasks(
     out: str | Path,
     tasks: Sequence[str] | None = None,
     settings: Sequence[str] = ("direct", "naive-rag"),
-    data_dir: str | None = None,
+    data_dir: str | Path | None = None,
     split: str | None = None,
     subset: str = "full",
     retriever: Any = None,

@@ -43,7 +43,7 @@ def rows_sha256(rows: Iterable[Any]) -> str:
     """A hash of task rows' content in order (id, question, golden answers, metadata), as canonical JSON lines."""
     digest = hashlib.sha256()
     for row in rows:
-        obj = asdict(row) if is_dataclass(row) else row
+        obj = asdict(row) if is_dataclass(row) and not isinstance(row, type) else row
         digest.update(json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8") + b"\n")
     return digest.hexdigest()
 

@@ -161,7 +161,7 @@ class ReportedTable:
             parts = [self.cells[(label, k)] for k in col.average_of]
             if any(p.value is None for p in parts):
                 continue
-            mean = sum(Decimal(p.printed) for p in parts) / len(parts)
+            mean = sum((Decimal(p.printed) for p in parts), Decimal(0)) / len(parts)
             quantum = Decimal(1).scaleb(-cell.decimals)
             rounded = mean.quantize(quantum, rounding=ROUND_HALF_UP)
             ulps = int((Decimal(cell.printed) - rounded) / quantum)
@@ -312,12 +312,12 @@ def _check_dataset(name: str | None, where: str) -> None:
 
 
 def _build(spec: _TableSpec, key: str, path: Path) -> ReportedTable:
-    for gi, g in enumerate(spec.column_groups):
-        for ci, c in enumerate(g.columns):
+    for gi, column_group in enumerate(spec.column_groups):
+        for ci, c in enumerate(column_group.columns):
             _check_dataset(c.dataset, f"{path}: column_groups.{gi}.columns.{ci}")
-    for gi, g in enumerate(spec.row_groups):
-        _check_dataset(g.dataset, f"{path}: row_groups.{gi}")
-        for ri, r in enumerate(g.rows):
+    for gi, row_group in enumerate(spec.row_groups):
+        _check_dataset(row_group.dataset, f"{path}: row_groups.{gi}")
+        for ri, r in enumerate(row_group.rows):
             _check_dataset(r.dataset, f"{path}: row_groups.{gi}.rows.{ri}")
     columns = {
         c.key: ReportedColumn(c.key, c.label, c.metric or spec.metric, c.dataset, c.marks, c.unit, tuple(c.average_of))

@@ -126,7 +126,8 @@ def execute_on_ray(spec: RunSpec, options: RayOptions, on_start: Callable[[int, 
     ray = require("ray", "ray", "evaluation on a Ray cluster (--ray)")
     examples, fields = load_examples(spec)
     # resolved here, before Ray starts or any actor loads a model: a schedule the backend cannot run is one line
-    spec = replace(spec, schedule=resolve_schedule(spec))
+    schedule = resolve_schedule(spec)
+    spec = replace(spec, schedule=schedule)
     spec = with_local_model(spec)  # built once here, not by every actor
     method = get_method(spec.method)
     connect(ray, options)
@@ -137,7 +138,7 @@ def execute_on_ray(spec: RunSpec, options: RayOptions, on_start: Callable[[int, 
             first = descriptions[0]
             style = first["style"]
             info = served_info if served_info is not None else first["retriever"]
-            manifest = build_manifest(spec, first["backend"], style, method.template_hash(style), info, fields, spec.schedule)
+            manifest = build_manifest(spec, first["backend"], style, method.template_hash(style), info, fields, schedule)
             directory, done, todo, paper = open_run(spec, manifest, examples, on_start)
             batches = [todo[start : start + spec.batch_size] for start in range(0, len(todo), spec.batch_size)]
             with directory.writer() as writer:
@@ -252,7 +253,7 @@ def dispatch(ray: Any, actors: list[Any], batches: list[list[Example]], keep: Ca
     load = dict.fromkeys(alive, 0)
 
     def feed() -> None:
-        for index in sorted(alive, key=load.get):
+        for index in sorted(alive, key=lambda i: load[i]):
             while queue and load[index] < BATCHES_PER_ACTOR:
                 batch = queue.popleft()
                 running[actors[index].run.remote(batch)] = (index, batch)

@@ -48,7 +48,7 @@ def merge_runs(shard_dirs: list[Path], out: Path) -> tuple[Manifest, list[Exampl
     order = {task: i for i, task in enumerate(manifests[0].tasks)}
     records.sort(key=lambda r: (order.get(r.task, len(order)), getattr(r, "position", 0)))
     merged = manifests[0].model_copy(deep=True)
-    merged.shard = None
+    setattr(merged, "shard", None)  # an extra field of the manifest (runs/schema.py does not declare it)
     if merged.run_config:  # repeating the merged run from its manifest runs it whole
         merged.run_config = {**merged.run_config, "shard": None}
     return _write_merged(merged, manifests, shard_dirs, records, out)
@@ -96,14 +96,14 @@ def merge_seed_runs(run_dirs: list[Path], out: Path) -> tuple[Manifest, list[Exa
         rows = RunDirectory(directory).read_predictions()
         if not rows:
             raise EvalsuiteError(f"{directory} holds no predictions", hint="merge finished runs")
-        own = list(dict.fromkeys((r.task, r.id) for r in rows))
+        held = list(dict.fromkeys((r.task, r.id) for r in rows))
         if questions is None:
-            questions = own
-        elif set(own) != set(questions):
-            only = sorted(set(questions) - set(own)) or sorted(set(own) - set(questions))
-            where = directory if set(questions) - set(own) else run_dirs[0]
+            questions = held
+        elif set(held) != set(questions):
+            only = sorted(set(questions) - set(held)) or sorted(set(held) - set(questions))
+            where = directory if set(questions) - set(held) else run_dirs[0]
             raise EvalsuiteError(f"{where} lacks question {only[0][0]}/{only[0][1]} that another run holds "
-                                 f"({len(set(questions) ^ set(own))} questions differ)",
+                                 f"({len(set(questions) ^ set(held))} questions differ)",
                                  hint="merge runs of the same questions (the same tasks, splits and --limit)")
         # (the run's sample index, its seed) → the merged sample index
         mine = sorted({(r.sample, r.sample_seed if r.sample is not None else _run_seed(manifest)) for r in rows},
@@ -134,7 +134,7 @@ def _write_merged(merged: Manifest, manifests: list[Manifest], sources: list[Pat
                   out: Path) -> tuple[Manifest, list[ExampleRecord], MetricsFile]:
     """Write a merged run directory as `RunDirectory.write` writes every run directory, its manifest recording what
     it was merged from."""
-    merged.merged_from = [str(d) for d in sources]
+    setattr(merged, "merged_from", [str(d) for d in sources])  # an extra field of the manifest, as `shard` is
     merged.created_at = min(m.created_at for m in manifests)
     merged.finished_at = now_iso()
     target = RunDirectory(out)

@@ -43,7 +43,7 @@ ONE_SHOT_DEMO = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: HitLike declares plain (settable) attributes, which a frozen dataclass does not match
 class _DemoHit:
     doc_id: str
     contents: str

@@ -6,12 +6,17 @@ repeats from its manifest."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from evalsuite.cli._options import DEPRECATED_OPTIONS
 from evalsuite.errors import EvalsuiteError, did_you_mean
+
+if TYPE_CHECKING:
+    # a command's options, as `ctx.command.params` types them: typer bundles its own click and exports only the
+    # CallbackParam subclass its callbacks receive
+    from typer._click.core import Parameter
 
 MANIFEST_CONFIG_FIELD = "run_config"
 # Where a run is written and how it is printed, not what it computes: a repeated run goes to a new directory.
@@ -22,7 +27,7 @@ FROM_MANIFEST_REFUSED = frozenset({*NOT_RECORDED, "overwrite", "force"})
 REFUSED_BACKEND_OPTIONS = frozenset({"trust_remote_code"})
 
 
-def config_key(param: typer.CallbackParam) -> str:
+def config_key(param: Parameter) -> str:
     """An option's key in a config file: its first long name without dashes, `-` as `_` (`--max-turns`: max_turns)."""
     long_names = [opt for opt in param.opts if opt.startswith("--")]
     return (long_names[0] if long_names else param.opts[0]).lstrip("-").replace("-", "_")
@@ -63,10 +68,11 @@ def read_config(path: Path, ctx: typer.Context) -> dict[str, Any]:
     data, lines = _load_mapping(path)
     where: tuple[str, ...] = ()
     if MANIFEST_CONFIG_FIELD in data or {"schema_version", "kind"} <= data.keys():
-        data, where = data.get(MANIFEST_CONFIG_FIELD), (MANIFEST_CONFIG_FIELD,)
-        if not isinstance(data, dict):
+        run_config = data.get(MANIFEST_CONFIG_FIELD)
+        if not isinstance(run_config, dict):
             raise EvalsuiteError(f"{path}: this run manifest records no run config (the run was imported or scored, "
                                  f"or written by an older evalsuite)", hint="pass the run's options as flags, or in a YAML file")
+        data, where = run_config, (MANIFEST_CONFIG_FIELD,)
     if where:
         _refuse_operational(path, data, lines)
     params = _params_by_key(ctx.command)
@@ -103,9 +109,9 @@ def _refuse_operational(path: Path, config: dict, lines: dict[tuple[str, ...], i
                                      hint=f"pass --backend-option {refused[0]}=true on the command line if you trust the model's code")
 
 
-def _params_by_key(command) -> dict[str, typer.CallbackParam]:
+def _params_by_key(command) -> dict[str, Parameter]:
     """Every long name of every option (and each retired name), `-` as `_`, to its parameter; not --config itself."""
-    keys: dict[str, typer.CallbackParam] = {}
+    keys: dict[str, Parameter] = {}
     for param in command.params:
         if not _is_option(param) or param.name == "config":
             continue
@@ -118,7 +124,7 @@ def _params_by_key(command) -> dict[str, typer.CallbackParam]:
     return keys
 
 
-def _checked(ctx: typer.Context, param: typer.CallbackParam, value: Any, where: str) -> Any:
+def _checked(ctx: typer.Context, param: Parameter, value: Any, where: str) -> Any:
     """The value, if the option accepts it; else an error naming the file and line (not only the option)."""
     if param.callback is None:  # a callback may act (as --config's does); it runs once, when the command parses
         try:
@@ -128,11 +134,11 @@ def _checked(ctx: typer.Context, param: typer.CallbackParam, value: Any, where: 
     return value
 
 
-def _is_option(param: typer.CallbackParam) -> bool:
+def _is_option(param: Parameter) -> bool:
     return param.param_type_name == "option"  # typer bundles its own click: no isinstance against click.Option
 
 
-def _click_value(param: typer.CallbackParam, value: Any) -> Any:
+def _click_value(param: Parameter, value: Any) -> Any:
     """A file value as click takes it: a list for a comma-separated option joins, a mapping for a repeatable KEY=VALUE
     option (--backend-option) becomes its pairs."""
     if param.multiple:

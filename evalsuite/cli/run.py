@@ -206,7 +206,7 @@ def run_command(
         out=out,
         method=method,
         split=split,
-        data_dir=data_dir,
+        data_dir=None if data_dir is None else str(data_dir),  # RunSpec's field is a str (load_split reads either)
         retriever=retriever,
         shard=parse_shard(shard),
         resume=resume,

@@ -87,7 +87,7 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
     manifest = Manifest(
         kind="import",
         tasks=[task_name],
-        splits={task_name: records[0].split if records else ""},
+        splits={task_name: (records[0].split or "") if records else ""},
         subset=f"ids:{len(records)}",
         subset_ids_hash={task_name: ids_hash([r.id for r in records])},
         method=method,

@@ -45,6 +45,7 @@ def teacher_queries_command(
             found = teacher_queries_from_metadata(row.metadata)
             output.append({"id": row.id, "question": row.question, "teacher_queries": found[0] if found else [], "source": found[1] if found else None, "error": None if found else "no gold decomposition in metadata"})
     else:
+        assert judge is not None  # checked above: exactly one of --from-data and --panel
         panel_config = load_panel(judge)
         chosen = next((j for j in panel_config.judges if judge_name in (None, j.name)), None)
         if chosen is None:

@@ -86,7 +86,7 @@ class JudgeClient:
             return JudgeReply(hit.text, hit.prompt_tokens, hit.completion_tokens, cached=True)
         async with self._semaphore:
             reply = await self._request_with_retries(messages)
-        if reply.error is None:
+        if reply.error is None and reply.text is not None:  # a reply without an error always has its text
             self.cache.put(key, self.config.model, template.hash, CachedReply(reply.text, reply.prompt_tokens, reply.completion_tokens))
         return reply
 

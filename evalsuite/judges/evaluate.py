@@ -228,14 +228,19 @@ def add_judged_columns(run_dir: str | Path, columns: ScoreColumns) -> None:
         data.metrics.update(accuracy_columns(verdicts, task, data.ids.tolist(), columns.samples))
 
 
-def _judgment_key(line: dict[str, Any] | Judgment) -> tuple[str, str, str, str, str]:
-    get = line.get if isinstance(line, dict) else lambda name: getattr(line, name)
-    return (get("task"), get("example_id"), get("metric"), get("item"), get("judge"))
+# (task, example_id, metric, item, judge); a line read back from judgments.jsonl may lack a field (None in its key)
+JudgmentKey = tuple[str | None, str | None, str | None, str | None, str | None]
 
 
-def _read_judgments(path: Path) -> dict[tuple[str, str, str, str, str], dict[str, Any]]:
+def _judgment_key(line: dict[str, Any] | Judgment) -> JudgmentKey:
+    if isinstance(line, dict):
+        return (line.get("task"), line.get("example_id"), line.get("metric"), line.get("item"), line.get("judge"))
+    return (line.task, line.example_id, line.metric, line.item, line.judge)
+
+
+def _read_judgments(path: Path) -> dict[JudgmentKey, dict[str, Any]]:
     """The judgments already on disk, by (task, example, metric, item, judge), in file order."""
-    lines: dict[tuple[str, str, str, str, str], dict[str, Any]] = {}
+    lines: dict[JudgmentKey, dict[str, Any]] = {}
     if not path.exists():
         return lines
     for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
@@ -249,7 +254,7 @@ def _read_judgments(path: Path) -> dict[tuple[str, str, str, str, str], dict[str
     return lines
 
 
-def keep_earlier_replies(judgments: Sequence[Judgment], earlier: dict[tuple[str, str, str, str, str], dict[str, Any]]) -> list[Judgment]:
+def keep_earlier_replies(judgments: Sequence[Judgment], earlier: dict[JudgmentKey, dict[str, Any]]) -> list[Judgment]:
     """Each judgment whose call failed this time is replaced by the one on disk for the same judge, model, template
     and input, when that one had a reply: a rerun against a failing server never loses a verdict."""
     out: list[Judgment] = []
@@ -261,7 +266,7 @@ def keep_earlier_replies(judgments: Sequence[Judgment], earlier: dict[tuple[str,
     return out
 
 
-def _write_judgments(path: Path, earlier: dict[tuple[str, str, str, str, str], dict[str, Any]], judgments: Sequence[Judgment]) -> None:
+def _write_judgments(path: Path, earlier: dict[JudgmentKey, dict[str, Any]], judgments: Sequence[Judgment]) -> None:
     """Every line already there (other metrics, other examples) plus this call's, which replace theirs; atomic."""
     lines = {key: json.dumps(obj, ensure_ascii=False) for key, obj in earlier.items()}
     for j in judgments:

@@ -13,7 +13,7 @@ from evalsuite.judges.cache import JudgeCache
 from evalsuite.judges.client import JudgeClient, JudgeUsage
 from evalsuite.judges.config import PanelConfig
 from evalsuite.judges.prompts import PromptTemplate
-from evalsuite.judges.verdict import parse_verdict
+from evalsuite.judges.verdict import Verdict, parse_verdict
 
 
 @dataclass(frozen=True)
@@ -92,11 +92,8 @@ class Panel:
 
     async def _one(self, client: JudgeClient, request: JudgeRequest) -> Judgment:
         reply = await client.ask(request.template, request.values)
-        if reply.text is None:
-            value, rationale, error = None, "", f"no reply: {reply.error}"
-        else:
-            verdict = parse_verdict(reply.text)
-            value, rationale, error = verdict.value, verdict.rationale, verdict.error
+        verdict = Verdict(None, error=f"no reply: {reply.error}") if reply.text is None else parse_verdict(reply.text)
+        value, rationale, error = verdict.value, verdict.rationale, verdict.error
         return Judgment(
             example_id=request.example_id, task=request.task, metric=request.metric, item=request.item,
             judge=client.config.name, model=client.config.model, template=request.template.name,

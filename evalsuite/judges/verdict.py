@@ -79,8 +79,8 @@ def parse_verdict(text: str | None) -> Verdict:
                 return Verdict(value, rationale)
     values = {_as_bool(m.group(2)) for m in _KEY_VALUE.finditer(text)} | {_as_bool(m.group(1)) for m in _LABELLED.finditer(text)}
     if len(values) == 1:
-        rationale = _RATIONALE.search(text)
-        return Verdict(values.pop(), rationale.group(1) if rationale else "")
+        found = _RATIONALE.search(text)
+        return Verdict(values.pop(), found.group(1) if found else "")
     leading = _LEADING.match(text)
     if not values and leading:
         return Verdict(_as_bool(leading.group(1)), text[leading.end() :].strip(" ,.:;-\n"))

@@ -14,6 +14,7 @@ import shutil
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -114,6 +115,7 @@ def load_entries(leaderboard_dir: Path, data_dir: str | Path | None) -> tuple[li
             report = verify_submission(path, data_dir)
             if (missing := missing_gold(report)) is not None:
                 info = report.info
+                assert info is not None  # missing_gold answers only for a report that read the submission's info
                 unverified.append(UnverifiedEntry(identifier, info.name, info.method, info.model.name, ", ".join(missing)))
                 bars.advance(bar)
                 continue
@@ -261,7 +263,7 @@ def _entry_context(entry: Entry) -> dict:
         for name, m in entry.report.manifests.items()
     }
     columns = _entry_columns(entry)
-    tasks = [
+    tasks: list[dict[str, Any]] = [
         {"task": t, "name": task_label(t), "split": v.split, "run": v.run, "n": v.summary.n, "n_failed": v.summary.n_failed,
          "data_source": Path(v.data_source).name, "data_sha256": v.data_sha256, "samples": entry.samples(t),
          "metrics": {m.name: v.summary.metrics.get(m.name) for m in columns},
@@ -307,7 +309,7 @@ def build_site(leaderboard_dir: str | Path | None, out_dir: str | Path, data_dir
         assert entry.report.info is not None
         by_setting[entry.report.setting_key()].append(entry)
     metrics = leaderboard_metrics(entries)
-    settings = [{"key": key, "slug": f"setting-{i + 1}", "tables": [verified_table(members, m, label=label) for m, label in metrics.items()],
+    settings: list[dict[str, Any]] = [{"key": key, "slug": f"setting-{i + 1}", "tables": [verified_table(members, m, label=label) for m, label in metrics.items()],
                  "cost": cost_table(members), "n": len(members), "members": members}
                 for i, (key, members) in enumerate(sorted(by_setting.items()))]
     _prepare_output(out_dir)

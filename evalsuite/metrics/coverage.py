@@ -23,7 +23,7 @@ class Coverage(BaseModel):
     f1: float
 
 
-def matched_pairs(match: Sequence[Sequence[bool]]) -> int:
+def matched_pairs(match: Sequence[Sequence[bool]] | np.ndarray) -> int:
     """|I|: the size of a maximum one-to-one matching of policy queries (rows) to teacher queries (columns).
 
     One-to-one, so that repeating one good query does not count as covering several teacher queries.

@@ -54,7 +54,7 @@ def majority_index(answers: Sequence[str | None]) -> int | None:
     return answers.index(winner)
 
 
-def maj_at_k(answers: Sequence[str | None], scores: Sequence[float]) -> float:
+def maj_at_k(answers: Sequence[str | None], scores: Sequence[float] | np.ndarray) -> float:
     """The score of the majority answer of one question's samples; 0 when no sample answered."""
     index = majority_index(answers)
     return 0.0 if index is None else float(scores[index])

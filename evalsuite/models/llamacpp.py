@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from evalsuite.errors import EvalsuiteError, require
 from evalsuite.models.base import Backend, Generation, GenerationRequest, cut_at_stop
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_types import ChatCompletionRequestMessage
 
 
 def free_cores() -> int:
@@ -112,7 +115,8 @@ class LlamaCppBackend(Backend):
             eos_token=vocab.detokenize([vocab.token_eos()]).decode("utf-8", "replace"),
             bos_token=vocab.detokenize([vocab.token_bos()]).decode("utf-8", "replace"),
         )
-        return formatter(messages=messages).prompt
+        # our {"role", "content"} dicts are the shape of llama.cpp's per-role message TypedDicts
+        return formatter(messages=cast("list[ChatCompletionRequestMessage]", messages)).prompt
 
     def count_tokens(self, text: str) -> int:
         return len(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))

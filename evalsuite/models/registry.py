@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from evalsuite.errors import EvalsuiteError
@@ -50,11 +51,12 @@ def load_backend(name: str, model: str, **options: Any) -> Backend:
     """Instantiate backend `name` for `model` (a path, hub name, GGUF file, endpoint model or recording).
 
     A model file of the wrong kind or an option of the wrong type is the user's error, reported in one line."""
-    cls = backend_class(name)
+    # the abstract Backend declares no constructor: each backend's takes the model and options of its own
+    build: Callable[..., Backend] = backend_class(name)
     if name in ("llamacpp", "xllamacpp"):
         check_gguf(model)
     try:
-        return cls(model, **options)
+        return build(model, **options)
     except (TypeError, ValueError) as exc:
         shown = " ".join(f"{key}={value}" for key, value in options.items()) or "none"
         raise EvalsuiteError(

@@ -104,7 +104,7 @@ def build_dense(
             raise EvalsuiteError("give --device or --devices, not both", hint="--devices cuda:0 is the same as --device cuda:0")
         devices = check_devices(devices)
         device = devices[0]
-    spread = devices is not None and len(devices) > 1
+    spread = devices if devices is not None and len(devices) > 1 else None  # the devices of a multi-process pool
     if spread:
         device = "cpu"  # the pool shares the weights with its workers from the CPU; see Encoder.spread_over
     started = time.perf_counter()
@@ -140,7 +140,7 @@ def build_dense(
 
         bar = tqdm(total=num_docs, initial=num_docs - sum(_shard_rows(shard, shard_size, num_docs) for shard in missing), desc="encode passages", unit="doc")
     t0 = time.perf_counter()
-    with enc.spread_over(devices) if spread and missing else nullcontext():
+    with enc.spread_over(spread) if spread and missing else nullcontext():
         for shard in missing:
             _encode_shard(enc, docstore, embed_dir, shard, shard_size, batch_size)
             if bar is not None:
@@ -186,7 +186,7 @@ def build_dense(
         "shards": num_shards,
         "shards_encoded": len(missing),
         "shards_reused": num_shards - len(missing),
-        "devices": devices if spread else [enc.device],  # provenance only: not part of params, so not of index_hash
+        "devices": spread if spread else [enc.device],  # provenance only: not part of params, so not of index_hash
         "embeddings_kept": keep_embeddings,
     }
     return write_manifest(out_dir, manifest)

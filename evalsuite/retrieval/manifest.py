@@ -53,6 +53,8 @@ def compute_index_hash(manifest: dict[str, Any]) -> str:
 
 def corpus_record(reader: "CorpusReader | CorpusScan") -> dict[str, Any]:
     """The manifest's `corpus` section from a finished pass over the corpus."""
+    if reader.sha256 is None:  # a programming error: the reader has not been iterated to its end
+        raise ValueError(f"corpus_record({reader.path}) before a finished pass over the corpus")
     record = CorpusRecord(path=str(reader.path.resolve()), name=reader.path.name, sha256=reader.sha256,
                           size_bytes=reader.size_bytes, mtime_ns=reader.path.stat().st_mtime_ns, num_documents=reader.num_documents)
     return record.model_dump(mode="json")
@@ -125,13 +127,16 @@ def read_manifest(index_dir: str | Path) -> dict[str, Any]:
 
 REQUIRED_FIELDS: dict[str, type] = {"retriever": str, "corpus_hash": str, "corpus": dict, "params": dict, "files": dict, "index_hash": str}
 # The corpus record's required fields, checked by hand so a bad one is named in the manifest's own terms.
-REQUIRED_CORPUS_FIELDS: dict[str, type] = {name: field.annotation for name, field in CorpusRecord.model_fields.items() if field.is_required()}
+REQUIRED_CORPUS_FIELDS: dict[str, type] = {name: field.annotation for name, field in CorpusRecord.model_fields.items()
+                                            if field.is_required() and field.annotation is not None}
 
 
 def _check_fields(path: Path, manifest: dict[str, Any]) -> None:
     """An `IndexFormatError` naming the first missing or mistyped field (a hand-edited or truncated manifest)."""
     checks = [(key, manifest, kind, key) for key, kind in REQUIRED_FIELDS.items()]
-    checks += [(key, manifest.get("corpus") if isinstance(manifest.get("corpus"), dict) else {}, kind, f"corpus.{key}") for key, kind in REQUIRED_CORPUS_FIELDS.items()]
+    corpus = manifest.get("corpus")
+    corpus_section: dict[str, Any] = corpus if isinstance(corpus, dict) else {}
+    checks += [(key, corpus_section, kind, f"corpus.{key}") for key, kind in REQUIRED_CORPUS_FIELDS.items()]
     for key, section, kind, shown in checks:
         if key not in section:
             raise IndexFormatError(f"{path}: the manifest has no '{shown}' field", hint="rebuild the index; index.json is written by `evalsuite index build`")

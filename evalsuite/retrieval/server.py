@@ -267,7 +267,9 @@ def uvicorn_config(app: Any, limits: ServerLimits, **options: Any):
     options.setdefault("log_level", "warning")
     options.setdefault("access_log", False)
     config = uvicorn.Config(app, lifespan="off", timeout_keep_alive=30, http=HeaderTimeoutProtocol, **options)
-    config.header_timeout_s = limits.header_timeout_s  # read by HeaderTimeoutProtocol; travels to worker processes
+    # an attribute uvicorn's Config does not declare, read back with getattr by HeaderTimeoutProtocol; it travels with
+    # the config to worker processes
+    setattr(config, "header_timeout_s", limits.header_timeout_s)
     return config
 
 

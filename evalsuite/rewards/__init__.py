@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from evalsuite.errors import EvalsuiteError
@@ -48,7 +49,8 @@ def get_reward(name: str, settings: dict[str, Any] | None = None, **objects: Any
         config = config_cls(**(settings or {}))
     except (TypeError, ValueError) as exc:
         raise EvalsuiteError(f"bad settings for the {name} reward: {exc}", hint=f"fields: {', '.join(config_cls.__dataclass_fields__)}") from exc
-    return cls(config, **objects)
+    build: Callable[..., MethodReward] = cls  # each reward's __init__ takes its config and objects of its own
+    return build(config, **objects)
 
 
 __all__ = [

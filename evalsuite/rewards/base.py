@@ -12,12 +12,15 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalsuite.protocol.search_r1 import parse_trajectory
 from evalsuite.errors import EvalsuiteError
 from evalsuite.metrics.answer import extract_answer
 from evalsuite.runs.schema import Turn
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 
 def completion_text(completion: Any) -> str:
@@ -78,7 +81,8 @@ def samples(completions: Sequence[Any], columns: dict[str, Any]) -> list[Sample]
         golds = [golds] if isinstance(golds, str) else list(golds or [])
         if row.get("turns") is not None:
             turns = _as_turns(row["turns"])
-            model_text = row.get("model_text") if row.get("model_text") is not None else "".join(t.text for t in turns)
+            recorded_text = row.get("model_text")
+            model_text = recorded_text if recorded_text is not None else "".join(t.text for t in turns)
             errors = list(row.get("protocol_errors") or [])
         else:
             parsed = parse_trajectory(text)
@@ -111,7 +115,7 @@ class MethodReward(ABC):
     name: ClassVar[str]
     components: ClassVar[tuple[str, ...]]
     # the dataclass of its settings (`reward.settings` of a recipe's YAML); `get_reward` builds it
-    config_class: ClassVar[type]
+    config_class: ClassVar[type[DataclassInstance]]
 
     def __init__(self) -> None:
         self._cache: tuple[tuple[str, ...], list[dict[str, float]]] | None = None

@@ -120,7 +120,7 @@ def write_scores(run_dir: str | Path, records: Sequence[ExampleRecord], basis: s
         target.parent.mkdir(parents=True, exist_ok=True)
         # A name of its own per writer: two processes caching the same content never write one temporary file.
         tmp = target.with_name(f"{target.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp.npz")
-        np.savez(tmp, **arrays)
+        np.savez(tmp, allow_pickle=True, **arrays)  # numpy's default, named so mypy does not match **arrays to it
         os.replace(tmp, target)
     except OSError as exc:  # a cache is an optimisation: a read-only or full cache folder only costs a re-parse
         log.warning("%s: cannot cache the score columns (%s)", target, exc)

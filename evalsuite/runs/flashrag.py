@@ -329,7 +329,8 @@ def extract_item(item: ResultItem, layout: ResultLayout, position: int) -> Extra
     golds = golds_of(require_path(data, fields.golds, "golds", where, layout))
     if golds is None:
         raise DataError(f"{where}: '{fields.golds}' must be a list of strings (or one string)", hint="map the gold answers with --fields golds=PATH")
-    output = data.get("output") if isinstance(data.get("output"), dict) else {}
+    recorded_output = data.get("output")
+    output: dict[str, Any] = recorded_output if isinstance(recorded_output, dict) else {}
     response = _response(data, output, str(question), layout)
     if not question and layout.question_pattern:
         # the writer keeps no question: read it where its prompt template put it (the prompt, else the response)
@@ -414,10 +415,12 @@ def records_from_source(
         # Where we parse the prediction ourselves, the writer's own `pred` is checked against it.
         recorded_pred = lookup(item.data, "output.pred") if layout.parse_prediction else None
         recorded_pred = None if recorded_pred is MISSING or recorded_pred is None else str(recorded_pred)
+        # a layout that parses the prediction always has the response (extract_item refuses a record without one)
+        parsed_from = fields.response if layout.parse_prediction else None
         recorded.append(
             RecordedScore(
                 id=fields.id, pred=recorded_pred, metric_score=fields.scores,
-                context=PredictionContext(response=fields.response, prompt=fields.prompt, parsed=parsed) if layout.parse_prediction else None,
+                context=PredictionContext(response=parsed_from, prompt=fields.prompt, parsed=parsed) if parsed_from is not None else None,
             )
         )
     return task_name, records, recorded

@@ -90,8 +90,9 @@ def check_recorded_metrics(source: ResultSource, records: list[ExampleRecord], r
 
 def _check_one(name: str, where: str, records: list[ExampleRecord], recorded: list[RecordedScore], differences: list[Difference]) -> MetricCheck:
     layout = records[0].metadata.get("layout") if records else None
-    if name in LAYOUT_METRICS.get(layout, {}):
-        return _check_same_name(name, where, LAYOUT_METRICS[layout][name], records, recorded, own_name=True)
+    layout_metrics = LAYOUT_METRICS.get(layout, {}) if isinstance(layout, str) else {}
+    if name in layout_metrics:
+        return _check_same_name(name, where, layout_metrics[name], records, recorded, own_name=True)
     mine = RECORDED_METRICS.get(name)
     if mine is not None and name in METRIC_FUNCTIONS:
         if not any(mine in r.metrics for r in records):

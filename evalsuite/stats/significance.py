@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import bdtr
 
 from evalsuite.errors import EvalsuiteError
@@ -61,14 +62,14 @@ def _as_pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def mcnemar_pvalues(only_a: np.ndarray, only_b: np.ndarray, mid_p: bool = False) -> np.ndarray:
+def mcnemar_pvalues(only_a: ArrayLike, only_b: ArrayLike, mid_p: bool = False) -> np.ndarray:
     """Exact two-sided McNemar p-values, vectorized: 2 · Binom(min(b, c); b + c, ½), capped at 1 (statsmodels' exact).
 
     `mid_p`: the mid-p McNemar test, 2 · P(X ≤ m) − P(X = m) with m = min(b, c) (Fagerland, Lydersen and Laake,
     2013: close to the nominal level where the exact test is conservative, which it is by discreteness)."""
-    only_a, only_b = np.asarray(only_a), np.asarray(only_b)
-    total = only_a + only_b
-    smaller = np.minimum(only_a, only_b)
+    a, b = np.asarray(only_a), np.asarray(only_b)
+    total = a + b
+    smaller = np.minimum(a, b)
     # bdtr is the binomial CDF (scipy.stats.binom.cdf's, without the second of importing scipy.stats)
     below = bdtr(smaller, total, 0.5)
     if mid_p:

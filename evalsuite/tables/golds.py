@@ -94,11 +94,11 @@ def rescore_with_registry(records: Sequence[ExampleRecord], basis: GoldBasis) ->
     per_example = {spec.name for spec in list_metrics()}  # not the metrics over samples (em_avg, pass@k)
     out = []
     for record in records:
-        key = by_task.get(record.task)
-        if key is None:  # a task whose split file is not here (listed in `basis.missing`)
+        split_key = by_task.get(record.task)
+        if split_key is None:  # a task whose split file is not here (listed in `basis.missing`)
             out.append(record)
             continue
-        gold = golds[key].get(record.id) if record.split in (None, key[1]) else None
+        gold = golds[split_key].get(record.id) if record.split in (None, split_key[1]) else None
         if gold is None:
             basis.unknown_ids += 1
             out.append(record)

@@ -74,8 +74,9 @@ class RunData:
         if self.columns.samples < 2 or not metric.endswith("_avg"):
             return None
         base = metric[: -len("_avg")]
-        per_task = [self.columns.sample_means.get(task, {}).get(base) for task in tasks]
-        if any(m is None for m in per_task) or len({m.size for m in per_task}) != 1:  # type: ignore[union-attr]
+        found = [self.columns.sample_means.get(task, {}).get(base) for task in tasks]
+        per_task = [m for m in found if m is not None]
+        if len(per_task) != len(found) or len({m.size for m in per_task}) != 1:
             return None
         per_seed = np.mean(np.vstack(per_task), axis=0)  # the average over benchmarks, seed by seed
         return float(np.std(per_seed, ddof=1))

@@ -46,6 +46,8 @@ def apply_subset(rows: list[TaskRow], subset: Subset | str) -> list[TaskRow]:
         return list(rows)
     if subset.kind == "first":
         return rows[: subset.n]
+    if subset.n is None:  # only a Subset built by hand lacks it: parse_subset gives every sample its size
+        raise EvalsuiteError(f"invalid subset {subset}: a sample needs its size", hint="use sample:N:SEED (N > 0)")
     chosen = sorted(random.Random(subset.seed).sample(range(len(rows)), subset.n))
     return [rows[i] for i in chosen]
 

@@ -97,11 +97,15 @@ def build_curriculum_data(config: TrainConfig, model_path: str, rows: list[dict[
     backend = TrainerBackend(model, tokenizer)
     golds_of = {r["question"]: r["golden_answers"] for r in rows}
     method = make_method(golds_of)
+    # SmartSearch's own settings: its config (train_recipes/smartsearch.py) is a TrainConfig subclass that adds them,
+    # and training/ does not import the recipes
+    curriculum_samples: int = getattr(config, "curriculum_samples")
+    refine = getattr(config, "refine")
     retriever = load_retriever(config.retriever)
     rollout_config = config.rollout_config()
     style = method.resolve_style(config.prompt_style, backend.has_chat_template())
     engine = RolloutEngine(backend, method, retriever, type(rollout_config)(**{**rollout_config.__dict__, "temperature": 1.0}), style)
-    items = [(f"{r['id']}#{k}", r["question"]) for r in rows for k in range(config.curriculum_samples)]
+    items = [(f"{r['id']}#{k}", r["question"]) for r in rows for k in range(curriculum_samples)]
     rollouts = engine.run(items)
     sft, dpo = [], []
     counts = {"policy_rollouts": len(rollouts), "policy_screened": 0, "decomposition_trajectories": 0}
@@ -131,7 +135,7 @@ def build_curriculum_data(config: TrainConfig, model_path: str, rows: list[dict[
             chosen = "".join(piece for piece, _ in good[0])
             dpo += [{"prompt": prompt, "chosen": chosen, "rejected": text} for text in bad]
     refiner_style = "instruct" if backend.has_chat_template() else "base"
-    refiner = load_refiner(config.refine.refiner, backend, refiner_style, config.refine.max_tokens, 0.0, 0)
+    refiner = load_refiner(refine.refiner, backend, refiner_style, refine.max_tokens, 0.0, 0)
     refined = refinement_pairs(engine, refiner, reward, rollouts, golds_of, prompts)
     counts.update(sft_rows=len(sft), dpo_pairs_decomposition=len(dpo), dpo_pairs_refined=len(refined))
     dpo = refined + dpo

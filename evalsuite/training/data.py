@@ -64,7 +64,8 @@ def training_rows(config: TrainConfig) -> list[dict[str, Any]]:
         for row in apply_subset(loaded.rows, config.subset):
             gold_steps = teacher_queries_from_metadata(row.metadata)
             fallback = gold_steps[0] if gold_steps else []
-            teacher, plan = fallback, fallback
+            teacher: list[str] | None = fallback
+            plan: list[str] | None = fallback
             if name in teacher_files:
                 table = entries(teacher_files[name], "teacher_queries")
                 teacher = table.get(f"{name}:{row.id}", table.get(row.id))

@@ -16,9 +16,10 @@ PLOT_FILE = "training_curves.png"
 
 def make_callback(path: Path, stage: str):
     """A transformers TrainerCallback appending each `on_log` to `path`, with the stage and seconds since the last log."""
-    transformers = require("transformers", "train", "training")
+    # Any: the base class comes from transformers, imported only when training runs (the [train] extra)
+    trainer_callback: Any = require("transformers", "train", "training").TrainerCallback
 
-    class JsonlLog(transformers.TrainerCallback):
+    class JsonlLog(trainer_callback):
         def __init__(self) -> None:
             self.last = time.perf_counter()
 

@@ -153,7 +153,7 @@ class SearchRollout:
         style = self.method.resolve_style(self.style, backend.has_chat_template())
         return RolloutEngine(backend, self.method, self.retriever, config, style)
 
-    def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
+    def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, list[Any] | None]:
         from trl.models import unwrap_model_for_generation
 
         questions = [prompt_question(p) for p in prompts]
@@ -163,7 +163,7 @@ class SearchRollout:
             gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs,
         ) as model:
             engine = self.engine(trainer, model)
-            rollouts = self._refined(engine, questions) if self.refine else engine.run([(f"r{i}", q) for i, q in enumerate(questions)])
+            rollouts = self._refined(engine, questions, self.refine) if self.refine else engine.run([(f"r{i}", q) for i, q in enumerate(questions)])
             state_scores = self._state_scores(engine, rollouts, trainer.processing_class) if self.state_evaluator else None
         self.last = rollouts
         tokenizer = trainer.processing_class
@@ -183,8 +183,8 @@ class SearchRollout:
         if state_scores is not None:
             out["state_scores"] = state_scores
             self.turn_credit = self._turn_credit(rollouts, state_scores, tokenized)
-        out["logprobs"] = None  # TRL recomputes them from the ids (no vLLM sampling logprobs here)
-        return out
+        # TRL recomputes the logprobs from the ids (no vLLM sampling logprobs here)
+        return {**out, "logprobs": None}
 
     @staticmethod
     def _turn_credit(rollouts: list[Rollout], state_scores: list[list[float]], tokenized: list[TokenizedRollout]) -> list[Any]:
@@ -197,14 +197,13 @@ class SearchRollout:
             out.append(CompletionTurns(rollout.question, gammas, [bool(t.passages) for t in model_turns], tokens.turn_ids))
         return out
 
-    def _refined(self, engine: RolloutEngine, questions: list[str]) -> list[Rollout]:
+    def _refined(self, engine: RolloutEngine, questions: list[str], spec: Any) -> list[Rollout]:
         """SmartSearch stage 3: each run of identical prompts (TRL's group of `num_generations`) gets refined branches."""
         from itertools import groupby
 
         from evalsuite.training.refinement import expand_groups, load_refiner
 
         groups = [(question, len(list(run))) for question, run in groupby(questions)]
-        spec = self.refine
         if spec.refiner == "policy":
             style = "instruct" if engine.backend.has_chat_template() else "base"
             refiner = load_refiner("policy", engine.backend, style, spec.max_tokens, engine.config.temperature, engine.config.seed)

@@ -252,6 +252,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False, recipe: Recipe |
     model_path = resolve_model(config.model)
     rows = recipe.prepare_data(config, training_rows(config))
     reward = recipe.build_reward(config)
+    stages: dict[str, Any]  # each stage's record in the manifest
     if curriculum_model:
         model_path, stages = curriculum_model, {"curriculum": {"reused": curriculum_model}}
     else:

@@ -146,3 +146,11 @@ def test_subsets_record_their_ids(benchmarks_dir: Path) -> None:
 def test_bad_subset_specs(spec: str) -> None:
     with pytest.raises(EvalsuiteError, match="invalid subset"):
         parse_subset(spec)
+
+
+def test_a_sample_subset_built_without_its_size_is_refused_in_one_line() -> None:
+    from evalsuite.tasks.subset import Subset
+
+    # before: random.sample(range(n), None) raised a bare TypeError from inside the standard library
+    with pytest.raises(EvalsuiteError, match="invalid subset sample:None:3: a sample needs its size"):
+        apply_subset([], Subset("sample", None, 3))

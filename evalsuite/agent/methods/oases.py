@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from evalsuite.agent.method import Action, HitLike
 from evalsuite.agent.methods.protocol import TagMethod, render
@@ -18,6 +19,9 @@ from evalsuite.protocol.tags import TagPair, last_block
 from evalsuite.protocol.passages import format_passages
 from evalsuite.metrics.answer import token_scores
 from evalsuite.runs.schema import Turn
+
+if TYPE_CHECKING:
+    from evalsuite.models.base import Backend
 
 # Table 6, "Main Search Prompt", verbatim.
 SEARCH_PROMPT = (
@@ -110,7 +114,7 @@ class StateEvaluation:
 class StateEvaluator:
     """OASES's state evaluator: the policy answers from each search state; γ_t is the answer F1 (process reward γ_t − γ_{t−1})."""
 
-    backend: object
+    backend: Backend
     style: str = "base"
     max_tokens: int = 64
     stop: list[str] = field(default_factory=lambda: ["</eval>"])

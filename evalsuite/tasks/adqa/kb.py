@@ -172,7 +172,7 @@ def build_kb(seed: int, size: KBSize = KBSize()) -> KnowledgeBase:
                 attrs={
                     "industry": category(industry),
                     "review_days": days(rng.choice((1, 2, 3, 4, 5, 7, 10)), "business days"),
-                    "min_age": Value(f"{(a := rng.choice((18, 21, 25)))} years", (f"{a}+", f"{a} years old", str(a)), float(a), "age"),
+                    "min_age": Value(f"{(years := rng.choice((18, 21, 25)))} years", (f"{years}+", f"{years} years old", str(years)), float(years), "age"),
                     "certification": category(certification, kind="name"),
                 },
             )
@@ -270,7 +270,7 @@ def build_kb(seed: int, size: KBSize = KBSize()) -> KnowledgeBase:
                     "type": category(kind, V.AUDIENCE_TYPE_ALIASES[kind]),
                     "membership_days": days(rng.choice(V.MEMBERSHIP_DAYS)),
                     "size": count(rng.choice(V.AUDIENCE_SIZES), "users"),
-                    "age_range": Value(a := rng.choice(V.AGE_RANGES), (a.replace("-", " to "),), None, "age range"),
+                    "age_range": Value(ages := rng.choice(V.AGE_RANGES), (ages.replace("-", " to "),), None, "age range"),
                 },
                 sets={"interests": tuple(rng.sample(V.INTERESTS, 3)), "locations": tuple(rng.sample(V.COUNTRIES, rng.randint(2, 3)))},
                 rels={"pixel": rng.choice(kb.by_kind["pixel"]).key},

@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import json
 import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from evalsuite.tasks.adqa.evidence import PassageLexicon
 from evalsuite.tasks.adqa.kb import DOMAIN_OF_KIND, Entity, KnowledgeBase
@@ -21,6 +23,8 @@ from evalsuite.tasks.adqa.schema import (
     relations_from,
 )
 from evalsuite.tasks.adqa import vocab as V
+
+T = TypeVar("T")
 
 TEMPLATES = ("bridge", "comparison", "intersection", "which_of")
 # Share of each (template, hop count) in the generated sets.
@@ -123,7 +127,7 @@ def one_step_paths(to_kind: str) -> list[tuple[RelationSpec, ...]]:
     return [path for path in chains(1) if path[-1].dst == to_kind]
 
 
-def _by_domain(rng: random.Random, options: list, kind_of) -> object:
+def _by_domain(rng: random.Random, options: Sequence[T], kind_of: Callable[[T], str]) -> T:
     """Pick a domain uniformly, then an option whose asked attribute lies in it: domains stay balanced."""
     domains = _unique([DOMAIN_OF_KIND[kind_of(o)] for o in options])
     domain = rng.choice(domains)
@@ -268,6 +272,7 @@ def make_which_of(kb: KnowledgeBase, corpus: Corpus, rng: random.Random, hops: i
     if values[0] is None or values[1] is None or values[0] == values[1]:
         return None
     pick = rng.randrange(2)
+    assert attr.clause is not None  # the attributes offered above are those with a clause
     predicate = f"{path[0].vp} {attr.clause.format(v=values[pick])}"
     a_m, b_m = mention(anchors[0]), mention(anchors[1])
     question = rng.choice(WHICH_OF_FORMS).format(a=a_m, A=_cap(a_m), b=b_m, p=predicate)
@@ -287,7 +292,7 @@ def make_which_of(kb: KnowledgeBase, corpus: Corpus, rng: random.Random, hops: i
 
 def _set_sides(space: str) -> list[tuple[tuple[RelationSpec, ...], SetSpec, str]]:
     """(path, set, start kind) for every way of reaching a set of this value space in 0 or 1 relation."""
-    options = []
+    options: list[tuple[tuple[RelationSpec, ...], SetSpec, str]] = []
     for spec in SETS:
         if spec.space != space:
             continue

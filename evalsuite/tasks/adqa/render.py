@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from evalsuite.tasks.adqa.helpcentre import ARTICLES
 from evalsuite.tasks.adqa.kb import Entity, KnowledgeBase, Value
-from evalsuite.tasks.adqa.schema import ATTRIBUTE, KIND_NOUN, RELATION, SET
+from evalsuite.tasks.adqa.schema import ATTRIBUTE, KIND_NOUN, RELATION, SET, AttributeSpec, RelationSpec, SetSpec
 
 # Which facts share a passage. Every fact lives in exactly one passage; each passage holds several facts, so most
 # of what a retrieved passage says is unrelated to the question at hand.
@@ -71,9 +72,10 @@ def _fact_value(kb: KnowledgeBase, entity: Entity, fact: str, rng: random.Random
     return None
 
 
-def _spec(entity: Entity, fact: str, fact_kind: str):
-    table = {"rel": RELATION, "attr": ATTRIBUTE, "set": SET}[fact_kind]
-    return table[(entity.kind, fact)]
+def _spec(entity: Entity, fact: str, fact_kind: str) -> RelationSpec | AttributeSpec | SetSpec:
+    """The declaration of one fact; every kind of spec has the `label` and `prose` a passage is worded from."""
+    tables: dict[str, Mapping[tuple[str, str], RelationSpec | AttributeSpec | SetSpec]] = {"rel": RELATION, "attr": ATTRIBUTE, "set": SET}
+    return tables[fact_kind][(entity.kind, fact)]
 
 
 _A_BEFORE_VOWEL = re.compile(r"\b([Aa]) (?=[aeiouAEIO])")
@@ -123,12 +125,12 @@ def render_corpus(kb: KnowledgeBase, seed: int) -> Corpus:
         drafts.append((title, text, []))
     rng.shuffle(drafts)
     corpus = Corpus()
-    for number, (title, text, facts) in enumerate(drafts, start=1):
+    for number, (title, text, stated_facts) in enumerate(drafts, start=1):
         pid = f"adqa-{number:05d}"
         contents = f'"{title}"\n{text}'
         corpus.rows.append({"id": pid, "contents": contents, "title": title, "text": text})
         corpus.text_by_id[pid] = contents
-        for fact, value in facts:
+        for fact, value in stated_facts:
             if fact in corpus.fact_passage:
                 raise AssertionError(f"fact {fact} rendered twice")
             corpus.fact_passage[fact] = pid

@@ -24,7 +24,10 @@ def solve(kb: KnowledgeBase, program: dict) -> list[str]:
     if op == "comparison":
         name = program["attribute"].split(".")[1]
         values = [e.attrs[name].number for e in ends]
-        best = max(values) if program["direction"] == "more" else min(values)
+        numbers = [v for v in values if v is not None]
+        if len(numbers) != len(values):
+            raise ValueError(f"comparison of {name}: a side has no numeric value")
+        best = max(numbers) if program["direction"] == "more" else min(numbers)
         return [e.name for e, v in zip(ends, values) if v == best]
     if op == "which_of":
         name = program["attribute"].split(".")[1]
