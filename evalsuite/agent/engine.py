@@ -178,8 +178,9 @@ class SearchBatcher:
             await asyncio.sleep(self.window_s)
             batch, self._waiting = self._waiting, []
             self.batch_sizes.append(len(batch))
+            outcomes: list[SearchOutcome | Exception]
             try:
-                outcomes = await asyncio.to_thread(self._search_each, [queries for queries, _ in batch])
+                outcomes = list(await asyncio.to_thread(self._search_each, [queries for queries, _ in batch]))
             except Exception as exc:  # RetrievalUnavailable: every search of the batch gets it
                 outcomes = [exc] * len(batch)
             for (_, future), outcome in zip(batch, outcomes):
@@ -219,13 +220,13 @@ class RolloutEngine:
         if isinstance(initial, RequestRejected):
             prompt = self.method.prompt(question, self.style, self.backend.chat_template)
             return Rollout(key=key, question=question, prompt=prompt, stop_reason="error", error=_rejected(queries, initial), seed=seed)
-        if not queries:
+        if not queries or initial is None:  # (None only without queries: they were searched just above)
             prompt = self.method.prompt(question, self.style, self.backend.chat_template)
         else:
             prompt = self.method.prompt_with_passages(question, self.style, self.backend.chat_template, initial, self._truncate_obs)
         tokens = self.backend.count_tokens(prompt)
         rollout = Rollout(key=key, question=question, prompt=prompt, prompt_tokens=tokens, context_tokens=tokens, seed=seed)
-        if queries:
+        if queries and initial is not None:
             # Retrieval before any model turn is recorded as turn 0 with no text, so its passages are scored.
             rollout.turns.append(
                 Turn(
@@ -516,9 +517,10 @@ class RolloutEngine:
             if len(searches) == 1:
                 return [exc]
             alone = [self._search_each([queries])[0] for queries in searches]
-            if all(isinstance(outcome, RequestRejected) for outcome in alone):
+            rejected = [outcome for outcome in alone if isinstance(outcome, RequestRejected)]
+            if len(rejected) == len(alone):
                 # Every search refused on its own: the request's settings are wrong (e.g. topk), not a query.
-                first = alone[0].message
+                first = rejected[0].message
                 raise RetrievalUnavailable(f"the retrieval server rejected every search of the batch, each on its own ({first}): check --topk against the server's limits", hint="fix the setting, then rerun with --resume") from None
             return alone
         outcomes: list[SearchOutcome] = []

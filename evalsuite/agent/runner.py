@@ -231,7 +231,7 @@ def record_paper_check(manifest: Manifest) -> PaperCheck | None:
 
     paper = manifest_paper_check(manifest)
     if paper is not None:
-        manifest.paper_setting = paper.to_dict()
+        setattr(manifest, "paper_setting", paper.to_dict())  # an extra of the manifest (extra="allow"), as merge.py's
     return paper
 
 
@@ -390,8 +390,10 @@ def _roll_out(engine: RolloutEngine, method: Method, todo: list[Trajectory], sch
                                      lambda index, rollout: keep([todo[index].record(rollout, method)]), seeds=[t.seed for t in todo]))
         return
     for batch in question_batches(todo, batch_size):
-        engine.run([t.item for t in batch], lambda index, rollout, batch=batch: keep([batch[index].record(rollout, method)]),
-                   seeds=[t.seed for t in batch])
+        def finished(index: int, rollout: Rollout, batch: list[Trajectory] = batch) -> None:
+            keep([batch[index].record(rollout, method)])
+
+        engine.run([t.item for t in batch], finished, seeds=[t.seed for t in batch])
 
 
 def question_batches(todo: list[Trajectory], batch_size: int) -> list[list[Trajectory]]:

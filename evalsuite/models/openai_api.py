@@ -162,6 +162,7 @@ class OpenAIBackend(Backend):
             self._loop = loop
             self._client = openai_client(self.base_url, self.api_key, self.policy.attempt_timeout_s, extra="openai", purpose="the openai backend")
             self._limit = asyncio.Semaphore(self.concurrency)
+        assert self._limit is not None  # made above with the loop it belongs to
         return self._client, self._limit
 
     async def aclose(self) -> None:
