@@ -462,7 +462,7 @@ def _submission(repro: Reproduction, stage: Stage) -> dict[str, Any]:
         "compute": repro.settings.label,
         "setting": manifest_setting(RunDirectory(run).read_manifest()),
         "description": (f"{repro.settings.label} of {repro.method} by `evalsuite reproduce {repro.method} --config {repro.config_path.name}`. "
-                        f"Training manifest sha256 {link['sha256']} (its run manifest's config.reproduce.training_manifest)."),
+                        f"Training manifest sha256 {link['sha256']} (its run manifest's run_config.reproduce.training_manifest)."),
     }
     info = SubmissionInfo.model_validate({**defaults, **repro.settings.submission})
     path = pack_submission([run], stage.path / SUBMISSION_DIR, info)

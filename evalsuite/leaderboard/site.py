@@ -291,6 +291,13 @@ def _methods(entries: list[Entry], reported: dict) -> list[dict]:
             for name, v in sorted(methods.items(), key=lambda kv: kv[0].lower())]
 
 
+def setting_order(item: tuple[str, list[Entry]]) -> tuple[int, str]:
+    """Settings with the most entries first (where a reader compares the most), then by key: a single CPU-scale
+    reproduction in a setting of its own never heads the page above the paper-scale comparisons."""
+    key, members = item
+    return -len(members), key
+
+
 def build_site(leaderboard_dir: str | Path | None, out_dir: str | Path, data_dir: str | Path | None = None,
                page_size: int | None = None, reported_root: str | Path | None = None) -> SiteSummary:
     """Build the whole site from a leaderboard folder (entries/, site.yaml; default: ./leaderboard, else the shipped
@@ -311,7 +318,7 @@ def build_site(leaderboard_dir: str | Path | None, out_dir: str | Path, data_dir
     metrics = leaderboard_metrics(entries)
     settings: list[dict[str, Any]] = [{"key": key, "slug": f"setting-{i + 1}", "tables": [verified_table(members, m, label=label) for m, label in metrics.items()],
                  "cost": cost_table(members), "n": len(members), "members": members}
-                for i, (key, members) in enumerate(sorted(by_setting.items()))]
+                for i, (key, members) in enumerate(sorted(by_setting.items(), key=setting_order))]
     _prepare_output(out_dir)
     for setting in settings:
         members = setting.pop("members")

@@ -66,11 +66,14 @@ def test_a_version_1_manifest_is_migrated_and_loses_nothing(tmp_path: Path) -> N
 
 def test_the_seeded_leaderboard_entries_still_load() -> None:
     manifests = sorted(REPO.glob("leaderboard/entries/*/runs/*/manifest.json"))
-    assert manifests
+    imported = [path for path in manifests if json.loads(path.read_text())["kind"] == "import"]
+    assert len(imported) >= 4  # the seeded entries (imported outputs, written at schema version 1)
     for path in manifests:
-        assert json.loads(path.read_text())["schema_version"] == 1
         manifest = RunDirectory(path.parent).read_manifest()
-        assert manifest.kind == "import" and not manifest.retriever.used
+        if path in imported:
+            assert json.loads(path.read_text())["schema_version"] == 1 and not manifest.retriever.used
+        else:  # an evalsuite run (the CPU-scale reproduction): what it retrieved from is recorded
+            assert manifest.kind == "run" and manifest.retriever.used
 
 
 @pytest.mark.parametrize(("obj", "says"), [

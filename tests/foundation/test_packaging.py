@@ -15,6 +15,7 @@ import pytest
 
 import evalsuite
 from evalsuite.errors import DataError
+from evalsuite.leaderboard.results import LOCK_FILE
 from evalsuite.resources import packaged_path, packaged_recipe_config, recipe_configs_dir, reported_dir
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,8 +25,8 @@ NOT_SHIPPED = ("leaderboard/seed/",)
 
 
 def tracked(folder: str) -> list[str]:
-    """The folder's files, as a clone has them (no caches; works in a copy without .git too)."""
-    files = (p for p in (REPO / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    """The folder's files, as a clone has them (no caches, no `leaderboard add` lock; works in a copy without .git too)."""
+    files = (p for p in (REPO / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.name != LOCK_FILE)
     return sorted(str(p.relative_to(REPO)) for p in files)
 
 

@@ -71,8 +71,8 @@ def row_names(page, table: str) -> list[str]:
 
 
 def setting_with(page, words: str) -> str:
-    """The id of the one setting section whose heading holds `words` (settings sort by key, so their numbers move as
-    entries of other settings are filed)."""
+    """The id of the one setting section whose heading holds `words` (settings sort by their number of entries, then
+    by key, so their numbers move as entries are filed)."""
     ids = page.eval_on_selector_all("section.setting", f"ss => ss.filter(s => s.querySelector('h2').textContent.includes({words!r})).map(s => s.id)")
     assert len(ids) == 1, ids
     return ids[0]

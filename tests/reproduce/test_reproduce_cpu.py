@@ -37,7 +37,7 @@ def test_cpu_smoke_reproduction_runs_every_stage_then_skips_them_and_refuses_a_c
         assert record["complete"] and all(record["inputs"].values()), (stage, record)
 
     train_manifest = out / "train" / "train_manifest.json"
-    link = RunDirectory(out / "eval-trained").read_manifest().config["reproduce"]["training_manifest"]
+    link = RunDirectory(out / "eval-trained").read_manifest().run_config["reproduce"]["training_manifest"]
     assert link["sha256"] == file_sha256(train_manifest)
     base, trained = (RunDirectory(out / name).read_predictions() for name in ("eval-base", "eval-trained"))
     assert [r.id for r in base] == [r.id for r in trained] and len(base) == 3
