@@ -161,3 +161,22 @@ def test_every_badge_says_what_was_proven_and_what_was_declared(page, server, tm
     assert "Declared only\ncorpus, retriever, top-k, turn limit, model, training data" in block
     page.screenshot(path=str(tmp_path / "entry-proof.png"))
     assert page.problems == []
+
+
+def test_the_cpu_scale_reproduction_has_a_setting_and_column_of_its_own(page, server, tmp_path: Path):
+    """Issue 32: our own recipe's CPU-scale entry renders, labelled, in its own setting and on its own subset column,
+    never in a table with the paper-scale entries."""
+    page.goto(f"{server}/index.html")
+    own = setting_with(page, "bm25")
+    assert own != setting_with(page, "top-3")
+    assert row_names(page, f"{own}-em") == ["search-r1 · gemma3-270m (CPU-scale reproduction)"]
+    assert page.get_attribute(f"#{own}-em thead th[data-key='adqa:test@first:128']", "data-key") == "adqa:test@first:128"
+    assert "(test, first 128)" in page.inner_text(f"#{own}-em thead th[data-key='adqa:test@first:128']")
+    for other in (setting_with(page, "top-3"), setting_with(page, "top-5")):
+        assert not any("CPU-scale" in name for name in row_names(page, f"{other}-em"))
+    page.locator(f"#{own}-em th.name a").click()
+    page.wait_for_load_state("load")
+    assert "CPU-scale reproduction" in page.inner_text("#entry-name")
+    assert "Training manifest sha256" in page.inner_text("body")
+    page.screenshot(path=str(tmp_path / "cpu-entry.png"), full_page=True)
+    assert page.problems == []
