@@ -158,6 +158,13 @@ def test_the_openai_backend_on_a_vllm_server_equals_in_process_vllm(vllm_run, tm
         out = tmp_path / "served"
         evalsuite_run(run_args(benchmarks_dir, wiki_bm25, out, "--backend", "openai", "--model", f"http://127.0.0.1:{port}/v1"),
                       tmp_path / "run.log")
+        # Sampled (issue 30): a question's 2 samples go out as one request with n = 2 choices, which vLLM's server
+        # seeds seed, seed + 1 as the two single requests are seeded: the same records either way.
+        for native in ("true", "false"):
+            evalsuite_run(run_args(benchmarks_dir, wiki_bm25, tmp_path / f"sampled-{native}", "--backend", "openai",
+                                   "--model", f"http://127.0.0.1:{port}/v1", "--subset", "first:2", "--samples", "2",
+                                   "--temperature", "1", "--seed", "5", "--backend-option", f"native_n={native}"),
+                          tmp_path / f"sampled-{native}.log")
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         try:
@@ -166,6 +173,10 @@ def test_the_openai_backend_on_a_vllm_server_equals_in_process_vllm(vllm_run, tm
             os.killpg(server.pid, signal.SIGKILL)
     assert outcome(out) == outcome(vllm_run)
     assert json.loads((out / "manifest.json").read_text())["backend"]["model"] == packaged_smollm2
+    grouped, alone = (tmp_path / f"sampled-{native}" for native in ("true", "false"))
+    sampled = [[(r["sample"], r["sample_seed"], *row) for r, row in zip(records(run), outcome(run))] for run in (grouped, alone)]
+    assert sampled[0] == sampled[1] and len(sampled[0]) == 4
+    assert [json.loads((run / "manifest.json").read_text())["backend"]["native_n"] for run in (grouped, alone)] == [True, False]
 
 
 @pytest.mark.slow
