@@ -633,7 +633,7 @@ def _gold(task: str, split: str, data_dir: str | Path | None, root: Path, where:
     if loaded is None:
         return None
     n_split = len(loaded.rows)
-    narrowed = _subset_spec(subset, n_split)
+    narrowed = _narrowing(chosen, n_split)
     if narrowed is None:
         return loaded, n_split
     # the subset's ids are rebuilt from the registry's rows, as `evalsuite run --subset` chose them
@@ -679,9 +679,13 @@ def _subset_spec(spec: str | None, n_split: int) -> Subset | None:
     split (a subset of at least n_split questions is all of them) and for what is no `--subset` spec (an import's
     `ids:N` counts its records: the ids check is what holds it to the split)."""
     try:
-        chosen = parse_subset(spec) if spec else None
+        return _narrowing(parse_subset(spec) if spec else None, n_split)
     except EvalsuiteError:
         return None
+
+
+def _narrowing(chosen: Subset | None, n_split: int) -> Subset | None:
+    """`chosen` when it holds fewer than all `n_split` questions of its split, else None: the whole split."""
     return chosen if chosen is not None and chosen.n is not None and chosen.n < n_split else None
 
 

@@ -44,8 +44,9 @@ def request_seed(request: GenerationRequest) -> int:
     return (int.from_bytes(digest[:4], "little") + request.seed) % 2**32
 
 
-def native_n_groups(requests: Sequence[GenerationRequest]) -> list[list[int]]:
-    """The requests' indices in groups that one request for n = len(group) samples answers exactly.
+def native_n_groups(requests: Sequence[GenerationRequest], grouping: bool = True) -> list[list[int]]:
+    """The requests' indices in groups that one request for n = len(group) samples answers exactly (`grouping=False`,
+    a backend's `native_n=false`: each request a group of its own).
 
     vLLM runs a request for n samples seeded b as n requests seeded b, b + 1, ... (its `parallel_sampling.py`), and
     these draw what the single requests draw (measured: tests/models/test_vllm_parallel_sampling.py). So a group is
@@ -56,7 +57,7 @@ def native_n_groups(requests: Sequence[GenerationRequest]) -> list[list[int]]:
     groups: list[list[int]] = []
     seeded: dict[tuple[Any, ...], list[tuple[int, int]]] = {}
     for index, request in enumerate(requests):
-        if request.temperature > 0:
+        if grouping and request.temperature > 0:
             settings = (request.prompt, tuple(request.stop), request.max_tokens, request.temperature, request.top_p)
             seeded.setdefault(settings, []).append((request_seed(request), index))
         else:

@@ -106,7 +106,7 @@ class OpenAIBackend(Backend):
 
     async def _generate_batch(self, requests: list[GenerationRequest]) -> list[Generation]:
         """A whole batch at once; sampled requests with consecutive seeds share one `n` request (see the module's doc)."""
-        groups = native_n_groups(requests) if self.native_n else [[index] for index in range(len(requests))]
+        groups = native_n_groups(requests, grouping=self.native_n)
         results: list[Generation | None] = [None] * len(requests)
 
         async def one(indices: list[int]) -> None:

@@ -78,7 +78,7 @@ class VLLMBackend(HFTokenizerMixin, Backend):
 
     def generate(self, requests: list[GenerationRequest]) -> list[Generation]:
         start = time.perf_counter()
-        groups = native_n_groups(requests) if self.native_n else [[index] for index in range(len(requests))]
+        groups = native_n_groups(requests, grouping=self.native_n)
         firsts = [requests[group[0]] for group in groups]  # each group's lowest seed: its n request's seed
         outputs = self.llm.generate([r.prompt for r in firsts], [sampling_params(self.vllm, r, n=len(g)) for r, g in zip(firsts, groups)],
                                     use_tqdm=False)

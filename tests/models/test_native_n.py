@@ -57,6 +57,7 @@ def test_a_questions_samples_are_one_group_in_seed_order_and_other_questions_apa
     requests += [GenerationRequest("Q2", temperature=0.7, seed=40 + j, key=("q2", 0)) for j in range(2)]
     requests.append(GenerationRequest("Q1", temperature=0.7, seed=40, key=("q1", 1)))  # another turn: another hash
     assert native_n_groups(requests) == [[1, 2, 0], [3, 4], [5]]
+    assert native_n_groups(requests, grouping=False) == [[i] for i in range(6)]  # a backend's native_n=false
 
 
 def test_seeds_that_are_not_consecutive_or_repeat_are_not_grouped():
