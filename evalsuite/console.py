@@ -23,7 +23,19 @@ from rich.text import Text
 
 TABLE_FORMATS = ("terminal", "markdown")
 
-__all__ = ["TABLE_FORMATS", "echo_json", "err_console", "escape", "out_console", "never_cut", "print_table", "progress", "ProgressLine", "format_duration", "table_markdown"]
+__all__ = [
+    "TABLE_FORMATS",
+    "echo_json",
+    "err_console",
+    "escape",
+    "out_console",
+    "never_cut",
+    "print_table",
+    "progress",
+    "ProgressLine",
+    "format_duration",
+    "table_markdown",
+]
 
 
 def out_console(markup: bool = False) -> Console:
@@ -46,7 +58,9 @@ def table_markdown(table: Table) -> str:
     """A rich table as a GitHub Markdown table, every cell in full (cell strings are taken literally)."""
     headers = [_plain(column.header) for column in table.columns]
     columns = [list(column.cells) for column in table.columns]
-    rows = [[_plain(col[i]) if i < len(col) else "" for col in columns] for i in range(max(map(len, columns), default=0))]
+    rows = [
+        [_plain(col[i]) if i < len(col) else "" for col in columns] for i in range(max(map(len, columns), default=0))
+    ]
     widths = [max([len(h), 3, *(len(r[j]) for r in rows)]) for j, h in enumerate(headers)]
     right = [column.justify == "right" for column in table.columns]
 
@@ -114,8 +128,13 @@ class ProgressLine:
     so a 1,000-example run does not write 1,000 lines. The estimate is the mean time per item finished in this
     process times the items left (items done before a --resume are not timed)."""
 
-    def __init__(self, label: str, write: Callable[[str], None], every_s: float = 10.0,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        label: str,
+        write: Callable[[str], None],
+        every_s: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.label, self.write, self.every_s, self.clock = label, write, every_s, clock
         self.total: int | None = None
         self.done = self.already = 0
@@ -129,7 +148,10 @@ class ProgressLine:
 
     def line(self) -> str:
         elapsed = self.clock() - self.started
-        parts = [f"{self.label} {self.done}/{self.total if self.total is not None else '?'}", f"{format_duration(elapsed)} elapsed"]
+        parts = [
+            f"{self.label} {self.done}/{self.total if self.total is not None else '?'}",
+            f"{format_duration(elapsed)} elapsed",
+        ]
         left = self.seconds_left()
         if left is not None:
             parts.append(f"about {format_duration(left)} left")

@@ -15,7 +15,9 @@ class EvalsuiteError(Exception):
         super().__init__(message if hint is None else f"{message}\n  hint: {hint}")
 
 
-def did_you_mean(name: str, known: Iterable[str], otherwise: str | None = None, *, n: int = 3, cutoff: float = 0.5) -> str | None:
+def did_you_mean(
+    name: str, known: Iterable[str], otherwise: str | None = None, *, n: int = 3, cutoff: float = 0.5
+) -> str | None:
     """The one did-you-mean hint: `did you mean A, B?` naming the known names closest to `name`, else `otherwise`."""
     import difflib
 
@@ -26,7 +28,9 @@ def did_you_mean(name: str, known: Iterable[str], otherwise: str | None = None, 
 def unknown_name(kind: str, name: str, known: Iterable[str]) -> EvalsuiteError:
     """`unknown <kind> 'name'`, hinting the closest known names (else all of them): registries' lookup error."""
     known = list(known)
-    return EvalsuiteError(f"unknown {kind} {name!r}", hint=did_you_mean(name, known, f"known {kind}s: {', '.join(known)}"))
+    return EvalsuiteError(
+        f"unknown {kind} {name!r}", hint=did_you_mean(name, known, f"known {kind}s: {', '.join(known)}")
+    )
 
 
 class DataError(EvalsuiteError):
@@ -80,13 +84,22 @@ def user_error(exc: BaseException) -> EvalsuiteError | None:
     reason = exc.strerror or str(exc)
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return EvalsuiteError(
-            "no space left on the device" + (f" for {exc.filename}" if exc.filename is not None else ": a file could not be written"),
+            "no space left on the device"
+            + (f" for {exc.filename}" if exc.filename is not None else ": a file could not be written"),
             hint="free some space and run the same command again (`evalsuite run --resume -o DIR` keeps finished examples)",
         )
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return EvalsuiteError(f"cannot write {where}: {reason}", hint="choose a location you can write to (e.g. -o under your home directory)")
+        return EvalsuiteError(
+            f"cannot write {where}: {reason}",
+            hint="choose a location you can write to (e.g. -o under your home directory)",
+        )
     if exc.errno == errno.EADDRINUSE:
-        return EvalsuiteError(f"cannot listen: {reason}", hint="another program uses that port: choose another --port, or --port 0 for a free one")
+        return EvalsuiteError(
+            f"cannot listen: {reason}",
+            hint="another program uses that port: choose another --port, or --port 0 for a free one",
+        )
     if exc.errno in (errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
-        return EvalsuiteError(f"{where}: {reason}", hint="give a path whose parent folders are directories (e.g. a new -o directory)")
+        return EvalsuiteError(
+            f"{where}: {reason}", hint="give a path whose parent folders are directories (e.g. a new -o directory)"
+        )
     return EvalsuiteError(f"{where}: {reason}" if exc.filename is not None else reason)

@@ -30,10 +30,15 @@ def read_untrusted_bytes(path: str | Path, max_bytes: int, field: str = "file") 
         raise DataError(f"{path}: cannot read the {field} ({exc.strerror})") from None
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise DataError(f"{path}: the {field} is not a regular file", hint="pass a regular file (not a pipe, device or socket)")
+            raise DataError(
+                f"{path}: the {field} is not a regular file", hint="pass a regular file (not a pipe, device or socket)"
+            )
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
-        raise DataError(f"{path}: the {field} is over {max_bytes:,} bytes", hint="this is not a file evalsuite wrote; check the path")
+        raise DataError(
+            f"{path}: the {field} is over {max_bytes:,} bytes",
+            hint="this is not a file evalsuite wrote; check the path",
+        )
     return data
 
 
@@ -59,8 +64,10 @@ def load_untrusted_yaml(text: str, path: str | Path, loader: Any = None) -> Any:
     loader = loader or yaml.SafeLoader
     node = yaml.compose(text, Loader=loader)
     if node is not None and yaml_node_count(node) > MAX_YAML_NODES:
-        raise DataError(f"{path}: the YAML expands to more than {MAX_YAML_NODES:,} values (anchors and aliases)",
-                        hint="write the values out; a config file needs no aliases that multiply")
+        raise DataError(
+            f"{path}: the YAML expands to more than {MAX_YAML_NODES:,} values (anchors and aliases)",
+            hint="write the values out; a config file needs no aliases that multiply",
+        )
     return yaml.load(text, Loader=loader)
 
 

@@ -68,7 +68,9 @@ def process_results(doc: dict[str, Any], results: Sequence[str]) -> dict[str, fl
     from evalsuite.metrics.registry import MetricInput, get_metric, get_normalizer
 
     prediction = get_method(doc["method"]).extract_answer(results[0])
-    example = MetricInput(prediction, doc["golden_answers"], normalize=get_normalizer(doc.get("normalization", "squad")))
+    example = MetricInput(
+        prediction, doc["golden_answers"], normalize=get_normalizer(doc.get("normalization", "squad"))
+    )
     return {name: float(get_metric(name).compute(example)) for name in doc.get("metrics") or fallback_metrics()}
 
 
@@ -86,11 +88,15 @@ def _yaml(name: str, data: Path, max_gen_toks: int, stop: Sequence[str], metrics
         "doc_to_text": "{{prompt}}",
         "doc_to_target": "{{golden_answers[0]}}",
         "generation_kwargs": {"until": list(stop), "max_gen_toks": max_gen_toks, "do_sample": False},
-        "metric_list": [{"metric": m, "aggregation": "mean", "higher_is_better": get_metric(m).higher_is_better} for m in metrics],
+        "metric_list": [
+            {"metric": m, "aggregation": "mean", "higher_is_better": get_metric(m).higher_is_better} for m in metrics
+        ],
         "metadata": {"version": 1.0, "exported_by": "evalsuite lmeval export"},
     }
     # `!function` is lm-eval's YAML tag for a Python hook next to the YAML file.
-    return yaml.safe_dump(spec, sort_keys=False, allow_unicode=True) + "process_results: !function utils.process_results\n"
+    return (
+        yaml.safe_dump(spec, sort_keys=False, allow_unicode=True) + "process_results: !function utils.process_results\n"
+    )
 
 
 def export_tasks(
@@ -116,7 +122,9 @@ def export_tasks(
     if unknown:
         raise EvalsuiteError(f"unknown lm-eval setting(s): {', '.join(unknown)}", hint=f"use {', '.join(SETTINGS)}")
     if "naive-rag" in settings and retriever is None:
-        raise EvalsuiteError("the naive-rag setting needs precomputed passages", hint="pass --retriever INDEX_DIR (or --settings direct)")
+        raise EvalsuiteError(
+            "the naive-rag setting needs precomputed passages", hint="pass --retriever INDEX_DIR (or --settings direct)"
+        )
     out = Path(out)
     (out / "data").mkdir(parents=True, exist_ok=True)
     (out / "utils.py").write_text(UTILS, encoding="utf-8")
@@ -131,16 +139,30 @@ def export_tasks(
             method = get_method(SETTINGS[setting])
             name = task_name(task.name, setting)
             data = out / "data" / f"{name}.jsonl"
-            hits = retriever.search([row.question for row in rows], topk) if setting == "naive-rag" else [None] * len(rows)
+            hits = (
+                retriever.search([row.question for row in rows], topk) if setting == "naive-rag" else [None] * len(rows)
+            )
             with open(data, "w", encoding="utf-8") as handle:
                 for row, row_hits in zip(rows, hits):
                     if row_hits is None:
                         prompt, passages = method.prompt(row.question, "base", NO_CHAT), []
                     else:
-                        prompt = method.prompt_with_passages(row.question, "base", NO_CHAT, [row_hits], lambda text: text)
-                        passages = [{"id": str(h.doc_id), "contents": h.contents, "score": float(h.score)} for h in row_hits]
-                    record = {"id": row.id, "question": row.question, "golden_answers": row.golden_answers, "method": method.name,
-                              "prompt": prompt, "passages": passages, "metrics": metrics, "normalization": task.normalization}
+                        prompt = method.prompt_with_passages(
+                            row.question, "base", NO_CHAT, [row_hits], lambda text: text
+                        )
+                        passages = [
+                            {"id": str(h.doc_id), "contents": h.contents, "score": float(h.score)} for h in row_hits
+                        ]
+                    record = {
+                        "id": row.id,
+                        "question": row.question,
+                        "golden_answers": row.golden_answers,
+                        "method": method.name,
+                        "prompt": prompt,
+                        "passages": passages,
+                        "metrics": metrics,
+                        "normalization": task.normalization,
+                    }
                     handle.write(json.dumps(record, ensure_ascii=False) + "\n")
             yaml_path = out / f"{name}.yaml"
             yaml_path.write_text(_yaml(name, data, max_gen_toks, stop=["\n\n"], metrics=metrics), encoding="utf-8")
@@ -148,6 +170,7 @@ def export_tasks(
             names.append(name)
         group = f"evalsuite_{task.name}"
         (out / f"{group}.yaml").write_text(
-            f"group: {group}\ntask:\n" + "".join(f"  - {n}\n" for n in names) + "metadata:\n  version: 1.0\n", encoding="utf-8"
+            f"group: {group}\ntask:\n" + "".join(f"  - {n}\n" for n in names) + "metadata:\n  version: 1.0\n",
+            encoding="utf-8",
         )
     return written

@@ -27,7 +27,9 @@ def api_key_from_env(variable: str | None, who: str) -> str | None:
     return key
 
 
-def openai_client(base_url: str, api_key: str | None, timeout_s: float, *, extra: str, purpose: str, asynchronous: bool = True) -> Any:
+def openai_client(
+    base_url: str, api_key: str | None, timeout_s: float, *, extra: str, purpose: str, asynchronous: bool = True
+) -> Any:
     """An `openai.AsyncOpenAI` (or `openai.OpenAI`) for `base_url` with SDK retries off and `timeout_s` per request;
     `extra` and `purpose` name the install extra in the error when the SDK is missing."""
     openai = require("openai", extra, purpose)

@@ -98,14 +98,23 @@ def _accelerators() -> list[str]:
     if torch is None:
         return []
     try:
-        return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+        return (
+            [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+            if torch.cuda.is_available()
+            else []
+        )
     except (RuntimeError, AssertionError):  # a broken driver must not stop a run from recording the rest
         return []
 
 
 def hardware() -> Hardware:
-    return Hardware(platform=platform.platform(), python=platform.python_version(), machine=platform.machine(),
-                    cpu_count=os.cpu_count(), accelerators=_accelerators())
+    return Hardware(
+        platform=platform.platform(),
+        python=platform.python_version(),
+        machine=platform.machine(),
+        cpu_count=os.cpu_count(),
+        accelerators=_accelerators(),
+    )
 
 
 def library_versions(names: Iterable[str]) -> dict[str, str | None]:

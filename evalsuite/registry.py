@@ -62,16 +62,22 @@ def load_target(target: str) -> Any:
 def named_instance(kind: str, cls: type, convert: Callable[[Any], Any] | None = None) -> Callable[[str, Any], Any]:
     """A `check` for registries of objects that carry their own `name` (tasks, metrics, recipes): an instance of
     `cls` (after `convert`, e.g. a declaration to its task) registered under its own name."""
+
     def check(name: str, value: Any) -> Any:
         if convert is not None:
             value = convert(value)
         if not isinstance(value, cls):
-            raise EvalsuiteError(f"{kind} {name!r} is a {type(value).__name__}, not a {cls.__module__}.{cls.__qualname__}",
-                                 hint=f"point the entry point at a {cls.__qualname__}")
+            raise EvalsuiteError(
+                f"{kind} {name!r} is a {type(value).__name__}, not a {cls.__module__}.{cls.__qualname__}",
+                hint=f"point the entry point at a {cls.__qualname__}",
+            )
         if getattr(value, "name", None) != name:
-            raise EvalsuiteError(f"{kind} registered as {name!r} calls itself {getattr(value, 'name', None)!r}",
-                                 hint="register it under its own name")
+            raise EvalsuiteError(
+                f"{kind} registered as {name!r} calls itself {getattr(value, 'name', None)!r}",
+                hint="register it under its own name",
+            )
         return value
+
     return check
 
 
@@ -80,8 +86,15 @@ class Registry(Generic[T]):
     entry-point group plugins use (default `evalsuite.<kind>s`); `check(name, obj)` validates an object when it is
     resolved (a lazy target or a plugin may name anything) and returns it, possibly converted."""
 
-    def __init__(self, kind: str, *, group: str | None = None, check: Callable[[str, Any], T] | None = None,
-                 hints: Mapping[str, str] | None = None, plural: str | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        *,
+        group: str | None = None,
+        check: Callable[[str, Any], T] | None = None,
+        hints: Mapping[str, str] | None = None,
+        plural: str | None = None,
+    ) -> None:
         self.kind = kind
         self.plural = plural or f"{kind}s"
         self.group = group if group is not None else f"{ENTRY_POINT_PREFIX}{self.plural.replace(' ', '_')}"
@@ -100,11 +113,14 @@ class Registry(Generic[T]):
         if not isinstance(name, str) or not name:
             raise EvalsuiteError(f"a {self.kind} needs a non-empty string name, not {name!r}")
         if name in self._entries and not replace and not self._same(name, value):
-            known = self._describe(self._entries[name]) + (f" from the installed package {self._origins[name]}" if name in self._origins else "")
+            known = self._describe(self._entries[name]) + (
+                f" from the installed package {self._origins[name]}" if name in self._origins else ""
+            )
             new = self._describe(value) + (f" from the installed package {origin}" if origin else "")
             raise RegistryConflict(
                 f"{self.kind} {name!r} is already registered as {known}, not {new}",
-                hint=f"choose another name, or register with replace=True to replace the {self.kind} on purpose")
+                hint=f"choose another name, or register with replace=True to replace the {self.kind} on purpose",
+            )
         self._entries[name] = value
         if origin:
             self._origins[name] = origin
@@ -114,9 +130,11 @@ class Registry(Generic[T]):
 
     def decorator(self, name: str, *, replace: bool = False) -> Callable[[T], T]:
         """`@registry.decorator("name")` registers the decorated object."""
+
         def register(value: T) -> T:
             self.register(name, value, replace=replace)
             return value
+
         return register
 
     def unregister(self, name: str) -> None:
@@ -166,8 +184,10 @@ class Registry(Generic[T]):
             value = load_target(target)
         except (ImportError, AttributeError) as exc:
             origin = f" (installed package {self._origins[name]})" if name in self._origins else ""
-            raise EvalsuiteError(f"{self.kind} {name!r} points at {target}{origin}, which cannot be loaded: {exc}",
-                                 hint=f"reinstall the package that provides it, or fix the target of {name!r}") from exc
+            raise EvalsuiteError(
+                f"{self.kind} {name!r} points at {target}{origin}, which cannot be loaded: {exc}",
+                hint=f"reinstall the package that provides it, or fix the target of {name!r}",
+            ) from exc
         if self._check is not None:
             value = self._check(name, value)
         self._entries[name] = value
@@ -180,7 +200,9 @@ class Registry(Generic[T]):
         if hint is not None:
             error = EvalsuiteError(error.message, hint=hint)
         if self.plural != f"{self.kind}s" and error.hint and error.hint.startswith(f"known {self.kind}s:"):
-            error = EvalsuiteError(error.message, hint=error.hint.replace(f"known {self.kind}s:", f"known {self.plural}:", 1))
+            error = EvalsuiteError(
+                error.message, hint=error.hint.replace(f"known {self.kind}s:", f"known {self.plural}:", 1)
+            )
         return error
 
     def check(self, name: str) -> None:
@@ -227,14 +249,19 @@ class Registry(Generic[T]):
         for point in _installed_entry_points().select(group=self.group):
             distribution = point.dist.name if point.dist is not None else "an unnamed distribution"
             if not is_target(point.value):
-                conflicts.append(f"{distribution}'s {self.kind} {point.name!r} = {point.value!r} is not a module:object target")
+                conflicts.append(
+                    f"{distribution}'s {self.kind} {point.name!r} = {point.value!r} is not a module:object target"
+                )
                 continue
             try:
                 self.register(point.name, point.value, origin=distribution)
             except RegistryConflict as exc:
                 conflicts.append(exc.message)
         if conflicts:  # the other plugins stay registered; the clash is reported once, when first read
-            raise EvalsuiteError("; ".join(conflicts), hint=f"uninstall or fix the plugin, or rename its entry point in the group {self.group}")
+            raise EvalsuiteError(
+                "; ".join(conflicts),
+                hint=f"uninstall or fix the plugin, or rename its entry point in the group {self.group}",
+            )
 
     # ------------------------------------------------------------------ tests
 

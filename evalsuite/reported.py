@@ -142,10 +142,18 @@ class ReportedTable:
                         cell = self.cells[(label, key)]
                         records.append(
                             ReportedRecord(
-                                paper=self.paper, table=self.table, caption=self.caption,
-                                model=row.model, method=row.method, train_set=row.train_set,
-                                dataset=col.dataset or row.dataset or col.key, metric=col.metric, value=cell.value,
-                                marks=cell.marks, column=key, printed=cell.printed,
+                                paper=self.paper,
+                                table=self.table,
+                                caption=self.caption,
+                                model=row.model,
+                                method=row.method,
+                                train_set=row.train_set,
+                                dataset=col.dataset or row.dataset or col.key,
+                                metric=col.metric,
+                                value=cell.value,
+                                marks=cell.marks,
+                                column=key,
+                                printed=cell.printed,
                                 is_average=bool(col.average_of),
                             )
                         )
@@ -202,7 +210,7 @@ class _RowSpec(BaseModel):
     @classmethod
     def _cells_are_text(cls, v):
         if not isinstance(v, str):
-            raise ValueError("cells must be one quoted string of printed tokens, e.g. \"10.60 28.80 -\"")
+            raise ValueError('cells must be one quoted string of printed tokens, e.g. "10.60 28.80 -"')
         return v
 
 
@@ -249,7 +257,9 @@ class _TableSpec(BaseModel):
         labels = [r.label for g in self.row_groups for r in g.rows]
         dup = {k for k in labels if labels.count(k) > 1}
         if dup:
-            raise ValueError(f"duplicate row labels {sorted(dup)}; make labels unique (method and train_set stay separate)")
+            raise ValueError(
+                f"duplicate row labels {sorted(dup)}; make labels unique (method and train_set stay separate)"
+            )
         return self
 
 
@@ -298,8 +308,10 @@ def parse_table_file(path: Path, key: str | None = None) -> ReportedTable:
     key = key or f"{path.parent.name}:{path.stem}"
     spec = _validated(path, _TableSpec)
     if spec.paper != path.parent.name:
-        raise DataError(f"{path}: paper {spec.paper!r} differs from its folder {path.parent.name!r}",
-                        hint="a table file lives in results/reported/<paper>/")
+        raise DataError(
+            f"{path}: paper {spec.paper!r} differs from its folder {path.parent.name!r}",
+            hint="a table file lives in results/reported/<paper>/",
+        )
     return _build(spec, key, path)
 
 
@@ -321,7 +333,8 @@ def _build(spec: _TableSpec, key: str, path: Path) -> ReportedTable:
             _check_dataset(r.dataset, f"{path}: row_groups.{gi}.rows.{ri}")
     columns = {
         c.key: ReportedColumn(c.key, c.label, c.metric or spec.metric, c.dataset, c.marks, c.unit, tuple(c.average_of))
-        for g in spec.column_groups for c in g.columns
+        for g in spec.column_groups
+        for c in g.columns
     }
     order = list(columns)
     rows: dict[str, ReportedRow] = {}
@@ -329,22 +342,39 @@ def _build(spec: _TableSpec, key: str, path: Path) -> ReportedTable:
     for gi, group in enumerate(spec.row_groups):
         for ri, r in enumerate(group.rows):
             where = f"{path}: row_groups.{gi}.rows.{ri} ({r.label!r})"
-            rows[r.label] = ReportedRow(r.label, r.model or group.model, r.method or r.label,
-                                        r.train_set if r.train_set is not None else group.train_set,
-                                        r.dataset or group.dataset)
+            rows[r.label] = ReportedRow(
+                r.label,
+                r.model or group.model,
+                r.method or r.label,
+                r.train_set if r.train_set is not None else group.train_set,
+                r.dataset or group.dataset,
+            )
             tokens = r.cells.split()
             if len(tokens) != len(order):
-                raise DataError(f"{where}: {len(tokens)} cells for {len(order)} columns {order}",
-                                hint="write one token per column; '-' for a cell the paper leaves empty")
+                raise DataError(
+                    f"{where}: {len(tokens)} cells for {len(order)} columns {order}",
+                    hint="write one token per column; '-' for a cell the paper leaves empty",
+                )
             for col_key, token in zip(order, tokens):
                 cells[(r.label, col_key)] = parse_cell(token, columns[col_key], where)
     return ReportedTable(
-        key=key, paper=spec.paper, table=spec.table, caption=spec.caption, metric=spec.metric,
+        key=key,
+        paper=spec.paper,
+        table=spec.table,
+        caption=spec.caption,
+        metric=spec.metric,
         column_groups=[(g.title, [c.key for c in g.columns]) for g in spec.column_groups],
         row_groups=[(g.title, [r.label for r in g.rows]) for g in spec.row_groups],
-        cells=cells, column_labels={k: c.label for k, c in columns.items()}, notes=list(spec.notes),
-        paper_title=spec.paper_title, arxiv=spec.arxiv, seed_lines=spec.seed_lines, columns=columns, rows=rows,
-        scale=spec.scale, averaging=spec.averaging,
+        cells=cells,
+        column_labels={k: c.label for k, c in columns.items()},
+        notes=list(spec.notes),
+        paper_title=spec.paper_title,
+        arxiv=spec.arxiv,
+        seed_lines=spec.seed_lines,
+        columns=columns,
+        rows=rows,
+        scale=spec.scale,
+        averaging=spec.averaging,
     )
 
 
@@ -359,14 +389,18 @@ def parse_cell(token: str, column: ReportedColumn, where: str = "") -> ReportedV
         return ReportedValue(None, column.marks, bold, underline, text)
     m = _NUMBER.match(text)
     if not m:
-        raise DataError(f"{where}: column {column.key!r}: cannot read cell {token!r}",
-                        hint="a cell is a number with optional trailing marks, '**x**' bold, '__x__' underline, or '-'")
+        raise DataError(
+            f"{where}: column {column.key!r}: cannot read cell {token!r}",
+            hint="a cell is a number with optional trailing marks, '**x**' bold, '__x__' underline, or '-'",
+        )
     rest = m["rest"]
     if column.unit and rest.startswith(column.unit):
-        rest = rest[len(column.unit):]
+        rest = rest[len(column.unit) :]
     if any(ch.isdigit() or ch in "*_" for ch in rest):
-        raise DataError(f"{where}: column {column.key!r}: unexpected text {rest!r} after the number in {token!r}",
-                        hint="marks are symbols such as † or ⋆ written right after the number")
+        raise DataError(
+            f"{where}: column {column.key!r}: unexpected text {rest!r} after the number in {token!r}",
+            hint="marks are symbols such as † or ⋆ written right after the number",
+        )
     return ReportedValue(float(m["num"]), column.marks + rest, bold, underline, m["num"])
 
 
@@ -386,7 +420,7 @@ class ReportedClaim(BaseModel):
     @classmethod
     def _values_are_text(cls, v):
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-            raise ValueError("values must be a list of quoted strings as printed, e.g. [\"7.7\"]")
+            raise ValueError('values must be a list of quoted strings as printed, e.g. ["7.7"]')
         return v
 
 

@@ -54,7 +54,9 @@ class ReproduceSettings:
     seed: int = 12345  # of every paired test's resampling
     reported: str | None = None  # a transcribed paper table, e.g. progress:table1
     reported_rows: list[str] = field(default_factory=list)  # its rows printed beside ours
-    label: str = "reproduction"  # e.g. "CPU-scale reproduction": in the entry's name, so it is never ranked as the paper's
+    label: str = (
+        "reproduction"  # e.g. "CPU-scale reproduction": in the entry's name, so it is never ranked as the paper's
+    )
     submission: dict[str, Any] = field(default_factory=dict)  # SubmissionInfo fields over the defaults
 
     @classmethod
@@ -110,7 +112,9 @@ def sha256_json(value: Any) -> str:
 # ---- planning: everything checked before the first long stage ----
 
 
-def plan(method: str, config: str | Path, out: Path, rerun: bool = False, rerun_from: str | None = None) -> Reproduction:
+def plan(
+    method: str, config: str | Path, out: Path, rerun: bool = False, rerun_from: str | None = None
+) -> Reproduction:
     """Load the config, check the data and existing stage outputs, and decide each stage's action. Raises a one-line
     error for missing benchmark data, a changed input (unless `rerun`), or an existing checkpoint that cannot load."""
     from evalsuite.training.config import load_config
@@ -122,15 +126,26 @@ def plan(method: str, config: str | Path, out: Path, rerun: bool = False, rerun_
     where = str(config)
     if not train_config.reproduce:
         # without it the checkpoint would be evaluated on defaults nobody chose
-        raise DataError(f"{where}: no reproduce: section (the benchmarks, subset and backend to evaluate on)",
-                        hint="add one; the shipped cpu_smoke.yaml and gpu.yaml of every recipe have one to copy")
+        raise DataError(
+            f"{where}: no reproduce: section (the benchmarks, subset and backend to evaluate on)",
+            hint="add one; the shipped cpu_smoke.yaml and gpu.yaml of every recipe have one to copy",
+        )
     settings = ReproduceSettings.from_config(dict(train_config.reproduce), where)
     recipe = default_registry().get(method)
     eval_rows, eval_questions = _benchmark_rows(settings, where)
     train_rows, train_questions = _training_rows(train_config)
-    repro = Reproduction(method, Path(config), train_config, settings, out, recipe.protocol, eval_rows, train_rows,
-                         len(eval_questions & train_questions))
-    forced = set(STAGES[STAGES.index(rerun_from):]) if rerun_from else set()
+    repro = Reproduction(
+        method,
+        Path(config),
+        train_config,
+        settings,
+        out,
+        recipe.protocol,
+        eval_rows,
+        train_rows,
+        len(eval_questions & train_questions),
+    )
+    forced = set(STAGES[STAGES.index(rerun_from) :]) if rerun_from else set()
     for name in STAGES:
         # a stage after one that runs again reads None for that output, so its record cannot match: it runs too
         stage = Stage(name, out / name, stage_inputs(repro, name))
@@ -154,8 +169,10 @@ def _benchmark_rows(settings: ReproduceSettings, where: str) -> tuple[dict[str, 
         split = settings.split or task.eval_split
         found = locate_split(task, split, settings.data_dir)
         if found["found_in"] in ("not found", "error"):
-            raise DataError(f"{where}: reproduce.benchmarks names {task.name} (split {split}), whose data is not here ({found['origin']})",
-                            hint=f"evalsuite data download --tasks {task.name}, or point reproduce.data_dir (or $EVALSUITE_DATA_DIR) at the files")
+            raise DataError(
+                f"{where}: reproduce.benchmarks names {task.name} (split {split}), whose data is not here ({found['origin']})",
+                hint=f"evalsuite data download --tasks {task.name}, or point reproduce.data_dir (or $EVALSUITE_DATA_DIR) at the files",
+            )
         rows = apply_subset(load_split(task, split, settings.data_dir).rows, settings.subset)
         hashes[task.name] = sha256_json([ids_hash([r.id for r in rows]), rows_sha256(rows)])
         questions |= {r.question for r in rows}
@@ -180,16 +197,27 @@ def eval_rollout(repro: Reproduction) -> Any:
 
     unknown = sorted(set(repro.settings.rollout) - {f.name for f in fields(RolloutConfig)})
     if unknown:
-        raise DataError(f"{repro.config_path}: unknown reproduce.rollout settings {unknown}", hint=f"known: {', '.join(f.name for f in fields(RolloutConfig))}")
+        raise DataError(
+            f"{repro.config_path}: unknown reproduce.rollout settings {unknown}",
+            hint=f"known: {', '.join(f.name for f in fields(RolloutConfig))}",
+        )
     return replace(repro.train_config.rollout_config(), **{"temperature": 0.0, **repro.settings.rollout})
 
 
 def eval_settings(repro: Reproduction) -> dict[str, Any]:
     """What both evaluations share (so base and checkpoint answer the same questions the same way)."""
     s = repro.settings
-    return {"method": repro.protocol, "benchmarks": s.benchmarks, "split": s.split, "subset": s.subset, "backend": s.backend,
-            "retriever": s.retriever or repro.train_config.retriever, "rollout": asdict(eval_rollout(repro)),
-            "prompt_style": repro.train_config.prompt_style, "rows": repro.eval_rows}
+    return {
+        "method": repro.protocol,
+        "benchmarks": s.benchmarks,
+        "split": s.split,
+        "subset": s.subset,
+        "backend": s.backend,
+        "retriever": s.retriever or repro.train_config.retriever,
+        "rollout": asdict(eval_rollout(repro)),
+        "prompt_style": repro.train_config.prompt_style,
+        "rows": repro.eval_rows,
+    }
 
 
 def stage_inputs(repro: Reproduction, name: str) -> dict[str, str | None]:
@@ -197,23 +225,41 @@ def stage_inputs(repro: Reproduction, name: str) -> dict[str, str | None]:
     upstream will run again cannot be taken as unchanged."""
     out, s = repro.out, repro.settings
     if name == "train":
-        return {"training settings": sha256_json(training_settings(repro.train_config)), "training rows": repro.train_rows}
+        return {
+            "training settings": sha256_json(training_settings(repro.train_config)),
+            "training rows": repro.train_rows,
+        }
     if name == "eval-base":
-        return {"evaluation settings": sha256_json(eval_settings(repro)), "base model": sha256_text(repro.train_config.model)}
+        return {
+            "evaluation settings": sha256_json(eval_settings(repro)),
+            "base model": sha256_text(repro.train_config.model),
+        }
     if name == "eval-trained":
-        return {"evaluation settings": sha256_json(eval_settings(repro)), "training manifest": output_digest(out / "train", "train")}
+        return {
+            "evaluation settings": sha256_json(eval_settings(repro)),
+            "training manifest": output_digest(out / "train", "train"),
+        }
     if name == "table":
-        return {"table settings": sha256_json([s.metrics, s.seed, s.reported, s.reported_rows]),
-                "base predictions": output_digest(out / "eval-base", "eval-base"),
-                "checkpoint predictions": output_digest(out / "eval-trained", "eval-trained")}
-    return {"submission settings": sha256_json([s.label, s.submission]),
+        return {
+            "table settings": sha256_json([s.metrics, s.seed, s.reported, s.reported_rows]),
+            "base predictions": output_digest(out / "eval-base", "eval-base"),
             "checkpoint predictions": output_digest(out / "eval-trained", "eval-trained"),
-            "training manifest": output_digest(out / "train", "train")}
+        }
+    return {
+        "submission settings": sha256_json([s.label, s.submission]),
+        "checkpoint predictions": output_digest(out / "eval-trained", "eval-trained"),
+        "training manifest": output_digest(out / "train", "train"),
+    }
 
 
 # the file whose sha256 identifies a finished stage's output to the stages after it
-OUTPUT_FILES = {"train": "train_manifest.json", "eval-base": "predictions.jsonl", "eval-trained": "predictions.jsonl",
-                "table": "table.md", "submission": f"{SUBMISSION_DIR}/submission.json"}
+OUTPUT_FILES = {
+    "train": "train_manifest.json",
+    "eval-base": "predictions.jsonl",
+    "eval-trained": "predictions.jsonl",
+    "table": "table.md",
+    "submission": f"{SUBMISSION_DIR}/submission.json",
+}
 
 
 def read_record(path: Path) -> dict[str, Any] | None:
@@ -238,8 +284,10 @@ def decide(stage: Stage, rerun: bool, forced: bool) -> None:
     record = read_record(stage.path)
     if record is None:
         if stage.path.exists() and any(stage.path.iterdir()) and not (rerun or forced):
-            raise EvalsuiteError(f"{stage.path} exists but holds no stage record, so its contents cannot be trusted as the {stage.name} stage",
-                                 hint="remove it, pass --rerun to replace it, or choose another -o")
+            raise EvalsuiteError(
+                f"{stage.path} exists but holds no stage record, so its contents cannot be trusted as the {stage.name} stage",
+                hint="remove it, pass --rerun to replace it, or choose another -o",
+            )
         return
     recorded = record.get("inputs", {})
     changed = [k for k, v in stage.inputs.items() if recorded.get(k) != v]
@@ -247,8 +295,10 @@ def decide(stage: Stage, rerun: bool, forced: bool) -> None:
         stage.why = "asked for (--from)"
     elif changed:
         if not rerun:
-            raise EvalsuiteError(f"stage {stage.name}: {', '.join(changed)} changed since {stage.path} was written",
-                                 hint="pass --rerun to redo the changed stages (their outputs are replaced), or choose another -o")
+            raise EvalsuiteError(
+                f"stage {stage.name}: {', '.join(changed)} changed since {stage.path} was written",
+                hint="pass --rerun to redo the changed stages (their outputs are replaced), or choose another -o",
+            )
         stage.why = f"{', '.join(changed)} changed"
     elif record.get("complete") and (stage.path / OUTPUT_FILES[stage.name]).is_file():
         stage.action, stage.why = "skip", "finished, inputs unchanged"
@@ -277,8 +327,10 @@ def check_checkpoint(path: Path) -> None:
                 with safe_open(str(file), framework="pt") as handle:
                     list(handle.keys())
     except Exception as exc:  # noqa: BLE001 - any loader failure is the same user-facing fact
-        raise EvalsuiteError(f"the checkpoint {path} cannot be loaded for evaluation: {first_line(exc)}",
-                             hint="retrain it: evalsuite reproduce ... --from train") from None
+        raise EvalsuiteError(
+            f"the checkpoint {path} cannot be loaded for evaluation: {first_line(exc)}",
+            hint="retrain it: evalsuite reproduce ... --from train",
+        ) from None
 
 
 # ---- running ----
@@ -286,21 +338,37 @@ def check_checkpoint(path: Path) -> None:
 
 def write_record(stage: Stage, complete: bool, **extra: Any) -> None:
     stage.path.mkdir(parents=True, exist_ok=True)
-    record = {"stage": stage.name, "inputs": stage.inputs, "inputs_sha256": stage.digest(), "complete": complete,
-              "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **extra}
+    record = {
+        "stage": stage.name,
+        "inputs": stage.inputs,
+        "inputs_sha256": stage.digest(),
+        "complete": complete,
+        "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        **extra,
+    }
     (stage.path / RECORD).write_text(json.dumps(record, indent=2, default=str) + "\n")
 
 
 def run(repro: Reproduction, say: Callable[[str], None] = print) -> dict[str, Any]:
     """Run the planned stages in order; returns what each did and where its output is."""
     summary: dict[str, Any] = {}
-    runners = {"train": _train, "eval-base": _eval_base, "eval-trained": _eval_trained, "table": _table, "submission": _submission}
+    runners = {
+        "train": _train,
+        "eval-base": _eval_base,
+        "eval-trained": _eval_trained,
+        "table": _table,
+        "submission": _submission,
+    }
     for name in STAGES:
         stage = repro.stages[name]
         stage.inputs = stage_inputs(repro, name)  # upstream outputs exist now
         if stage.action == "skip":
             say(f"{name}: skipped ({stage.why})")
-            summary[name] = {"action": "skipped", "path": str(stage.path), **(read_record(stage.path) or {}).get("result", {})}
+            summary[name] = {
+                "action": "skipped",
+                "path": str(stage.path),
+                **(read_record(stage.path) or {}).get("result", {}),
+            }
             continue
         if stage.path.exists() and (stage.action == "run" or name in ("table", "submission")):
             # a changed input: nothing of the old output is kept; the table and the submission are quick, so a
@@ -311,7 +379,12 @@ def run(repro: Reproduction, say: Callable[[str], None] = print) -> dict[str, An
         write_record(stage, complete=False)
         result = runners[name](repro, stage)
         write_record(stage, complete=True, seconds=round(time.time() - started, 1), result=result)
-        summary[name] = {"action": stage.action, "path": str(stage.path), "seconds": round(time.time() - started, 1), **result}
+        summary[name] = {
+            "action": stage.action,
+            "path": str(stage.path),
+            "seconds": round(time.time() - started, 1),
+            **result,
+        }
     return summary
 
 
@@ -325,19 +398,38 @@ def _train(repro: Reproduction, stage: Stage) -> dict[str, Any]:
                 shutil.rmtree(child) if child.is_dir() else child.unlink()
     result = train(repro.train_config, stage.path, resume=resume)
     check_checkpoint(stage.path / CHECKPOINT)
-    return {"checkpoint": str(result.checkpoint), "manifest": str(stage.path / MANIFEST), "plot": str(result.plot),
-            "seconds_per_step": result.seconds_per_step}
+    return {
+        "checkpoint": str(result.checkpoint),
+        "manifest": str(stage.path / MANIFEST),
+        "plot": str(result.plot),
+        "seconds_per_step": result.seconds_per_step,
+    }
 
 
 def _run_spec(repro: Reproduction, model: str, stage: Stage, notes: str, link: dict[str, Any] | None = None):
     from evalsuite.agent.runner import RunSpec
 
     s = repro.settings
-    config = {"reproduce": {"method": repro.method, "config": str(repro.config_path), "stage": stage.name, **(link or {})}}
-    return RunSpec(model=model, backend=s.backend, tasks=s.benchmarks, out=stage.path, method=repro.protocol,
-                   prompt_style=repro.train_config.prompt_style, split=s.split, data_dir=s.data_dir, subset=s.subset,
-                   retriever=s.retriever or repro.train_config.retriever, rollout=eval_rollout(repro), batch_size=s.batch_size,
-                   resume=(stage.path / "manifest.json").is_file(), notes=notes, config=config)
+    config = {
+        "reproduce": {"method": repro.method, "config": str(repro.config_path), "stage": stage.name, **(link or {})}
+    }
+    return RunSpec(
+        model=model,
+        backend=s.backend,
+        tasks=s.benchmarks,
+        out=stage.path,
+        method=repro.protocol,
+        prompt_style=repro.train_config.prompt_style,
+        split=s.split,
+        data_dir=s.data_dir,
+        subset=s.subset,
+        retriever=s.retriever or repro.train_config.retriever,
+        rollout=eval_rollout(repro),
+        batch_size=s.batch_size,
+        resume=(stage.path / "manifest.json").is_file(),
+        notes=notes,
+        config=config,
+    )
 
 
 def _evaluate(spec) -> dict[str, Any]:
@@ -345,10 +437,17 @@ def _evaluate(spec) -> dict[str, Any]:
 
     result = execute(spec)
     if result.stopped:
-        raise EvalsuiteError(f"the evaluation in {spec.out} stopped early: {result.stopped}", hint="rerun the same command to resume it")
+        raise EvalsuiteError(
+            f"the evaluation in {spec.out} stopped early: {result.stopped}", hint="rerun the same command to resume it"
+        )
     failed = sum(summary.n_failed for summary in result.metrics.tasks.values())
-    return {"examples": len(result.records), "failed": failed,
-            "means": {task: {m: v.mean for m, v in summary.metrics.items()} for task, summary in result.metrics.tasks.items()}}
+    return {
+        "examples": len(result.records),
+        "failed": failed,
+        "means": {
+            task: {m: v.mean for m, v in summary.metrics.items()} for task, summary in result.metrics.tasks.items()
+        },
+    }
 
 
 def _eval_base(repro: Reproduction, stage: Stage) -> dict[str, Any]:
@@ -364,7 +463,13 @@ def training_link(repro: Reproduction) -> dict[str, Any]:
 def _eval_trained(repro: Reproduction, stage: Stage) -> dict[str, Any]:
     checkpoint = repro.out / "train" / "checkpoint"
     check_checkpoint(checkpoint)
-    spec = _run_spec(repro, str(checkpoint.resolve()), stage, f"{repro.method} reproduction: the trained checkpoint", training_link(repro))
+    spec = _run_spec(
+        repro,
+        str(checkpoint.resolve()),
+        stage,
+        f"{repro.method} reproduction: the trained checkpoint",
+        training_link(repro),
+    )
     return _evaluate(spec)
 
 
@@ -383,23 +488,44 @@ def _table(repro: Reproduction, stage: Stage) -> dict[str, Any]:
         built = build_run_table(runs, get_layout("compact"), metric, base, with_ci=True, seed=repro.settings.seed)
         add_reported_rows(built.table, repro.settings, metric)
         comparison = built.comparisons[metric]
-        parts += [render(built.table, "markdown"), render(differences_table(comparison, [r.name for r in runs]), "markdown")]
+        parts += [
+            render(built.table, "markdown"),
+            render(differences_table(comparison, [r.name for r in runs]), "markdown"),
+        ]
         stats[metric] = comparison.to_dict()
         plot_forest(comparison, stage.path / f"forest_{metric}.png")
     curves = repro.out / "train" / "training_curves.png"
-    header = (f"# {repro.method} {repro.settings.label}: checkpoint against base\n\nconfig: {repro.config_path}; "
-              f"evaluated questions that are also training questions: {repro.held_out_overlap}; "
-              f"learning curves: {curves}\n\n")
+    header = (
+        f"# {repro.method} {repro.settings.label}: checkpoint against base\n\nconfig: {repro.config_path}; "
+        f"evaluated questions that are also training questions: {repro.held_out_overlap}; "
+        f"learning curves: {curves}\n\n"
+    )
     (stage.path / "table.md").write_text(header + "\n".join(parts), encoding="utf-8")
     (stage.path / "stats.json").write_text(json.dumps(stats, indent=2, default=str) + "\n")
     headline = repro.settings.metrics[0]
-    return {"table": str(stage.path / "table.md"), "headline": headline, "differences": headline_differences(stats[headline])}
+    return {
+        "table": str(stage.path / "table.md"),
+        "headline": headline,
+        "differences": headline_differences(stats[headline]),
+    }
 
 
 def headline_differences(stats: dict[str, Any]) -> list[dict[str, Any]]:
     """The checkpoint-minus-base differences of one metric, per benchmark (from stats.json): the difference, its
     interval, the paired test, p and Holm's p, and McNemar's discordant counts for a 0/1 metric."""
-    keys = ("system", "task", "n", "difference", "ci_low", "ci_high", "test", "p_value", "p_holm", "only_system", "only_baseline")
+    keys = (
+        "system",
+        "task",
+        "n",
+        "difference",
+        "ci_low",
+        "ci_high",
+        "test",
+        "p_value",
+        "p_holm",
+        "only_system",
+        "only_baseline",
+    )
     return [{k: d.get(k) for k in keys} for d in stats.get("differences", {}).values()]
 
 
@@ -413,15 +539,21 @@ def add_reported_rows(table: Any, settings: ReproduceSettings, metric: str) -> N
         return
     reported = load_reported(settings.reported)
     # the paper's columns of this metric (a table such as OASES's prints F1 and EM per benchmark), by benchmark
-    by_dataset = {col.dataset or col.key: col.key for col in reported.columns.values()
-                  if not col.average_of and (col.metric or reported.metric) == metric}
+    by_dataset = {
+        col.dataset or col.key: col.key
+        for col in reported.columns.values()
+        if not col.average_of and (col.metric or reported.metric) == metric
+    }
     if not by_dataset:
         table.footnotes.append(f"{reported.citation} reports no {metric}: no paper rows in this table.")
         return
     rows = []
     for label in settings.reported_rows:
         if label not in reported.rows:
-            raise DataError(f"reproduce.reported_rows: {label!r} is not a row of {settings.reported}", hint=f"rows: {', '.join(reported.rows)}")
+            raise DataError(
+                f"reproduce.reported_rows: {label!r} is not a row of {settings.reported}",
+                hint=f"rows: {', '.join(reported.rows)}",
+            )
         cells = {}
         for column in table.columns:
             key = by_dataset.get(column.key)
@@ -429,8 +561,10 @@ def add_reported_rows(table: Any, settings: ReproduceSettings, metric: str) -> N
             cells[column.key] = _paper_cell(value, reported.scale)
         rows.append(Row([f"{label} (paper)"], cells))
     table.row_groups.append(RowGroup(f"reported: {reported.citation}", rows))
-    table.footnotes.append(f"Rows marked (paper) are the numbers printed in {reported.citation}, for its model, data and scale; "
-                           "they are context, not a test: only checkpoint against base is tested.")
+    table.footnotes.append(
+        f"Rows marked (paper) are the numbers printed in {reported.citation}, for its model, data and scale; "
+        "they are context, not a test: only checkpoint against base is tested."
+    )
 
 
 def _paper_cell(value: Any, scale: str) -> Any:
@@ -457,17 +591,24 @@ def _submission(repro: Reproduction, stage: Stage) -> dict[str, Any]:
     defaults = {
         "name": f"{repro.method} · {config.model} ({repro.settings.label})",
         "method": repro.method,
-        "model": {"name": f"{config.model} trained with evalsuite's {repro.method} recipe", "source": f"train_manifest.json sha256:{link['sha256']}"},
+        "model": {
+            "name": f"{config.model} trained with evalsuite's {repro.method} recipe",
+            "source": f"train_manifest.json sha256:{link['sha256']}",
+        },
         "training_data": f"{config.tasks} ({config.split}, {config.subset})",
         "compute": repro.settings.label,
         "setting": manifest_setting(RunDirectory(run).read_manifest()),
-        "description": (f"{repro.settings.label} of {repro.method} by `evalsuite reproduce {repro.method} --config {repro.config_path.name}`. "
-                        f"Training manifest sha256 {link['sha256']} (its run manifest's run_config.reproduce.training_manifest)."),
+        "description": (
+            f"{repro.settings.label} of {repro.method} by `evalsuite reproduce {repro.method} --config {repro.config_path.name}`. "
+            f"Training manifest sha256 {link['sha256']} (its run manifest's run_config.reproduce.training_manifest)."
+        ),
     }
     info = SubmissionInfo.model_validate({**defaults, **repro.settings.submission})
     path = pack_submission([run], stage.path / SUBMISSION_DIR, info)
     # verified as `evalsuite leaderboard add` would, so a refusal is said now instead of at filing time; a subset of a
     # split (every CPU reproduction) is packed as `test@first:N`: an entry in a column of its own
     report = verify_submission(path, repro.settings.data_dir)
-    verdict = "accepted" if report.accepted else f"refused ({len(report.problems)} problems), first: {report.problems[0]}"
+    verdict = (
+        "accepted" if report.accepted else f"refused ({len(report.problems)} problems), first: {report.problems[0]}"
+    )
     return {"submission": str(path), "training_manifest_sha256": link["sha256"], "leaderboard": verdict}

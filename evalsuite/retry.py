@@ -41,8 +41,17 @@ class RetryPolicy:
     max_backoff_s: float = 8.0
 
     def __post_init__(self) -> None:
-        if self.attempts < 1 or self.deadline_s <= 0 or self.attempt_timeout_s <= 0 or self.backoff_s < 0 or self.max_backoff_s < 0:
-            raise EvalsuiteError(f"invalid retry settings {self}", hint="attempts >= 1, positive deadline and timeout, non-negative backoff")
+        if (
+            self.attempts < 1
+            or self.deadline_s <= 0
+            or self.attempt_timeout_s <= 0
+            or self.backoff_s < 0
+            or self.max_backoff_s < 0
+        ):
+            raise EvalsuiteError(
+                f"invalid retry settings {self}",
+                hint="attempts >= 1, positive deadline and timeout, non-negative backoff",
+            )
 
 
 @dataclass(frozen=True)
@@ -69,7 +78,9 @@ class CallFailed(EvalsuiteError):
         self.attempts = attempts
         self.last = last
         why = f"stopped at the {policy.deadline_s:g} s deadline" if attempts < policy.attempts else "no attempts left"
-        super().__init__(f"{what} failed after {attempts} attempt{'s' if attempts != 1 else ''} in {elapsed_s:.1f} s ({why}); last error: {describe(last)}")
+        super().__init__(
+            f"{what} failed after {attempts} attempt{'s' if attempts != 1 else ''} in {elapsed_s:.1f} s ({why}); last error: {describe(last)}"
+        )
 
 
 def describe(exc: BaseException | None) -> str:

@@ -40,15 +40,23 @@ def metric_input(record: ExampleRecord, task: Task | None = None) -> MetricInput
     """What the metrics see of a record, under its task's answer normalization."""
     task = task or _task(record.task)
     passages = [passage_text(p.title, p.text) for turn in record.turns for p in turn.passages]
-    return MetricInput(record.prediction, record.golden_answers, passages, record.turns,
-                       get_normalizer(task.normalization if task is not None else "squad"), record)
+    return MetricInput(
+        record.prediction,
+        record.golden_answers,
+        passages,
+        record.turns,
+        get_normalizer(task.normalization if task is not None else "squad"),
+        record,
+    )
 
 
 def behaviour_metrics(turns: Sequence[Turn], prediction: str | None) -> dict[str, float]:
     """Searches (sub-queries count one each), turns, invalid actions and whether an answer tag was given, from turns
     alone (as the rollout loop has them before a record exists)."""
     example = MetricInput(prediction, (), (), turns)
-    return {name: float(get_metric(name).compute(example)) for name in ("n_searches", "n_turns", "n_invalid", "has_answer")}
+    return {
+        name: float(get_metric(name).compute(example)) for name in ("n_searches", "n_turns", "n_invalid", "has_answer")
+    }
 
 
 def score_record(record: ExampleRecord, metrics: Sequence[str] | None = None) -> dict[str, float]:

@@ -25,8 +25,24 @@ Schedule = Literal["async", "sync"]
 SCHEDULES: tuple[str, ...] = ("async", "sync")
 
 # setting -> the least value it may take (checked in this order, the order `evalsuite run --help` lists them)
-_LEAST: dict[str, int] = {"batch_size": 1, "topk": 1, "max_turns": 0, "max_tokens": 1, "max_obs_tokens": 0, "max_context_tokens": 1}
-ROLLOUT_FIELDS = ("max_turns", "max_tokens", "max_obs_tokens", "max_context_tokens", "topk", "temperature", "seed", "top_p")
+_LEAST: dict[str, int] = {
+    "batch_size": 1,
+    "topk": 1,
+    "max_turns": 0,
+    "max_tokens": 1,
+    "max_obs_tokens": 0,
+    "max_context_tokens": 1,
+}
+ROLLOUT_FIELDS = (
+    "max_turns",
+    "max_tokens",
+    "max_obs_tokens",
+    "max_context_tokens",
+    "topk",
+    "temperature",
+    "seed",
+    "top_p",
+)
 
 
 def option(name: str) -> str:
@@ -73,20 +89,34 @@ class RunConfig(BaseModel):
         for name, least in _LEAST.items():
             value = getattr(self, name)
             if value < least:
-                raise EvalsuiteError(f"{option(name)} {value} is out of range", hint=f"give {option(name)} a value of at least {least}")
+                raise EvalsuiteError(
+                    f"{option(name)} {value} is out of range", hint=f"give {option(name)} a value of at least {least}"
+                )
         if self.seeds is not None:
             if len(self.seeds) < 2 or len(set(self.seeds)) != len(self.seeds):
                 shown = ",".join(map(str, self.seeds))
-                raise EvalsuiteError(f"--seeds {shown!r} needs two or more distinct seeds", hint="e.g. --seeds 1,2,3 (one seed: --seed)")
+                raise EvalsuiteError(
+                    f"--seeds {shown!r} needs two or more distinct seeds", hint="e.g. --seeds 1,2,3 (one seed: --seed)"
+                )
             if self.samples != len(self.seeds):
-                raise EvalsuiteError(f"--samples {self.samples} disagrees with the {len(self.seeds)} --seeds", hint="drop --samples: --seeds sets it")
+                raise EvalsuiteError(
+                    f"--samples {self.samples} disagrees with the {len(self.seeds)} --seeds",
+                    hint="drop --samples: --seeds sets it",
+                )
         if self.samples < 1:
-            raise EvalsuiteError(f"--samples {self.samples} is out of range", hint="give --samples a value of at least 1 (1: one trajectory per question)")
+            raise EvalsuiteError(
+                f"--samples {self.samples} is out of range",
+                hint="give --samples a value of at least 1 (1: one trajectory per question)",
+            )
         if self.temperature < 0:
-            raise EvalsuiteError(f"--temperature {self.temperature:g} is out of range", hint="give --temperature 0 (greedy) or more")
+            raise EvalsuiteError(
+                f"--temperature {self.temperature:g} is out of range", hint="give --temperature 0 (greedy) or more"
+            )
         if self.samples > 1 and self.temperature <= 0:
-            raise EvalsuiteError(f"--samples {self.samples} with --temperature {self.temperature:g}: greedy decoding makes the {self.samples} samples identical",
-                                 hint="set --temperature above 0 (e.g. 0.7) to sample, or drop --samples")
+            raise EvalsuiteError(
+                f"--samples {self.samples} with --temperature {self.temperature:g}: greedy decoding makes the {self.samples} samples identical",
+                hint="set --temperature above 0 (e.g. 0.7) to sample, or drop --samples",
+            )
         if self.top_p is not None and not 0 < self.top_p <= 1:
             raise EvalsuiteError(f"--top-p {self.top_p:g} is out of range", hint="give --top-p a value in (0, 1]")
         return self
@@ -102,8 +132,13 @@ class RunConfig(BaseModel):
             first = exc.errors()[0]
             name = str(first["loc"][0]) if first["loc"] else "?"
             if first["type"] == "extra_forbidden":
-                raise EvalsuiteError(f"unknown run setting {name!r}", hint=f"settings: {', '.join(cls.model_fields)}") from None
-            raise EvalsuiteError(f"{option(name)} {first.get('input')!r}: {first['msg']}", hint=f"see `evalsuite run --help` for {option(name)}") from None
+                raise EvalsuiteError(
+                    f"unknown run setting {name!r}", hint=f"settings: {', '.join(cls.model_fields)}"
+                ) from None
+            raise EvalsuiteError(
+                f"{option(name)} {first.get('input')!r}: {first['msg']}",
+                hint=f"see `evalsuite run --help` for {option(name)}",
+            ) from None
 
     @classmethod
     def default(cls, name: str) -> Any:
@@ -134,8 +169,18 @@ class RunConfig(BaseModel):
 
         setting = RunSetting.from_manifest(manifest)
         values: dict[str, Any] = {name: setting.decoding[name] for name in ROLLOUT_FIELDS if name in setting.decoding}
-        values.update({k: v for k, v in (("topk", setting.topk), ("max_turns", setting.max_turns), ("subset", setting.subset),
-                                         ("schedule", setting.backend.schedule)) if v is not None})
+        values.update(
+            {
+                k: v
+                for k, v in (
+                    ("topk", setting.topk),
+                    ("max_turns", setting.max_turns),
+                    ("subset", setting.subset),
+                    ("schedule", setting.backend.schedule),
+                )
+                if v is not None
+            }
+        )
         recorded = getattr(manifest, "run_config", None) or {}
         values.update({k: v for k, v in recorded.items() if k in cls.model_fields and v is not None})
         return cls.make(**values)
@@ -144,8 +189,15 @@ class RunConfig(BaseModel):
     def from_spec(cls, spec: Any) -> RunConfig:
         """The settings of a `runner.RunSpec` (validated: a RunSpec the CLI would refuse is refused here)."""
         rollout = spec.rollout
-        return cls.make(prompt_style=spec.prompt_style, subset=spec.subset, batch_size=spec.batch_size, samples=spec.samples,
-                   seeds=spec.seeds, schedule=spec.schedule, **{name: getattr(rollout, name) for name in ROLLOUT_FIELDS})
+        return cls.make(
+            prompt_style=spec.prompt_style,
+            subset=spec.subset,
+            batch_size=spec.batch_size,
+            samples=spec.samples,
+            seeds=spec.seeds,
+            schedule=spec.schedule,
+            **{name: getattr(rollout, name) for name in ROLLOUT_FIELDS},
+        )
 
     # ------------------------------------------------------------------ using one
 
@@ -154,15 +206,25 @@ class RunConfig(BaseModel):
 
     def spec_fields(self) -> dict[str, Any]:
         """The keyword arguments of `runner.RunSpec` this config fills."""
-        return {"prompt_style": self.prompt_style, "subset": self.subset, "rollout": self.rollout(), "batch_size": self.batch_size,
-                "samples": self.samples, "seeds": self.seeds, "schedule": self.schedule}
+        return {
+            "prompt_style": self.prompt_style,
+            "subset": self.subset,
+            "rollout": self.rollout(),
+            "batch_size": self.batch_size,
+            "samples": self.samples,
+            "seeds": self.seeds,
+            "schedule": self.schedule,
+        }
 
     def check_backend(self, backend: str | None) -> None:
         """Refuse what the backend cannot do with these settings (before it is loaded)."""
         from evalsuite.models.base import TOP_P_BACKENDS
 
         if self.top_p is not None and backend is not None and backend not in TOP_P_BACKENDS:
-            raise EvalsuiteError(f"--top-p is not passed on by the {backend} backend", hint=f"use one of {', '.join(TOP_P_BACKENDS)}, or drop --top-p")
+            raise EvalsuiteError(
+                f"--top-p is not passed on by the {backend} backend",
+                hint=f"use one of {', '.join(TOP_P_BACKENDS)}, or drop --top-p",
+            )
 
     def resolve_schedule(self, supports_async: bool, backend: str) -> str:
         """The schedule the run uses, decided here only: the one asked for, else async where the backend batches

@@ -68,9 +68,15 @@ class RayOptions:
     connect_timeout_s: float = 10.0
 
     def __post_init__(self) -> None:
-        for option, value, least in (("--ray-actors", self.actors, 1), ("--ray-cpus-per-actor", self.num_cpus, 0), ("--ray-gpus-per-actor", self.num_gpus, 0)):
+        for option, value, least in (
+            ("--ray-actors", self.actors, 1),
+            ("--ray-cpus-per-actor", self.num_cpus, 0),
+            ("--ray-gpus-per-actor", self.num_gpus, 0),
+        ):
             if value is not None and value < least:
-                raise EvalsuiteError(f"{option} {value:g} is out of range", hint=f"give {option} a value of at least {least}")
+                raise EvalsuiteError(
+                    f"{option} {value:g} is out of range", hint=f"give {option} a value of at least {least}"
+                )
 
 
 @dataclass
@@ -105,7 +111,12 @@ class EvaluationWorker:
         where = {"pid": os.getpid(), "node": ray.get_runtime_context().get_node_id()}
         if self.load_error is not None:
             return {"error": self.load_error, **where}
-        return {"backend": self.backend.info(), "style": self.style, "retriever": retriever_info(self.retriever, self.retriever_spec), **where}
+        return {
+            "backend": self.backend.info(),
+            "style": self.style,
+            "retriever": retriever_info(self.retriever, self.retriever_spec),
+            **where,
+        }
 
     def run(self, batch: list[Example]) -> BatchOutcome:
         items = [(example.row.id, example.row.question) for example in batch]
@@ -121,7 +132,12 @@ class EvaluationWorker:
         return BatchOutcome([to_record(example, rollout, self.method) for example, rollout in zip(batch, rollouts)])
 
 
-def execute_on_ray(spec: RunSpec, options: RayOptions, on_start: Callable[[int, int], None] | None = None, on_batch: ProgressHook | None = None) -> RunResult:
+def execute_on_ray(
+    spec: RunSpec,
+    options: RayOptions,
+    on_start: Callable[[int, int], None] | None = None,
+    on_batch: ProgressHook | None = None,
+) -> RunResult:
     """Run the evaluation described by `spec` on a Ray cluster; the run directory is the one `execute` writes."""
     ray = require("ray", "ray", "evaluation on a Ray cluster (--ray)")
     examples, fields = load_examples(spec)
@@ -138,7 +154,9 @@ def execute_on_ray(spec: RunSpec, options: RayOptions, on_start: Callable[[int, 
             first = descriptions[0]
             style = first["style"]
             info = served_info if served_info is not None else first["retriever"]
-            manifest = build_manifest(spec, first["backend"], style, method.template_hash(style), info, fields, schedule)
+            manifest = build_manifest(
+                spec, first["backend"], style, method.template_hash(style), info, fields, schedule
+            )
             directory, done, todo, paper = open_run(spec, manifest, examples, on_start)
             batches = [todo[start : start + spec.batch_size] for start in range(0, len(todo), spec.batch_size)]
             with directory.writer() as writer:
@@ -169,8 +187,10 @@ def connect(ray: Any, options: RayOptions) -> None:
         try:
             socket.create_connection((host.strip("[]"), int(port)), timeout=options.connect_timeout_s).close()
         except OSError as exc:
-            raise EvalsuiteError(f"no Ray cluster answers at {address} ({exc.strerror or exc})",
-                                 hint=f"start its head with `ray start --head --port={port}` or check the address; {ADDRESS_HELP}") from None
+            raise EvalsuiteError(
+                f"no Ray cluster answers at {address} ({exc.strerror or exc})",
+                hint=f"start its head with `ray start --head --port={port}` or check the address; {ADDRESS_HELP}",
+            ) from None
     try:
         ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
     except ConnectionError as exc:
@@ -206,7 +226,9 @@ def shared_retriever(spec: str | None, topk: int, host: str) -> Iterator[tuple[s
         yield server.url, info
 
 
-def start_actors(ray: Any, spec: RunSpec, retriever: str | None, options: RayOptions, batches: int) -> tuple[list[Any], list[dict[str, Any]]]:
+def start_actors(
+    ray: Any, spec: RunSpec, retriever: str | None, options: RayOptions, batches: int
+) -> tuple[list[Any], list[dict[str, Any]]]:
     """One actor per backend replica (as many as `options` asks, the cluster holds and the batches need), each with
     its model loaded; an actor that could not load it stops the run before anything is written."""
     count = min(actor_count(ray.cluster_resources(), options), batches)
@@ -219,12 +241,16 @@ def start_actors(ray: Any, spec: RunSpec, retriever: str | None, options: RayOpt
         if "error" in described:
             for other in actors:
                 ray.kill(other)
-            raise EvalsuiteError(f"a Ray actor could not load the model: {described['error']}",
-                                 hint="check --model, --backend and --backend-option: the model must be readable on every node of the cluster")
+            raise EvalsuiteError(
+                f"a Ray actor could not load the model: {described['error']}",
+                hint="check --model, --backend and --backend-option: the model must be readable on every node of the cluster",
+            )
         alive.append(actor)
         descriptions.append(described)
     if not alive:
-        raise EvalsuiteError("every Ray actor died while loading the model", hint="check the cluster's nodes (`ray status`) and rerun")
+        raise EvalsuiteError(
+            "every Ray actor died while loading the model", hint="check the cluster's nodes (`ray status`) and rerun"
+        )
     return alive, descriptions
 
 
@@ -244,7 +270,9 @@ def actor_count(resources: dict[str, float], options: RayOptions) -> int:
     return wanted
 
 
-def dispatch(ray: Any, actors: list[Any], batches: list[list[Example]], keep: Callable[[list[ExampleRecord]], None]) -> tuple[list[ExampleRecord], str | None]:
+def dispatch(
+    ray: Any, actors: list[Any], batches: list[list[Example]], keep: Callable[[list[ExampleRecord]], None]
+) -> tuple[list[ExampleRecord], str | None]:
     """Play every batch on the actors, `keep`ing each finished batch as it arrives; a dead actor's batches are
     queued again for the others. Returns the new records and why the run stopped early (None: it completed)."""
     queue = deque(batches)
@@ -271,7 +299,11 @@ def dispatch(ray: Any, actors: list[Any], batches: list[list[Example]], keep: Ca
             queue.appendleft(batch)
             if index in alive:
                 alive.discard(index)
-                print(f"warning: Ray actor {index} died ({_first_line(exc)}); its batches go to the {len(alive)} others", file=sys.stderr, flush=True)
+                print(
+                    f"warning: Ray actor {index} died ({_first_line(exc)}); its batches go to the {len(alive)} others",
+                    file=sys.stderr,
+                    flush=True,
+                )
             if not alive:
                 return new, f"every Ray actor died (the last: {_first_line(exc)})"
             feed()

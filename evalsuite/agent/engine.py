@@ -200,8 +200,15 @@ class SearchBatcher:
 class RolloutEngine:
     """Runs a method's protocol with a backend and a retriever over batches of questions."""
 
-    def __init__(self, backend: Backend, method: Method, retriever: Retriever | None, config: RolloutConfig, style: str,
-                 search_window_s: float = 0.005):
+    def __init__(
+        self,
+        backend: Backend,
+        method: Method,
+        retriever: Retriever | None,
+        config: RolloutConfig,
+        style: str,
+        search_window_s: float = 0.005,
+    ):
         self.backend = backend
         self.method = method
         self.retriever = retriever
@@ -219,13 +226,24 @@ class RolloutEngine:
             (initial,) = self._search_each([queries])
         if isinstance(initial, RequestRejected):
             prompt = self.method.prompt(question, self.style, self.backend.chat_template)
-            return Rollout(key=key, question=question, prompt=prompt, stop_reason="error", error=_rejected(queries, initial), seed=seed)
+            return Rollout(
+                key=key,
+                question=question,
+                prompt=prompt,
+                stop_reason="error",
+                error=_rejected(queries, initial),
+                seed=seed,
+            )
         if not queries or initial is None:  # (None only without queries: they were searched just above)
             prompt = self.method.prompt(question, self.style, self.backend.chat_template)
         else:
-            prompt = self.method.prompt_with_passages(question, self.style, self.backend.chat_template, initial, self._truncate_obs)
+            prompt = self.method.prompt_with_passages(
+                question, self.style, self.backend.chat_template, initial, self._truncate_obs
+            )
         tokens = self.backend.count_tokens(prompt)
-        rollout = Rollout(key=key, question=question, prompt=prompt, prompt_tokens=tokens, context_tokens=tokens, seed=seed)
+        rollout = Rollout(
+            key=key, question=question, prompt=prompt, prompt_tokens=tokens, context_tokens=tokens, seed=seed
+        )
         if queries and initial is not None:
             # Retrieval before any model turn is recorded as turn 0 with no text, so its passages are scored.
             rollout.turns.append(
@@ -241,14 +259,20 @@ class RolloutEngine:
 
     # --- the turn-synchronous schedule ---------------------------------------------------------------------------
 
-    def run(self, items: Sequence[tuple[str, str]], on_finished: Callable[[int, Rollout], None] | None = None,
-            seeds: Sequence[int] | None = None) -> list[Rollout]:
+    def run(
+        self,
+        items: Sequence[tuple[str, str]],
+        on_finished: Callable[[int, Rollout], None] | None = None,
+        seeds: Sequence[int] | None = None,
+    ) -> list[Rollout]:
         """Roll out every (key, question) pair to completion; returns them in input order. `on_finished(index,
         rollout)` is called as each one finishes (after the turn that ends it), not once the whole batch is done.
         `seeds`: each item's own sampling seed (default: the engine's for all)."""
         return self.finish(self._start_all(items, seeds), on_finished)
 
-    def finish(self, rollouts: list[Rollout], on_finished: Callable[[int, Rollout], None] | None = None) -> list[Rollout]:
+    def finish(
+        self, rollouts: list[Rollout], on_finished: Callable[[int, Rollout], None] | None = None
+    ) -> list[Rollout]:
         """Play every unfinished rollout on from the turn it has reached (forks resume mid-way) and extract answers;
         each rollout's answer is extracted, and `on_finished` told, after the turn that finishes it."""
         reported: set[int] = set()
@@ -271,7 +295,9 @@ class RolloutEngine:
                 report_finished()
         return rollouts
 
-    def fork(self, source: Rollout, turn_position: int, text: str, key: str, extra: dict[str, Any] | None = None) -> Rollout:
+    def fork(
+        self, source: Rollout, turn_position: int, text: str, key: str, extra: dict[str, Any] | None = None
+    ) -> Rollout:
         """A new rollout sharing `source`'s prefix before its turn `turn_position`, where the model is taken to have
         written `text` instead (SmartSearch's query refinement); that turn is played (searched) and the result is
         left unfinished for `finish`."""
@@ -286,12 +312,24 @@ class RolloutEngine:
             segments.append(segment)
         response = "".join(piece for piece, _ in segments)
         fork = Rollout(
-            key=key, question=source.question, prompt=source.prompt, prompt_tokens=source.prompt_tokens,
-            response=response, context_tokens=source.prompt_tokens + (self.backend.count_tokens(response) if response else 0),
-            turns=[t.model_copy(deep=True) for t in kept], segments=list(segments), seed=source.seed,
+            key=key,
+            question=source.question,
+            prompt=source.prompt,
+            prompt_tokens=source.prompt_tokens,
+            response=response,
+            context_tokens=source.prompt_tokens + (self.backend.count_tokens(response) if response else 0),
+            turns=[t.model_copy(deep=True) for t in kept],
+            segments=list(segments),
+            seed=source.seed,
         )
         generation = Generation(text=text, completion_tokens=self.backend.count_tokens(text), finish_reason="stop")
-        self._lockstep([self._after_generation(fork, generation, final=kept_model_turns >= self.config.max_turns, extra=extra or {})])
+        self._lockstep(
+            [
+                self._after_generation(
+                    fork, generation, final=kept_model_turns >= self.config.max_turns, extra=extra or {}
+                )
+            ]
+        )
         return fork
 
     def step(self, active: list[Rollout], turn_index: int, final: bool) -> None:
@@ -312,12 +350,19 @@ class RolloutEngine:
             if searching:
                 outcomes = self._search_each([need.queries for _, need in searching])
                 answered += [(program, outcome) for (program, _), outcome in zip(searching, outcomes)]
-            waiting = [(program, need) for program, answer in answered if (need := _advance(program, answer)) is not None]
+            waiting = [
+                (program, need) for program, answer in answered if (need := _advance(program, answer)) is not None
+            ]
 
     # --- the asynchronous schedule -------------------------------------------------------------------------------
 
-    async def run_async(self, items: Sequence[tuple[str, str]], max_in_flight: int = 64,
-                        on_finished: Callable[[int, Rollout], None] | None = None, seeds: Sequence[int] | None = None) -> list[Rollout]:
+    async def run_async(
+        self,
+        items: Sequence[tuple[str, str]],
+        max_in_flight: int = 64,
+        on_finished: Callable[[int, Rollout], None] | None = None,
+        seeds: Sequence[int] | None = None,
+    ) -> list[Rollout]:
         """Roll out every (key, question) pair, each trajectory on its own, at most `max_in_flight` at once, against a
         backend with `supports_async`; `on_finished(index, rollout)` is called as each one finishes (`seeds` as for
         `run`). Returns them in input order. `RetrievalUnavailable` cancels the trajectories in flight and is raised; finished ones were
@@ -325,13 +370,18 @@ class RolloutEngine:
         if not self.backend.supports_async:
             raise ScheduleUnsupported(self.backend.name)
         if max_in_flight < 1:
-            raise EvalsuiteError(f"max_in_flight {max_in_flight} is out of range", hint="allow at least one trajectory in flight")
+            raise EvalsuiteError(
+                f"max_in_flight {max_in_flight} is out of range", hint="allow at least one trajectory in flight"
+            )
         batcher = SearchBatcher(self._search_each, self.search_window_s)
         results: list[Rollout | None] = [None] * len(items)
         queue = iter(enumerate(zip(items, _each_seed(items, seeds))))
 
         async def worker() -> None:
-            for index, ((key, question), seed) in queue:  # the workers share one iterator: examples start in input order
+            for index, (
+                (key, question),
+                seed,
+            ) in queue:  # the workers share one iterator: examples start in input order
                 results[index] = rollout = await self._play(key, question, batcher, seed)
                 if on_finished is not None:
                     on_finished(index, rollout)
@@ -360,7 +410,9 @@ class RolloutEngine:
             program = self._turn(rollout, turn_index, final=turn_index >= self.config.max_turns)
             need = _advance(program, None)
             while need is not None:
-                answer = await (self._agenerate(need.request) if isinstance(need, NeedGeneration) else batcher.search(need.queries))
+                answer = await (
+                    self._agenerate(need.request) if isinstance(need, NeedGeneration) else batcher.search(need.queries)
+                )
                 need = _advance(program, answer)
         rollout.prediction = self.method.extract_answer(model_text(rollout))
         return rollout
@@ -385,7 +437,9 @@ class RolloutEngine:
         generation = yield NeedGeneration(request)
         yield from self._after_generation(rollout, generation, final)
 
-    def _after_generation(self, rollout: Rollout, generation: Generation, final: bool, extra: dict[str, Any] | None = None) -> TurnProgram:
+    def _after_generation(
+        self, rollout: Rollout, generation: Generation, final: bool, extra: dict[str, Any] | None = None
+    ) -> TurnProgram:
         """Record a generated turn; a search is made and its observation (condensed by the method's extra model
         call, if it has one) appended. `extra` goes into the new turn's `extra` before the search."""
         pending = self._take_turn(rollout, generation, final)
@@ -402,19 +456,37 @@ class RolloutEngine:
             return
         pending.turn.passages = [hit_passage(hit) for per_query in hits for hit in per_query]
         self.method.annotate_search(rollout.question, rollout.turns[:-1], pending.turn)
-        prompt = self.method.condense_prompt(rollout.question, rollout.response, pending.action, hits, self.style, self.backend.chat_template, self._truncate_obs)
+        prompt = self.method.condense_prompt(
+            rollout.question,
+            rollout.response,
+            pending.action,
+            hits,
+            self.style,
+            self.backend.chat_template,
+            self._truncate_obs,
+        )
         if prompt is None:
             self._append(rollout, self.method.observation(pending.action, hits, self._truncate_obs))
             return
         # Search-o1's extra model call that condenses the documents; its text and cost go in Turn.extra.
-        condensed = yield NeedGeneration(GenerationRequest(
-            prompt=prompt, stop=[], max_tokens=self.config.max_obs_tokens, temperature=self.config.temperature,
-            seed=self._seed(rollout), top_p=self.config.top_p, key=(rollout.key, -len(rollout.turns)),
-        ))
+        condensed = yield NeedGeneration(
+            GenerationRequest(
+                prompt=prompt,
+                stop=[],
+                max_tokens=self.config.max_obs_tokens,
+                temperature=self.config.temperature,
+                seed=self._seed(rollout),
+                top_p=self.config.top_p,
+                key=(rollout.key, -len(rollout.turns)),
+            )
+        )
         text = condensed.text if condensed.error is None else ""
         pending.turn.extra["condense"] = {
-            "text": text, "prompt_tokens": condensed.prompt_tokens, "completion_tokens": condensed.completion_tokens,
-            "latency_s": condensed.latency_s, "error": condensed.error,
+            "text": text,
+            "prompt_tokens": condensed.prompt_tokens,
+            "completion_tokens": condensed.completion_tokens,
+            "latency_s": condensed.latency_s,
+            "error": condensed.error,
         }
         self._append(rollout, self.method.condensed_observation(pending.action, text))
 
@@ -426,7 +498,11 @@ class RolloutEngine:
             rollout.stop_reason = "error"
             return None
         text = self.method.postprocess(generation.text)
-        completion_tokens = generation.completion_tokens if text == generation.text and generation.completion_tokens is not None else self.backend.count_tokens(text)
+        completion_tokens = (
+            generation.completion_tokens
+            if text == generation.text and generation.completion_tokens is not None
+            else self.backend.count_tokens(text)
+        )
         action = self.method.parse_action(text)
         turn = Turn(
             text=text,
@@ -468,7 +544,9 @@ class RolloutEngine:
         except Exception as exc:  # a backend failure fails this batch's examples, not the run
             return [_failed_generation(exc) for _ in requests]
         if len(generations) != len(requests):
-            raise EvalsuiteError(f"backend {self.backend.name} returned {len(generations)} generations for {len(requests)} prompts")
+            raise EvalsuiteError(
+                f"backend {self.backend.name} returned {len(generations)} generations for {len(requests)} prompts"
+            )
         elapsed = time.perf_counter() - start
         for generation in generations:
             if not generation.latency_s:
@@ -502,8 +580,10 @@ class RolloutEngine:
         """Start every rollout, with the methods' initial queries (if any) retrieved in one call."""
         wanted = [self.method.initial_queries(question) for _, question in items]
         outcomes = iter(self._search_each([queries for queries in wanted if queries]))
-        return [self.start(key, question, next(outcomes) if queries else None, seed)
-                for (key, question), queries, seed in zip(items, wanted, _each_seed(items, seeds))]
+        return [
+            self.start(key, question, next(outcomes) if queries else None, seed)
+            for (key, question), queries, seed in zip(items, wanted, _each_seed(items, seeds))
+        ]
 
     def _search_each(self, searches: list[list[str]]) -> list[SearchOutcome]:
         """Every search's hits from one retrieval call; when the server rejects that call, each search on its own,
@@ -521,7 +601,10 @@ class RolloutEngine:
             if len(rejected) == len(alone):
                 # Every search refused on its own: the request's settings are wrong (e.g. topk), not a query.
                 first = rejected[0].message
-                raise RetrievalUnavailable(f"the retrieval server rejected every search of the batch, each on its own ({first}): check --topk against the server's limits", hint="fix the setting, then rerun with --resume") from None
+                raise RetrievalUnavailable(
+                    f"the retrieval server rejected every search of the batch, each on its own ({first}): check --topk against the server's limits",
+                    hint="fix the setting, then rerun with --resume",
+                ) from None
             return alone
         outcomes: list[SearchOutcome] = []
         position = 0
@@ -534,7 +617,9 @@ class RolloutEngine:
         """One retrieval call. The retriever retries transient failures itself, within its deadline; wrapping it in
         a second retry loop here would multiply the worst-case wait."""
         if self.retriever is None:
-            raise EvalsuiteError("the model searched but no retriever is configured", hint="pass --retriever INDEX_DIR or URL")
+            raise EvalsuiteError(
+                "the model searched but no retriever is configured", hint="pass --retriever INDEX_DIR or URL"
+            )
         hint = "check the retrieval server, then rerun with --resume (finished examples are kept)"
         try:
             results = self.retriever.search(queries, self.config.topk)
@@ -545,7 +630,9 @@ class RolloutEngine:
         except Exception as exc:  # a retriever without its own error type (connection refused, ...)
             raise RetrievalUnavailable(f"retrieval failed: {describe(exc)}", hint=hint) from None
         if len(results) != len(queries):
-            raise RetrievalUnavailable(f"retriever returned {len(results)} result lists for {len(queries)} queries", hint=hint)
+            raise RetrievalUnavailable(
+                f"retriever returned {len(results)} result lists for {len(queries)} queries", hint=hint
+            )
         return results
 
 

@@ -20,7 +20,10 @@ def merge_runs(shard_dirs: list[Path], out: Path) -> tuple[Manifest, list[Exampl
     for directory, manifest in zip(shard_dirs, manifests):
         shard = getattr(manifest, "shard", None)
         if not shard:
-            raise EvalsuiteError(f"{directory} is not a shard (its manifest has no shard)", hint="merge directories written with --shard i/n")
+            raise EvalsuiteError(
+                f"{directory} is not a shard (its manifest has no shard)",
+                hint="merge directories written with --shard i/n",
+            )
         index, total = (int(x) for x in str(shard).split("/"))
         if count is not None and total != count:
             raise EvalsuiteError(f"{directory} is shard {shard}, but another shard says there are {count} shards")
@@ -29,13 +32,19 @@ def merge_runs(shard_dirs: list[Path], out: Path) -> tuple[Manifest, list[Exampl
             raise EvalsuiteError(f"shard {shard} is given twice: {shards[index]} and {directory}")
         shards[index] = directory
         if manifest.finished_at is None:
-            raise EvalsuiteError(f"{directory} (shard {shard}) did not finish", hint=f"run it again with --resume -o {directory}")
+            raise EvalsuiteError(
+                f"{directory} (shard {shard}) did not finish", hint=f"run it again with --resume -o {directory}"
+            )
         differences = settings_differences(manifests[0], manifest, MERGE_KEYS)
         if differences:
-            raise EvalsuiteError(f"{directory} was run with different settings from {shard_dirs[0]}:\n  " + "\n  ".join(differences))
+            raise EvalsuiteError(
+                f"{directory} was run with different settings from {shard_dirs[0]}:\n  " + "\n  ".join(differences)
+            )
     missing = sorted(set(range(count or 0)) - set(shards))
     if missing:
-        raise EvalsuiteError(f"shards missing: {', '.join(f'{i}/{count}' for i in missing)}", hint="run them, then merge all of them")
+        raise EvalsuiteError(
+            f"shards missing: {', '.join(f'{i}/{count}' for i in missing)}", hint="run them, then merge all of them"
+        )
     records: list[ExampleRecord] = []
     seen: dict[tuple[str, str], Path] = {}
     for directory in shard_dirs:
@@ -70,8 +79,10 @@ def merge_seed_runs(run_dirs: list[Path], out: Path) -> tuple[Manifest, list[Exa
     hold the same questions.
     """
     if len(run_dirs) < 2:
-        raise EvalsuiteError("merging seeds needs two or more run directories",
-                             hint="evalsuite merge --as-seeds RUN_SEED1 RUN_SEED2 ... -o MERGED")
+        raise EvalsuiteError(
+            "merging seeds needs two or more run directories",
+            hint="evalsuite merge --as-seeds RUN_SEED1 RUN_SEED2 ... -o MERGED",
+        )
     resolved = [d.resolve() for d in run_dirs]
     for i, path in enumerate(resolved):
         if path in resolved[:i]:
@@ -82,12 +93,17 @@ def merge_seed_runs(run_dirs: list[Path], out: Path) -> tuple[Manifest, list[Exa
             raise EvalsuiteError(f"{directory} did not finish", hint=f"run it again with --resume -o {directory}")
         differences = settings_differences(manifests[0], manifest, tuple(k for k in MERGE_KEYS if k != "decoding"))
         first, own = manifests[0].decoding.model_dump(), manifest.decoding.model_dump()
-        decoding = [f"decoding {key}: {run_dirs[0]} has {first.get(key)!r}, {directory} has {own.get(key)!r}"
-                    for key in sorted(set(first) | set(own)) if key not in ("samples", "seed") and first.get(key) != own.get(key)]
+        decoding = [
+            f"decoding {key}: {run_dirs[0]} has {first.get(key)!r}, {directory} has {own.get(key)!r}"
+            for key in sorted(set(first) | set(own))
+            if key not in ("samples", "seed") and first.get(key) != own.get(key)
+        ]
         if differences or decoding:
-            raise EvalsuiteError(f"{directory} was run with different settings from {run_dirs[0]}: "
-                                 + "; ".join(differences + decoding)[:400],
-                                 hint="merge repeats of one setting that differ only in their seed")
+            raise EvalsuiteError(
+                f"{directory} was run with different settings from {run_dirs[0]}: "
+                + "; ".join(differences + decoding)[:400],
+                hint="merge repeats of one setting that differ only in their seed",
+            )
     records: list[ExampleRecord] = []
     seeds: list[int | None] = []
     seed_owner: dict[int, Path] = {}
@@ -102,17 +118,23 @@ def merge_seed_runs(run_dirs: list[Path], out: Path) -> tuple[Manifest, list[Exa
         elif set(held) != set(questions):
             only = sorted(set(questions) - set(held)) or sorted(set(held) - set(questions))
             where = directory if set(questions) - set(held) else run_dirs[0]
-            raise EvalsuiteError(f"{where} lacks question {only[0][0]}/{only[0][1]} that another run holds "
-                                 f"({len(set(questions) ^ set(held))} questions differ)",
-                                 hint="merge runs of the same questions (the same tasks, splits and --limit)")
+            raise EvalsuiteError(
+                f"{where} lacks question {only[0][0]}/{only[0][1]} that another run holds "
+                f"({len(set(questions) ^ set(held))} questions differ)",
+                hint="merge runs of the same questions (the same tasks, splits and --limit)",
+            )
         # (the run's sample index, its seed) → the merged sample index
-        mine = sorted({(r.sample, r.sample_seed if r.sample is not None else _run_seed(manifest)) for r in rows},
-                      key=lambda pair: pair[0] or 0)
+        mine = sorted(
+            {(r.sample, r.sample_seed if r.sample is not None else _run_seed(manifest)) for r in rows},
+            key=lambda pair: pair[0] or 0,
+        )
         renumber = {}
         for sample, seed in mine:
             if seed is not None and seed in seed_owner:
-                raise EvalsuiteError(f"seed {seed} is in both {seed_owner[seed]} and {directory}",
-                                     hint="merge runs drawn with different seeds (a repeated seed repeats the samples)")
+                raise EvalsuiteError(
+                    f"seed {seed} is in both {seed_owner[seed]} and {directory}",
+                    hint="merge runs drawn with different seeds (a repeated seed repeats the samples)",
+                )
             if seed is not None:
                 seed_owner[seed] = directory
             renumber[sample] = len(seeds)
@@ -130,8 +152,9 @@ def merge_seed_runs(run_dirs: list[Path], out: Path) -> tuple[Manifest, list[Exa
     return _write_merged(merged, manifests, run_dirs, records, out)
 
 
-def _write_merged(merged: Manifest, manifests: list[Manifest], sources: list[Path], records: list[ExampleRecord],
-                  out: Path) -> tuple[Manifest, list[ExampleRecord], MetricsFile]:
+def _write_merged(
+    merged: Manifest, manifests: list[Manifest], sources: list[Path], records: list[ExampleRecord], out: Path
+) -> tuple[Manifest, list[ExampleRecord], MetricsFile]:
     """Write a merged run directory as `RunDirectory.write` writes every run directory, its manifest recording what
     it was merged from."""
     setattr(merged, "merged_from", [str(d) for d in sources])  # an extra field of the manifest, as `shard` is

@@ -51,7 +51,10 @@ class Method(ABC):
         if style == "auto":
             return self.styles[1] if has_chat_template and len(self.styles) > 1 else self.styles[0]
         if style not in self.styles:
-            raise EvalsuiteError(f"method {self.name!r} has no prompt style {style!r}", hint=f"use one of: auto, {', '.join(self.styles)}")
+            raise EvalsuiteError(
+                f"method {self.name!r} has no prompt style {style!r}",
+                hint=f"use one of: auto, {', '.join(self.styles)}",
+            )
         return style
 
     def template_hash(self, style: str) -> str:
@@ -94,13 +97,25 @@ class Method(ABC):
         return []
 
     def prompt_with_passages(
-        self, question: str, style: str, chat: ChatRenderer, results: Sequence[Sequence[HitLike]], truncate: Callable[[str], str]
+        self,
+        question: str,
+        style: str,
+        chat: ChatRenderer,
+        results: Sequence[Sequence[HitLike]],
+        truncate: Callable[[str], str],
     ) -> str:
         """The initial prompt when `initial_queries` retrieved something (one hit list per query)."""
         return self.prompt(question, style, chat)
 
     def condense_prompt(
-        self, question: str, response: str, action: Action, results: Sequence[Sequence[HitLike]], style: str, chat: ChatRenderer, truncate: Callable[[str], str]
+        self,
+        question: str,
+        response: str,
+        action: Action,
+        results: Sequence[Sequence[HitLike]],
+        style: str,
+        chat: ChatRenderer,
+        truncate: Callable[[str], str],
     ) -> str | None:
         """A prompt for an extra model call that condenses retrieved documents before they enter the chain
         (Search-o1's reason-in-documents); None (the default) appends `observation` directly."""
@@ -136,8 +151,10 @@ NO_OWN_METHOD = {"zerosearch": "ZeroSearch checkpoints use Search-R1's tags: pas
 
 def _check_factory(name: str, value: Any) -> Callable[[], Method]:
     if not callable(value):
-        raise EvalsuiteError(f"method {name!r} is a {type(value).__name__}, not a Method subclass or a function returning a Method",
-                             hint="point the entry point at a Method subclass")
+        raise EvalsuiteError(
+            f"method {name!r} is a {type(value).__name__}, not a Method subclass or a function returning a Method",
+            hint="point the entry point at a Method subclass",
+        )
     return value
 
 
@@ -177,7 +194,9 @@ def get_method(name: str) -> Method:
     """A fresh method object by name; unknown names get a did-you-mean hint."""
     method = METHODS.get(name)()
     if not isinstance(method, Method):
-        raise EvalsuiteError(f"method {name!r} made a {type(method).__name__}, not a Method", hint="its factory must return a Method")
+        raise EvalsuiteError(
+            f"method {name!r} made a {type(method).__name__}, not a Method", hint="its factory must return a Method"
+        )
     return method
 
 

@@ -126,7 +126,9 @@ def load_examples(spec: RunSpec) -> tuple[list[Example], dict[str, Any]]:
         fields["splits"][task.name] = loaded.split
         fields["subset_ids_hash"][task.name] = ids_hash([row.id for row in rows])
         # the rows' own hash (all shards' rows): an edited question or gold answer is caught, not only a new file
-        fields["data_files"][task.name] = DataFile(path=loaded.source, sha256=loaded.source_hash, rows_sha256=rows_sha256(rows)).model_dump()
+        fields["data_files"][task.name] = DataFile(
+            path=loaded.source, sha256=loaded.source_hash, rows_sha256=rows_sha256(rows)
+        ).model_dump()
         for position, row in enumerate(rows):
             if spec.shard is None or spec.shard.takes(position):
                 examples.append(Example(task.name, loaded.split, position, row))
@@ -153,7 +155,10 @@ def load_retriever_spec(spec: str | None, backend: Backend | None) -> Any:
         from evalsuite.retrieval.replay import ReplayRetriever
 
         if not isinstance(backend, ReplayBackend):
-            raise EvalsuiteError("--retriever replay needs --backend replay", hint="it returns the passages recorded with the replayed trajectories")
+            raise EvalsuiteError(
+                "--retriever replay needs --backend replay",
+                hint="it returns the passages recorded with the replayed trajectories",
+            )
         return ReplayRetriever(backend.examples)
     try:
         from evalsuite.retrieval import load_retriever
@@ -177,7 +182,15 @@ def resolve_schedule(spec: RunSpec, backend: Backend | type[Backend] | None = No
     return spec.run_config().resolve_schedule(chosen.supports_async, getattr(chosen, "name", None) or spec.backend)
 
 
-def build_manifest(spec: RunSpec, backend_info: dict[str, Any], style: str, template_hash: str, retriever: dict[str, Any], fields: dict[str, Any], schedule: str = "sync") -> Manifest:
+def build_manifest(
+    spec: RunSpec,
+    backend_info: dict[str, Any],
+    style: str,
+    template_hash: str,
+    retriever: dict[str, Any],
+    fields: dict[str, Any],
+    schedule: str = "sync",
+) -> Manifest:
     """The run's manifest; `backend_info` is the loaded backend's `info()` (on Ray, the one a worker reports)."""
     identity = model_identity(spec.model, revision=backend_info.get("revision"))
     if backend_info.get("model_hash"):
@@ -189,13 +202,21 @@ def build_manifest(spec: RunSpec, backend_info: dict[str, Any], style: str, temp
         model=identity.record(),
         method=spec.method,
         prompt_template_hash=template_hash,
-        backend={**backend_info, "prompt_style": style, "options": generation_options(spec.backend_options), "schedule": schedule},
+        backend={
+            **backend_info,
+            "prompt_style": style,
+            "options": generation_options(spec.backend_options),
+            "schedule": schedule,
+        },
         decoding=decoding(spec),
         max_turns=spec.rollout.max_turns,
         topk=spec.rollout.topk,
         retriever=retriever,
-        seeds={"seed": spec.rollout.seed, **({"samples": spec.samples} if spec.samples > 1 else {}),
-               **{f"sample_{j}": seed for j, seed in enumerate(spec.seeds or ())}},
+        seeds={
+            "seed": spec.rollout.seed,
+            **({"samples": spec.samples} if spec.samples > 1 else {}),
+            **{f"sample_{j}": seed for j, seed in enumerate(spec.seeds or ())},
+        },
         shard=str(spec.shard) if spec.shard else None,
         batch_size=spec.batch_size,
         notes=spec.notes,
@@ -220,8 +241,10 @@ def check_seeding(out: Path, old: Manifest, new: Manifest) -> None:
     sampled = (old.decoding.temperature or 0) > 0 and (new.decoding.temperature or 0) > 0
     if sampled and old.decoding.seeding != new.decoding.seeding:
         before = old.decoding.seeding or "an older evalsuite's scheme (sha256 of seed and key)"
-        raise EvalsuiteError(f"cannot resume {out}: its samples were seeded by {before}, this evalsuite seeds them by {new.decoding.seeding}",
-                             hint="run it again in a new -o directory (its finished samples cannot be continued with their seeds)")
+        raise EvalsuiteError(
+            f"cannot resume {out}: its samples were seeded by {before}, this evalsuite seeds them by {new.decoding.seeding}",
+            hint="run it again in a new -o directory (its finished samples cannot be continued with their seeds)",
+        )
 
 
 def record_paper_check(manifest: Manifest) -> PaperCheck | None:
@@ -250,7 +273,12 @@ def to_record(example: Example, rollout: Rollout, method: Method) -> ExampleReco
         stop_reason=rollout.stop_reason,
         status="failed" if rollout.error else "ok",
         error=rollout.error,
-        metadata={**example.row.metadata, "prompt": rollout.prompt, "prompt_tokens": rollout.prompt_tokens, "context_tokens": rollout.context_tokens},
+        metadata={
+            **example.row.metadata,
+            "prompt": rollout.prompt,
+            "prompt_tokens": rollout.prompt_tokens,
+            "context_tokens": rollout.context_tokens,
+        },
         position=example.position,
     )
     # termination and cost (evalsuite.metrics.termination): only a run records what they read
@@ -268,7 +296,9 @@ def prepare_directory(spec: RunSpec, manifest: Manifest) -> tuple[RunDirectory, 
         directory.start(manifest)
         return directory, []
     if not spec.resume:
-        raise EvalsuiteError(f"{spec.out} is already a run directory", hint="pass --resume to continue it, or choose another -o")
+        raise EvalsuiteError(
+            f"{spec.out} is already a run directory", hint="pass --resume to continue it, or choose another -o"
+        )
     old = directory.read_manifest()
     check_seeding(spec.out, old, manifest)
     differences = settings_differences(old, manifest)
@@ -294,7 +324,9 @@ def prepare_directory(spec: RunSpec, manifest: Manifest) -> tuple[RunDirectory, 
 ProgressHook = Callable[[list[ExampleRecord]], None]
 
 
-def open_run(spec: RunSpec, manifest: Manifest, examples: list[Example], on_start: Callable[[int, int], None] | None) -> tuple[RunDirectory, list[ExampleRecord], list[Example], PaperCheck | None]:
+def open_run(
+    spec: RunSpec, manifest: Manifest, examples: list[Example], on_start: Callable[[int, int], None] | None
+) -> tuple[RunDirectory, list[ExampleRecord], list[Example], PaperCheck | None]:
     """Check the setting against the paper's, create (or reopen with --resume) the run directory, and say how many
     examples are done: (directory, finished records, examples still to do, paper check)."""
     paper = record_paper_check(manifest)
@@ -341,7 +373,12 @@ class Trajectory:
         return record
 
 
-def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, on_batch: ProgressHook | None = None, backend: Backend | None = None) -> RunResult:
+def execute(
+    spec: RunSpec,
+    on_start: Callable[[int, int], None] | None = None,
+    on_batch: ProgressHook | None = None,
+    backend: Backend | None = None,
+) -> RunResult:
     """Run the whole evaluation described by `spec`; `backend` overrides loading one (tests, benchmarks)."""
     spec.run_config()  # a RunSpec changed after it was made is checked again
     examples, fields = load_examples(spec)
@@ -352,12 +389,24 @@ def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, o
     method = get_method(spec.method)
     style = method.resolve_style(spec.prompt_style, backend.has_chat_template())
     retriever = load_retriever_spec(spec.retriever, backend)
-    manifest = build_manifest(spec, backend.info(), style, method.template_hash(style), retriever_info(retriever, spec.retriever), fields, schedule)
+    manifest = build_manifest(
+        spec,
+        backend.info(),
+        style,
+        method.template_hash(style),
+        retriever_info(retriever, spec.retriever),
+        fields,
+        schedule,
+    )
     directory, done, todo, paper = open_run(spec, manifest, examples, on_start)
     finished = {(r.task, r.id, r.sample) for r in done}
     # question-major: a question's K samples, each with its own seed, side by side (a resume: only the missing ones)
-    pending = [Trajectory(e, sample, sample_seed(spec, sample)) for e in todo for sample in sample_indices(spec)
-               if (e.task, e.row.id, sample) not in finished]
+    pending = [
+        Trajectory(e, sample, sample_seed(spec, sample))
+        for e in todo
+        for sample in sample_indices(spec)
+        if (e.task, e.row.id, sample) not in finished
+    ]
     new: list[ExampleRecord] = []
     stopped = None
     with directory.writer() as writer:
@@ -369,7 +418,14 @@ def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, o
                 on_batch(batch_records)
 
         try:
-            _roll_out(RolloutEngine(backend, method, retriever, spec.rollout, style), method, pending, schedule, spec.batch_size, keep)
+            _roll_out(
+                RolloutEngine(backend, method, retriever, spec.rollout, style),
+                method,
+                pending,
+                schedule,
+                spec.batch_size,
+                keep,
+            )
         except RetrievalUnavailable as exc:
             stopped = exc.message
     appended = list(done) + new  # the file's order: the kept records, then the new ones as they finished
@@ -381,15 +437,28 @@ def execute(spec: RunSpec, on_start: Callable[[int, int], None] | None = None, o
     return RunResult(directory=directory, records=records, metrics=metrics, stopped=stopped, paper=paper)
 
 
-def _roll_out(engine: RolloutEngine, method: Method, todo: list[Trajectory], schedule: str, batch_size: int,
-              keep: Callable[[list[ExampleRecord]], None]) -> None:
+def _roll_out(
+    engine: RolloutEngine,
+    method: Method,
+    todo: list[Trajectory],
+    schedule: str,
+    batch_size: int,
+    keep: Callable[[list[ExampleRecord]], None],
+) -> None:
     """Roll out `todo` on one engine, each trajectory with its own seed, handing each to `keep` as it finishes (on
     both schedules; each record is kept as its trajectory finishes, not when the whole batch has)."""
     if schedule == "async":
-        asyncio.run(engine.run_async([t.item for t in todo], batch_size,
-                                     lambda index, rollout: keep([todo[index].record(rollout, method)]), seeds=[t.seed for t in todo]))
+        asyncio.run(
+            engine.run_async(
+                [t.item for t in todo],
+                batch_size,
+                lambda index, rollout: keep([todo[index].record(rollout, method)]),
+                seeds=[t.seed for t in todo],
+            )
+        )
         return
     for batch in question_batches(todo, batch_size):
+
         def finished(index: int, rollout: Rollout, batch: list[Trajectory] = batch) -> None:
             keep([batch[index].record(rollout, method)])
 
@@ -421,5 +490,3 @@ def keep_in_example_order(directory: RunDirectory, written: list[ExampleRecord],
     (the asynchronous schedule, a resume, Ray actors), so two runs of the same setting give the same file."""
     if [(r.task, r.id, r.sample) for r in written] != [(r.task, r.id, r.sample) for r in ordered]:
         directory.rewrite_predictions(ordered)
-
-

@@ -50,7 +50,9 @@ class _DemoHit:
     score: float = 1.0
 
 
-def demonstration(question: str, thought: str, query: str, docs: Sequence[tuple[str, str]], conclusion: str, answer: str) -> str:
+def demonstration(
+    question: str, thought: str, query: str, docs: Sequence[tuple[str, str]], conclusion: str, answer: str
+) -> str:
     """One worked Search-R1 trajectory: `Question:` line, think, search, observation, think, answer.
 
     The observation is rendered as the engine renders a real one, so the model sees the format it will get.
@@ -70,24 +72,36 @@ def demonstration(question: str, thought: str, query: str, docs: Sequence[tuple[
 FEW_SHOT_DEMO = INSTRUCTION.split("Question: {question}")[0] + "".join(
     [
         demonstration(
-            "In which city is the Colosseum?", "I need to search for the Colosseum.", "Colosseum",
+            "In which city is the Colosseum?",
+            "I need to search for the Colosseum.",
+            "Colosseum",
             [("Colosseum", "The Colosseum is an elliptical amphitheatre in the centre of the city of Rome, Italy.")],
-            "The Colosseum is in Rome.", "Rome",
+            "The Colosseum is in Rome.",
+            "Rome",
         ),
         demonstration(
-            "Who wrote the novel that the film Big Fish is based on?", "I need to search for the novel behind the film Big Fish.",
+            "Who wrote the novel that the film Big Fish is based on?",
+            "I need to search for the novel behind the film Big Fish.",
             "Big Fish novel",
-            [("Big Fish (novel)", "Big Fish: A Novel of Mythic Proportions is a 1998 novel by Daniel Wallace. It was adapted into the 2003 film Big Fish.")],
-            "The novel was written by Daniel Wallace.", "Daniel Wallace",
+            [
+                (
+                    "Big Fish (novel)",
+                    "Big Fish: A Novel of Mythic Proportions is a 1998 novel by Daniel Wallace. It was adapted into the 2003 film Big Fish.",
+                )
+            ],
+            "The novel was written by Daniel Wallace.",
+            "Daniel Wallace",
         ),
         demonstration(
-            "In which country is the company that owns the ferry Nordlys Quill headquartered?", "I need to search for the ferry Nordlys Quill.",
+            "In which country is the company that owns the ferry Nordlys Quill headquartered?",
+            "I need to search for the ferry Nordlys Quill.",
             "ferry Nordlys Quill",
             [
                 ("Nordlys Quill (ferry)", "The ferry Nordlys Quill is owned by the company Brakken Lines."),
                 ("Brakken Lines (company)", "Brakken Lines is a shipping company headquartered in Norway."),
             ],
-            "Nordlys Quill is owned by Brakken Lines, which is headquartered in Norway.", "Norway",
+            "Nordlys Quill is owned by Brakken Lines, which is headquartered in Norway.",
+            "Norway",
         ),
     ]
 )
@@ -125,7 +139,9 @@ class SearchR1(Method):
                     hint="use --prompt-style base (or base-fewshot for small base models)",
                 )
             return rendered
-        raise EvalsuiteError(f"search-r1 has no prompt style {style!r}", hint=f"use one of: auto, {', '.join(self.styles)}")
+        raise EvalsuiteError(
+            f"search-r1 has no prompt style {style!r}", hint=f"use one of: auto, {', '.join(self.styles)}"
+        )
 
     def postprocess(self, text: str) -> str:
         # generation.py _postprocess_responses: cut after the first </search>, else after the first </answer>.
@@ -146,4 +162,3 @@ class SearchR1(Method):
 
     def extract_answer(self, response: str) -> str | None:
         return extract_answer(response)
-

@@ -20,18 +20,26 @@ from evalsuite.runs.setting import RunSetting
 
 # Options and backend-info keys that change the speed or robustness of a run, never its text. Anything not listed
 # (top_p, repeat_penalty, model_name, n_ctx, seed, dtype, an option a future backend adds, ...) must match.
-OPERATIONAL_OPTIONS = frozenset({
-    # openai: credentials, connection handling
-    "api_key", "concurrency", "timeout_s", "retries", "backoff_s", "deadline_s",
-    # llamacpp: threads (measured: the logits do not depend on them)
-    "n_threads", "n_threads_batch",
-    # replay: an artificial delay per call
-    "delay_s",
-    # the rollout schedule (turn-synchronous or asynchronous): the same requests either way
-    "schedule",
-    # vllm, openai: sampled requests with consecutive seeds sent as one `n` request, which draws what they draw
-    "native_n",
-})
+OPERATIONAL_OPTIONS = frozenset(
+    {
+        # openai: credentials, connection handling
+        "api_key",
+        "concurrency",
+        "timeout_s",
+        "retries",
+        "backoff_s",
+        "deadline_s",
+        # llamacpp: threads (measured: the logits do not depend on them)
+        "n_threads",
+        "n_threads_batch",
+        # replay: an artificial delay per call
+        "delay_s",
+        # the rollout schedule (turn-synchronous or asynchronous): the same requests either way
+        "schedule",
+        # vllm, openai: sampled requests with consecutive seeds sent as one `n` request, which draws what they draw
+        "native_n",
+    }
+)
 # Backend-info keys compared under "model" (the model's identity) rather than "backend", or pure bookkeeping.
 _NOT_BACKEND_SETTINGS = frozenset({"model", "base_url", "examples"})
 
@@ -45,7 +53,11 @@ def _backend(setting: RunSetting) -> dict[str, Any]:
     """The backend's name, version and every setting it reports or was given that can change a generation."""
     backend = setting.backend.model_dump(exclude_none=True)
     options = backend.pop("options", None) or {}
-    settings = {key: value for key, value in backend.items() if key not in OPERATIONAL_OPTIONS and key not in _NOT_BACKEND_SETTINGS}
+    settings = {
+        key: value
+        for key, value in backend.items()
+        if key not in OPERATIONAL_OPTIONS and key not in _NOT_BACKEND_SETTINGS
+    }
     return {**settings, **{f"option {key}": value for key, value in generation_options(options).items()}}
 
 
@@ -93,4 +105,6 @@ def _shown(key: str, values: dict[str, Any]) -> str:
 def settings_differences(old: Manifest, new: Manifest, keys: tuple[str, ...] = RESUME_KEYS) -> list[str]:
     """Human-readable lines naming each result-changing setting that differs between two manifests."""
     before, after = RunSetting.from_manifest(old), RunSetting.from_manifest(new)
-    return [line for key in keys for line in _differences(key, RESULT_SETTINGS[key](before), RESULT_SETTINGS[key](after))]
+    return [
+        line for key in keys for line in _differences(key, RESULT_SETTINGS[key](before), RESULT_SETTINGS[key](after))
+    ]

@@ -34,7 +34,9 @@ def _version_callback(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True, help="Print the version."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Print the version."
+    ),
 ) -> None:
     """Evaluate, compare and publish search-augmented LLM agents (Search-R1 and successors)."""
 

@@ -35,8 +35,11 @@ def config_key(param: Parameter) -> str:
 
 def resolved_config(ctx: typer.Context) -> dict[str, Any]:
     """The value of every recorded option of the running command (command line, config file or default), as JSON."""
-    return {config_key(param): _jsonable(ctx.params[param.name]) for param in ctx.command.params
-            if _is_option(param) and param.name in ctx.params and param.name not in NOT_RECORDED}
+    return {
+        config_key(param): _jsonable(ctx.params[param.name])
+        for param in ctx.command.params
+        if _is_option(param) and param.name in ctx.params and param.name not in NOT_RECORDED
+    }
 
 
 def command_line_first(ctx: typer.Context, *names: str) -> tuple[Any, ...]:
@@ -70,8 +73,11 @@ def read_config(path: Path, ctx: typer.Context) -> dict[str, Any]:
     if MANIFEST_CONFIG_FIELD in data or {"schema_version", "kind"} <= data.keys():
         run_config = data.get(MANIFEST_CONFIG_FIELD)
         if not isinstance(run_config, dict):
-            raise EvalsuiteError(f"{path}: this run manifest records no run config (the run was imported or scored, "
-                                 f"or written by an older evalsuite)", hint="pass the run's options as flags, or in a YAML file")
+            raise EvalsuiteError(
+                f"{path}: this run manifest records no run config (the run was imported or scored, "
+                f"or written by an older evalsuite)",
+                hint="pass the run's options as flags, or in a YAML file",
+            )
         data, where = run_config, (MANIFEST_CONFIG_FIELD,)
     if where:
         _refuse_operational(path, data, lines)
@@ -83,9 +89,11 @@ def read_config(path: Path, ctx: typer.Context) -> dict[str, Any]:
         at = f"{path}:{line}" if line else str(path)
         if param is None:
             close = did_you_mean(str(key).replace("-", "_"), params, "", n=1, cutoff=0.6)
-            raise EvalsuiteError(f"{at}: unknown option {key!r} in the config file",
-                                 hint=(f"{close} " if close else "")
-                                 + f"keys are the long options of `evalsuite {ctx.command.name} --help` without their dashes")
+            raise EvalsuiteError(
+                f"{at}: unknown option {key!r} in the config file",
+                hint=(f"{close} " if close else "")
+                + f"keys are the long options of `evalsuite {ctx.command.name} --help` without their dashes",
+            )
         if value is not None:  # null: not given, the option keeps its default
             values[param.name] = _checked(ctx, param, _click_value(param, value), at)
     return values
@@ -99,14 +107,18 @@ def _refuse_operational(path: Path, config: dict, lines: dict[tuple[str, ...], i
         line = lines.get((MANIFEST_CONFIG_FIELD, str(key)))
         at = f"{path}:{line}" if line else str(path)
         if name in FROM_MANIFEST_REFUSED and value not in (None, False):
-            raise EvalsuiteError(f"{at}: run_config.{key}: a manifest may not say where to write or whether to resume",
-                                 hint="give -o/--resume on the command line; the manifest only repeats what the run computed")
+            raise EvalsuiteError(
+                f"{at}: run_config.{key}: a manifest may not say where to write or whether to resume",
+                hint="give -o/--resume on the command line; the manifest only repeats what the run computed",
+            )
         if name in ("backend_option", "backend_options"):
             options = value.keys() if isinstance(value, dict) else [str(v).split("=", 1)[0] for v in (value or [])]
             refused = sorted(REFUSED_BACKEND_OPTIONS & {str(o).strip() for o in options})
             if refused:
-                raise EvalsuiteError(f"{at}: run_config.{key}: {refused[0]} may not come from a manifest",
-                                     hint=f"pass --backend-option {refused[0]}=true on the command line if you trust the model's code")
+                raise EvalsuiteError(
+                    f"{at}: run_config.{key}: {refused[0]} may not come from a manifest",
+                    hint=f"pass --backend-option {refused[0]}=true on the command line if you trust the model's code",
+                )
 
 
 def _params_by_key(command) -> dict[str, Parameter]:
@@ -130,7 +142,10 @@ def _checked(ctx: typer.Context, param: Parameter, value: Any, where: str) -> An
         try:
             param.process_value(ctx, value)
         except typer.BadParameter as exc:
-            raise EvalsuiteError(f"{where}: {exc.format_message()}", hint=f"fix the value in the config file, or give {param.opts[0]} on the command line") from None
+            raise EvalsuiteError(
+                f"{where}: {exc.format_message()}",
+                hint=f"fix the value in the config file, or give {param.opts[0]} on the command line",
+            ) from None
     return value
 
 
@@ -168,7 +183,10 @@ def _load_mapping(path: Path) -> tuple[dict, dict[tuple[str, ...], int]]:
     try:
         text = read_untrusted_bytes(path, MAX_CONFIG_BYTES, "config file").decode("utf-8")
     except FileNotFoundError:
-        raise EvalsuiteError(f"{path}: no such config file", hint="give --config a YAML/JSON file, a run's manifest.json or a run directory") from None
+        raise EvalsuiteError(
+            f"{path}: no such config file",
+            hint="give --config a YAML/JSON file, a run's manifest.json or a run directory",
+        ) from None
     except UnicodeDecodeError as exc:
         raise EvalsuiteError(f"{path}: cannot read the config file ({exc})") from None
     try:
@@ -177,10 +195,15 @@ def _load_mapping(path: Path) -> tuple[dict, dict[tuple[str, ...], int]]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
-        raise EvalsuiteError(f"{path}{where}: not valid YAML or JSON ({getattr(exc, 'problem', None) or exc})",
-                             hint="write one `option: value` per line, e.g. tasks: nq,hotpotqa") from None
+        raise EvalsuiteError(
+            f"{path}{where}: not valid YAML or JSON ({getattr(exc, 'problem', None) or exc})",
+            hint="write one `option: value` per line, e.g. tasks: nq,hotpotqa",
+        ) from None
     if not isinstance(data, dict):
-        raise EvalsuiteError(f"{path}: expected a mapping of option names to values", hint="e.g. tasks: nq and max_turns: 4, one per line")
+        raise EvalsuiteError(
+            f"{path}: expected a mapping of option names to values",
+            hint="e.g. tasks: nq and max_turns: 4, one per line",
+        )
     return data, _key_lines(node)
 
 

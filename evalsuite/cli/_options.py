@@ -34,6 +34,8 @@ def subset_with_limit(subset: str | None, limit: int | None) -> str | None:
     if limit is None:
         return subset
     if subset is not None:
-        raise EvalsuiteError(f"both --subset {subset} and --limit {limit} given",
-                             hint="--limit N is short for --subset first:N; give one of them")
+        raise EvalsuiteError(
+            f"both --subset {subset} and --limit {limit} given",
+            hint="--limit N is short for --subset first:N; give one of them",
+        )
     return f"first:{limit}"

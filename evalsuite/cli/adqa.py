@@ -12,7 +12,9 @@ adqa_app = typer.Typer(help="The open, generated AD-QA-style enterprise multi-ho
 
 @adqa_app.command("generate")
 def generate_command(
-    out: Path = typer.Option(..., "-o", "--output", help="Directory to write test/train/corpus .jsonl.gz and MANIFEST.json."),
+    out: Path = typer.Option(
+        ..., "-o", "--output", help="Directory to write test/train/corpus .jsonl.gz and MANIFEST.json."
+    ),
     seed: int = typer.Option(2024, "--seed", help="Generator seed (the shipped v1 uses 2024)."),
     n_test: int = typer.Option(1000, "--n-test", help="Test questions."),
     n_train: int = typer.Option(3000, "--n-train", help="Training questions."),
@@ -22,7 +24,9 @@ def generate_command(
     from evalsuite.tasks.adqa.dataset import generate_release, write_release
 
     if n_test < 1 or n_train < 0:
-        raise EvalsuiteError(f"invalid sizes --n-test {n_test} --n-train {n_train}", hint="use --n-test >= 1 and --n-train >= 0")
+        raise EvalsuiteError(
+            f"invalid sizes --n-test {n_test} --n-train {n_train}", hint="use --n-test >= 1 and --n-train >= 0"
+        )
     manifest = write_release(generate_release(seed, n_test, n_train), out)
     for name, entry in manifest["files"].items():
         typer.echo(f"{out / name}: {entry['rows']} rows, {entry['bytes']} bytes, sha256 {entry['sha256']}")
@@ -44,7 +48,9 @@ def _searcher_for(directory: Path | None):
 
 @adqa_app.command("check")
 def check_command(
-    directory: Optional[Path] = typer.Argument(None, help="Release directory (default: the copy shipped in the package)."),
+    directory: Optional[Path] = typer.Argument(
+        None, help="Release directory (default: the copy shipped in the package)."
+    ),
     split: str = typer.Option("test", "--split", help="Which question file to check."),
     k: int = typer.Option(3, "--topk", "-k", help="BM25 passages per question."),
     show_errors: int = typer.Option(10, "--show-errors", help="How many structural problems to print."),
@@ -59,12 +65,20 @@ def check_command(
     def verdict(ok: bool) -> str:
         return "ok" if ok else "OUT OF BOUNDS"
 
-    typer.echo(f"AD-QA check: {where} split={split} questions={report.questions} corpus={len(corpus)} passages, BM25 top-{k}")
-    typer.echo(f"  raw question, all supporting passages in top-{k}:     {report.raw_all:.3f}  (bound < {RAW_MAX})  {verdict(report.raw_all < RAW_MAX)}")
+    typer.echo(
+        f"AD-QA check: {where} split={split} questions={report.questions} corpus={len(corpus)} passages, BM25 top-{k}"
+    )
+    typer.echo(
+        f"  raw question, all supporting passages in top-{k}:     {report.raw_all:.3f}  (bound < {RAW_MAX})  {verdict(report.raw_all < RAW_MAX)}"
+    )
     typer.echo(f"  raw question, any supporting passage in top-{k}:      {report.raw_any:.3f}  (for reference)")
-    typer.echo(f"  gold sub-questions one by one, all hops in top-{k}:    {report.sub_all:.3f}  (bound > {SUB_MIN})  {verdict(report.sub_all > SUB_MIN)}")
+    typer.echo(
+        f"  gold sub-questions one by one, all hops in top-{k}:    {report.sub_all:.3f}  (bound > {SUB_MIN})  {verdict(report.sub_all > SUB_MIN)}"
+    )
     typer.echo(f"  gold sub-questions, per sub-question:                {report.sub_hop:.3f}")
-    typer.echo(f"  answerable from a single passage:                    {report.single_passage:.3f}  (bound = {SINGLE_MAX:g})  {verdict(report.single_passage <= SINGLE_MAX)}")
+    typer.echo(
+        f"  answerable from a single passage:                    {report.single_passage:.3f}  (bound = {SINGLE_MAX:g})  {verdict(report.single_passage <= SINGLE_MAX)}"
+    )
     typer.echo(f"  decomposition/supporting-passage problems:           {len(report.structural_errors)}")
     for problem in report.structural_errors[:show_errors]:
         typer.echo(f"    {problem}")

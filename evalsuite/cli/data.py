@@ -20,10 +20,22 @@ def _hub_tasks(spec: Optional[str]):
 
 
 def download_command(
-    tasks: Optional[str] = typer.Option(None, "--tasks", "-t", help="Comma-separated tasks (default: the seven hub benchmarks)."),
-    splits: Optional[str] = typer.Option(None, "--splits", help="Comma-separated splits for every task (default: each task's eval split)."),
-    dest: Optional[Path] = typer.Option(None, "--data-dir", help="Folder to write <task>.<split>.jsonl into (default: $EVALSUITE_DATA_DIR, else the download cache)."),
-    source: Optional[str] = typer.Option(None, "--from", help="Another hub dataset id, or a local folder laid out like RUC-NLPIR/FlashRAG_datasets (a mirror)."),
+    tasks: Optional[str] = typer.Option(
+        None, "--tasks", "-t", help="Comma-separated tasks (default: the seven hub benchmarks)."
+    ),
+    splits: Optional[str] = typer.Option(
+        None, "--splits", help="Comma-separated splits for every task (default: each task's eval split)."
+    ),
+    dest: Optional[Path] = typer.Option(
+        None,
+        "--data-dir",
+        help="Folder to write <task>.<split>.jsonl into (default: $EVALSUITE_DATA_DIR, else the download cache).",
+    ),
+    source: Optional[str] = typer.Option(
+        None,
+        "--from",
+        help="Another hub dataset id, or a local folder laid out like RUC-NLPIR/FlashRAG_datasets (a mirror).",
+    ),
 ) -> None:
     """Fetch the benchmarks from RUC-NLPIR/FlashRAG_datasets (through `datasets`), check every row, and save them."""
     import os
@@ -32,7 +44,11 @@ def download_command(
 
     chosen = _hub_tasks(tasks)
     target = dest or (Path(os.environ[DATA_DIR_ENV]) if os.environ.get(DATA_DIR_ENV) else download_cache_dir())
-    wanted = [(task, split) for task in chosen for split in ([s.strip() for s in splits.split(",") if s.strip()] if splits else [task.eval_split])]
+    wanted = [
+        (task, split)
+        for task in chosen
+        for split in ([s.strip() for s in splits.split(",") if s.strip()] if splits else [task.eval_split])
+    ]
     written = []
     with progress() as bars:
         bar = bars.add_task("download", total=len(wanted))
@@ -41,7 +57,11 @@ def download_command(
             bars.advance(bar)
     for path in written:
         typer.echo(f"{path}")
-    typer.echo(f"{len(written)} files in {target}; commands find them there" + ("" if target == download_cache_dir() else f" with --data-dir {target}"), err=True)
+    typer.echo(
+        f"{len(written)} files in {target}; commands find them there"
+        + ("" if target == download_cache_dir() else f" with --data-dir {target}"),
+        err=True,
+    )
 
 
 def status_command(
@@ -62,9 +82,19 @@ def status_command(
     for column in ("task", "split", "rows", "found in", "file", "from"):
         table.add_column(column, justify="right" if column == "rows" else "left")
     for r in records:
-        table.add_row(r["task"], r["split"], str(r["rows"] if r["rows"] is not None else "-"), r["found_in"], r["path"] or "-", r["origin"])
+        table.add_row(
+            r["task"],
+            r["split"],
+            str(r["rows"] if r["rows"] is not None else "-"),
+            r["found_in"],
+            r["path"] or "-",
+            r["origin"],
+        )
     print_table(table)
-    searched = ", ".join(f"{p.label} {p.path}" for p in places) or "no data folder (set --data-dir or $EVALSUITE_DATA_DIR, or run `evalsuite data download`)"
+    searched = (
+        ", ".join(f"{p.label} {p.path}" for p in places)
+        or "no data folder (set --data-dir or $EVALSUITE_DATA_DIR, or run `evalsuite data download`)"
+    )
     typer.echo(f"searched: {searched}", err=True)
 
 

@@ -12,8 +12,10 @@ from rich.markup import escape
 
 from evalsuite.errors import DataError, EvalsuiteError
 
-leaderboard_app = typer.Typer(help="Verify submissions, file them under leaderboard/entries/ and build the static leaderboard site.",
-                              no_args_is_help=True)
+leaderboard_app = typer.Typer(
+    help="Verify submissions, file them under leaderboard/entries/ and build the static leaderboard site.",
+    no_args_is_help=True,
+)
 
 
 def _parse_splits(values: list[str]) -> dict[str, str]:
@@ -41,13 +43,23 @@ def _load_info_file(path: Path) -> dict:
 
 
 def submit_command(
-    runs: list[Path] = typer.Argument(..., help="Run directories to pack (one per task, or multi-task runs).", exists=True, file_okay=False),
+    runs: list[Path] = typer.Argument(
+        ..., help="Run directories to pack (one per task, or multi-task runs).", exists=True, file_okay=False
+    ),
     output: Path = typer.Option(..., "-o", "--output", help="Submission directory, or a .tar.gz/.tgz tarball."),
-    info_file: Optional[Path] = typer.Option(None, "--info", help="YAML/JSON file with the metadata fields (options below override it).", exists=True, dir_okay=False),
+    info_file: Optional[Path] = typer.Option(
+        None,
+        "--info",
+        help="YAML/JSON file with the metadata fields (options below override it).",
+        exists=True,
+        dir_okay=False,
+    ),
     name: Optional[str] = typer.Option(None, "--name", help="Display name of the entry."),
     method: Optional[str] = typer.Option(None, "--method", help="Method name, e.g. Search-R1."),
     model: Optional[str] = typer.Option(None, "--model", help="Model name."),
-    model_source: Optional[str] = typer.Option(None, "--model-source", help="Where the model comes from (hub id, URL, file hash)."),
+    model_source: Optional[str] = typer.Option(
+        None, "--model-source", help="Where the model comes from (hub id, URL, file hash)."
+    ),
     training_data: Optional[str] = typer.Option(None, "--training-data", help="What the model was trained on."),
     compute: Optional[str] = typer.Option(None, "--compute", help="Training/evaluation compute."),
     paper: Optional[str] = typer.Option(None, "--paper", help="Paper link (http/https)."),
@@ -57,9 +69,15 @@ def submit_command(
     topk: Optional[int] = typer.Option(None, "--topk", help="Passages per search (default: from the run manifest)."),
     max_turns: Optional[int] = typer.Option(None, "--max-turns", help="Turn limit (default: from the run manifest)."),
     description: Optional[str] = typer.Option(None, "--description", help="What this entry is, in a sentence or two."),
-    split: list[str] = typer.Option([], "--split", help="TASK=SPLIT: the split a task's ids cover in full (e.g. nq=test_sub1000)."),
+    split: list[str] = typer.Option(
+        [], "--split", help="TASK=SPLIT: the split a task's ids cover in full (e.g. nq=test_sub1000)."
+    ),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output."),
-    include_failed: bool = typer.Option(False, "--include-failed", help="Submit runs that hold failed records (declared as such; each scores 0 on every metric)."),
+    include_failed: bool = typer.Option(
+        False,
+        "--include-failed",
+        help="Submit runs that hold failed records (declared as such; each scores 0 on every metric).",
+    ),
 ) -> None:
     """Pack run directories with metadata and checksums into a leaderboard submission."""
     from pydantic import ValidationError
@@ -70,8 +88,15 @@ def submit_command(
     from evalsuite.runs import RunDirectory
 
     data = _load_info_file(info_file) if info_file else {}
-    overrides = {"name": name, "method": method, "training_data": training_data, "compute": compute, "paper": paper,
-                 "contact": contact, "description": description}
+    overrides = {
+        "name": name,
+        "method": method,
+        "training_data": training_data,
+        "compute": compute,
+        "paper": paper,
+        "contact": contact,
+        "description": description,
+    }
     data.update({k: v for k, v in overrides.items() if v is not None})
     model_info = dict(data.get("model") or {})
     model_info.update({k: v for k, v in {"name": model, "source": model_source}.items() if v is not None})
@@ -88,20 +113,34 @@ def submit_command(
         info = SubmissionInfo.model_validate(data)
     except ValidationError as exc:
         where = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise EvalsuiteError(f"submission metadata is incomplete or invalid: {where}",
-                             hint="pass --name, --method and --model (or an --info file)") from None
-    path = pack_submission(list(runs), output, info, _parse_splits(split), overwrite=overwrite, include_failed=include_failed)
-    Console(soft_wrap=True).print(f"submission written to {path}; check it with `evalsuite leaderboard verify {path}`", highlight=False, markup=False)
+        raise EvalsuiteError(
+            f"submission metadata is incomplete or invalid: {where}",
+            hint="pass --name, --method and --model (or an --info file)",
+        ) from None
+    path = pack_submission(
+        list(runs), output, info, _parse_splits(split), overwrite=overwrite, include_failed=include_failed
+    )
+    Console(soft_wrap=True).print(
+        f"submission written to {path}; check it with `evalsuite leaderboard verify {path}`",
+        highlight=False,
+        markup=False,
+    )
 
 
 def _print_report(report, console: Console) -> None:
     status = "[green]ACCEPTED[/]" if report.accepted else "[red]REJECTED[/]"
     console.print(f"{status} {escape(str(report.submission))} ({report.n_files} files)", highlight=False)
     if report.info is not None:
-        console.print(f"  entry: {report.info.name} · method {report.info.method} · model {report.info.model.name}"
-                      f" · setting {report.info.setting.key()}", highlight=False, markup=False)
+        console.print(
+            f"  entry: {report.info.name} · method {report.info.method} · model {report.info.model.name}"
+            f" · setting {report.info.setting.key()}",
+            highlight=False,
+            markup=False,
+        )
     if report.paper_setting is not None:
-        console.print(f"  {report.paper_setting.method}: {report.paper_setting.summary()}", highlight=False, markup=False)
+        console.print(
+            f"  {report.paper_setting.method}: {report.paper_setting.summary()}", highlight=False, markup=False
+        )
     from evalsuite.leaderboard.standings import Entry, leaderboard_metrics
 
     metrics = leaderboard_metrics([Entry("", report.submission, report)])  # a sampled run's avg@K, maj@K, pass@K too
@@ -109,10 +148,15 @@ def _print_report(report, console: Console) -> None:
         m = task.summary.metrics
         shown = [(key, label) for key, label in metrics.items() if key in m]
         # The first (headline) metric with its interval, the others as means.
-        scores = " ".join(f"{label} {m[key].mean:.4f}" + (f" [{m[key].ci_low:.4f}, {m[key].ci_high:.4f}]" if i == 0 else "")
-                          for i, (key, label) in enumerate(shown))
-        console.print(f"  {name}/{task.split}: n={task.summary.n} {scores} (recomputed against {Path(task.data_source).name})",
-                      highlight=False, markup=False)
+        scores = " ".join(
+            f"{label} {m[key].mean:.4f}" + (f" [{m[key].ci_low:.4f}, {m[key].ci_high:.4f}]" if i == 0 else "")
+            for i, (key, label) in enumerate(shown)
+        )
+        console.print(
+            f"  {name}/{task.split}: n={task.summary.n} {scores} (recomputed against {Path(task.data_source).name})",
+            highlight=False,
+            markup=False,
+        )
     lines = report.problem_lines()
     if lines:
         console.print(f"  {len(report.problems) + sum(report.omitted.values())} problems:", highlight=False)
@@ -122,7 +166,9 @@ def _print_report(report, console: Console) -> None:
 
 def verify_command(
     submission: Path = typer.Argument(..., help="Submission directory or .tar.gz."),
-    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Task data directory (default: $EVALSUITE_DATA_DIR, then the hub)."),
+    data_dir: Optional[Path] = typer.Option(
+        None, "--data-dir", help="Task data directory (default: $EVALSUITE_DATA_DIR, then the hub)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Check a submission and recompute every score against the registry's gold answers; exit 1 if rejected."""
@@ -139,8 +185,12 @@ def verify_command(
 
 def add_command(
     submission: Path = typer.Argument(..., help="Submission directory or .tar.gz."),
-    leaderboard: Path = typer.Option(Path("leaderboard"), "--leaderboard", help="The leaderboard folder to file it in (entries/<entry-id>/)."),
-    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Task data directory (default: $EVALSUITE_DATA_DIR)."),
+    leaderboard: Path = typer.Option(
+        Path("leaderboard"), "--leaderboard", help="The leaderboard folder to file it in (entries/<entry-id>/)."
+    ),
+    data_dir: Optional[Path] = typer.Option(
+        None, "--data-dir", help="Task data directory (default: $EVALSUITE_DATA_DIR)."
+    ),
     entry: Optional[str] = typer.Option(None, "--id", help="Entry id (default: a slug of the entry's name)."),
     replace: bool = typer.Option(False, "--overwrite", help="Replace an existing entry with the same id."),
 ) -> None:
@@ -155,9 +205,19 @@ def add_command(
 
 def build_command(
     output: Path = typer.Option(..., "-o", "--output", help="Directory that receives the static site."),
-    leaderboard: Optional[Path] = typer.Option(None, "--leaderboard", help="The leaderboard folder (entries/, site.yaml); default ./leaderboard, else the one shipped with evalsuite."),
-    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Task data directory for re-verification (default: $EVALSUITE_DATA_DIR, then the download cache)."),
-    page_size: Optional[int] = typer.Option(None, "--page-size", help="Examples per page of the trajectory browser (default: site.yaml's page_size).", min=1),
+    leaderboard: Optional[Path] = typer.Option(
+        None,
+        "--leaderboard",
+        help="The leaderboard folder (entries/, site.yaml); default ./leaderboard, else the one shipped with evalsuite.",
+    ),
+    data_dir: Optional[Path] = typer.Option(
+        None,
+        "--data-dir",
+        help="Task data directory for re-verification (default: $EVALSUITE_DATA_DIR, then the download cache).",
+    ),
+    page_size: Optional[int] = typer.Option(
+        None, "--page-size", help="Examples per page of the trajectory browser (default: site.yaml's page_size).", min=1
+    ),
 ) -> None:
     """Build the static leaderboard site: every entry is re-verified and rescored first; paper tables come from evalsuite."""
     from evalsuite.leaderboard.site import build_site

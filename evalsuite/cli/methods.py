@@ -38,7 +38,9 @@ def method_rows() -> list[dict[str, Any]]:
 
 def methods_command(
     as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
-    paper: str | None = typer.Option(None, "--paper", help="Print this method's paper evaluation setting with the source of every value."),
+    paper: str | None = typer.Option(
+        None, "--paper", help="Print this method's paper evaluation setting with the source of every value."
+    ),
 ) -> None:
     """List every method and baseline usable with `evalsuite run --method NAME`."""
     if paper is not None:
@@ -65,7 +67,11 @@ def print_paper_setting(method: str, as_json: bool) -> None:
     if as_json:
         record: dict[str, Any] = {v.name: v.record() for v in values}
         if recipe is not None:
-            record["training_recipe"] = {"config": recipe.config, "choices": {v.name: v.record() for v in recipe.choices}, "deviations": recipe.deviations}
+            record["training_recipe"] = {
+                "config": recipe.config,
+                "choices": {v.name: v.record() for v in recipe.choices},
+                "deviations": recipe.deviations,
+            }
         typer.echo(json.dumps(record, indent=2, ensure_ascii=False))
         return
     table = Table(title=f"{method}: the paper's evaluation setting", show_lines=True)

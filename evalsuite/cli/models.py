@@ -14,8 +14,16 @@ def list_command(as_json: bool = typer.Option(False, "--json", help="Print one J
     """List the packaged models: what they are, the package that ships each, and whether its directory is built."""
     from evalsuite.models.packaged import PACKAGED_MODELS, is_prepared
 
-    records: list[dict[str, Any]] = [{"name": m.name, "upstream": m.upstream, "install": m.install, "directory": str(m.directory()),
-                "prepared": is_prepared(m.directory())} for m in PACKAGED_MODELS.values()]
+    records: list[dict[str, Any]] = [
+        {
+            "name": m.name,
+            "upstream": m.upstream,
+            "install": m.install,
+            "directory": str(m.directory()),
+            "prepared": is_prepared(m.directory()),
+        }
+        for m in PACKAGED_MODELS.values()
+    ]
     if as_json:
         echo_json({"models": records})
         return
@@ -23,7 +31,12 @@ def list_command(as_json: bool = typer.Option(False, "--json", help="Print one J
     for column in ("name", "weights", "install", "directory"):
         table.add_column(column)
     for r in records:
-        table.add_row(r["name"], r["upstream"], r["install"], r["directory"] if r["prepared"] else "not built yet (evalsuite models prepare)")
+        table.add_row(
+            r["name"],
+            r["upstream"],
+            r["install"],
+            r["directory"] if r["prepared"] else "not built yet (evalsuite models prepare)",
+        )
     print_table(table)
 
 
@@ -38,7 +51,9 @@ def prepare_command(
 
 
 def register(app: typer.Typer) -> None:
-    models = typer.Typer(help="The real small models shipped on PyPI, as local model directories (no hub needed).", no_args_is_help=True)
+    models = typer.Typer(
+        help="The real small models shipped on PyPI, as local model directories (no hub needed).", no_args_is_help=True
+    )
     models.command("list")(list_command)
     models.command("prepare")(prepare_command)
     app.add_typer(models, name="models")

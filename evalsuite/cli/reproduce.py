@@ -13,11 +13,31 @@ from evalsuite.console import echo_json, err_console, out_console
 
 def reproduce_command(
     method: str = typer.Argument(..., help="The recipe (evalsuite train --list)."),
-    config: Path = typer.Option(..., "--config", "-c", help="Recipe YAML with a reproduce: section, or a shipped config by name (cpu_learn, gpu)."),
-    out: Path = typer.Option(..., "--output", "-o", help="Reproduction directory: one folder per stage (train, eval-base, eval-trained, table, submission)."),
-    rerun: bool = typer.Option(False, "--rerun", help="Re-run the stages whose inputs changed since they were written (default: refuse)."),
-    rerun_from: Optional[str] = typer.Option(None, "--from", help="Re-run this stage and every stage after it: train, eval-base, eval-trained, table or submission."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Check the config, the data and the existing stages, print what each stage would do, run nothing."),
+    config: Path = typer.Option(
+        ...,
+        "--config",
+        "-c",
+        help="Recipe YAML with a reproduce: section, or a shipped config by name (cpu_learn, gpu).",
+    ),
+    out: Path = typer.Option(
+        ...,
+        "--output",
+        "-o",
+        help="Reproduction directory: one folder per stage (train, eval-base, eval-trained, table, submission).",
+    ),
+    rerun: bool = typer.Option(
+        False, "--rerun", help="Re-run the stages whose inputs changed since they were written (default: refuse)."
+    ),
+    rerun_from: Optional[str] = typer.Option(
+        None,
+        "--from",
+        help="Re-run this stage and every stage after it: train, eval-base, eval-trained, table or submission.",
+    ),
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        help="Check the config, the data and the existing stages, print what each stage would do, run nothing.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the stages' summary as one JSON object."),
 ) -> None:
     """Reproduce METHOD end to end: train -> eval-base -> eval-trained -> table -> submission; finished stages with
@@ -39,9 +59,15 @@ def reproduce_command(
     table = summary["table"]
     console.print(f"table: {table.get('table')}", markup=False)
     for diff in table.get("differences", []):
-        console.print(f"  {table.get('headline')} {diff['task']}: {diff['system']} - base = {diff['difference']:+.3f} [{diff['ci_low']:+.3f}, {diff['ci_high']:+.3f}], p = {diff['p_value']:.4g} ({diff['test']}, n = {diff['n']})", markup=False)
+        console.print(
+            f"  {table.get('headline')} {diff['task']}: {diff['system']} - base = {diff['difference']:+.3f} [{diff['ci_low']:+.3f}, {diff['ci_high']:+.3f}], p = {diff['p_value']:.4g} ({diff['test']}, n = {diff['n']})",
+            markup=False,
+        )
     submission = summary["submission"]
-    console.print(f"submission: {submission.get('submission')} (leaderboard verification: {submission.get('leaderboard', 'not recorded')})", markup=False)
+    console.print(
+        f"submission: {submission.get('submission')} (leaderboard verification: {submission.get('leaderboard', 'not recorded')})",
+        markup=False,
+    )
 
 
 def register(app: typer.Typer) -> None:

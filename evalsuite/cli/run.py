@@ -26,7 +26,9 @@ def _options(pairs: list[str]) -> dict[str, object]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise EvalsuiteError(f"invalid --backend-option {pair!r}", hint="use KEY=VALUE, e.g. --backend-option n_ctx=4096")
+            raise EvalsuiteError(
+                f"invalid --backend-option {pair!r}", hint="use KEY=VALUE, e.g. --backend-option n_ctx=4096"
+            )
         out[key.strip()] = _scalar(value.strip())
     return out
 
@@ -46,14 +48,19 @@ def failures_note(metrics) -> str | None:
     if not failed:
         return None
     total = sum(summary.n for summary in metrics.tasks.values())
-    return (f"{failed} of {total} examples failed (backend error, missing recording or retriever failure; see the "
-            f"'failed' column): they score 0 on every metric and count in n, so the means include them as wrong answers.")
+    return (
+        f"{failed} of {total} examples failed (backend error, missing recording or retriever failure; see the "
+        f"'failed' column): they score 0 on every metric and count in n, so the means include them as wrong answers."
+    )
 
 
 def check_out(out: Path | None) -> None:
     """-o must be a directory (new, or a run directory to resume)."""
     if out is not None and out.exists() and not out.is_dir():
-        raise EvalsuiteError(f"-o {out} is an existing file, not a run directory", hint="give -o a new directory (or a run directory with --resume)")
+        raise EvalsuiteError(
+            f"-o {out} is an existing file, not a run directory",
+            hint="give -o a new directory (or a run directory with --resume)",
+        )
 
 
 def parse_seeds(seeds: str | None) -> tuple[int, ...] | None:
@@ -63,7 +70,9 @@ def parse_seeds(seeds: str | None) -> tuple[int, ...] | None:
     try:
         return tuple(int(part) for part in seeds.split(",") if part.strip())
     except ValueError:
-        raise EvalsuiteError(f"--seeds {seeds!r} is not a comma-separated list of integers", hint="e.g. --seeds 1,2,3") from None
+        raise EvalsuiteError(
+            f"--seeds {seeds!r} is not a comma-separated list of integers", hint="e.g. --seeds 1,2,3"
+        ) from None
 
 
 def metric_headers() -> list[str]:
@@ -91,13 +100,22 @@ def sampled_table(metrics) -> Table | None:
     if not samples:
         return None
     k = samples["k"]
-    columns = {"em_avg": f"EM avg@{k}", f"em_pass@{k}": f"EM pass@{k}", "em_maj": f"EM maj@{k}", "f1_avg": f"F1 avg@{k}"}
+    columns = {
+        "em_avg": f"EM avg@{k}",
+        f"em_pass@{k}": f"EM pass@{k}",
+        "em_maj": f"EM maj@{k}",
+        "f1_avg": f"F1 avg@{k}",
+    }
     table = Table(title=f"{k} samples per question (intervals over questions)", caption_justify="left")
     for column in ("task", "questions", *columns.values(), "EM spread (sd over samples)"):
         table.add_column(column, justify="right" if column != "task" else "left")
     for task, summary in metrics.tasks.items():
-        cells = [f"{100 * m.mean:.1f} [{100 * m.ci_low:.1f}, {100 * m.ci_high:.1f}]" if (m := summary.metrics.get(name)) else "-"
-                 for name in columns]
+        cells = [
+            f"{100 * m.mean:.1f} [{100 * m.ci_low:.1f}, {100 * m.ci_high:.1f}]"
+            if (m := summary.metrics.get(name))
+            else "-"
+            for name in columns
+        ]
         spread = samples["spread"].get(task, {}).get("em")
         table.add_row(task, str(summary.n), *cells, "-" if spread is None else f"{100 * spread:.1f}")
     return table
@@ -116,40 +134,130 @@ def results_table(metrics, title: str) -> Table:
 
 def run_command(
     ctx: typer.Context,
-    config: Optional[Path] = typer.Option(None, "--config", "-c", callback=fill_from_config, is_eager=True, help="YAML/JSON file of options (keys: the long names, e.g. max_turns), or a run's manifest.json to repeat that run; flags override it."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="Checkpoint: local path, hub name, packaged model (evalsuite models list), GGUF file, endpoint URL, or recording (replay). Omit for the embedded CPU demo."),
-    backend: Optional[str] = typer.Option(None, "--backend", "-b", help="openai | hf | vllm | vllm-async | llamacpp | xllamacpp | lmeval | replay (default: guessed from --model)."),
-    method: Optional[str] = typer.Option(None, "--method", help="Agent method (prompt, action parser, observation format); default: the tasks' own, else search-r1."),
-    prompt_style: str = typer.Option(RunConfig.default("prompt_style"), "--prompt-style", help="auto (chat template if the model has one) | base | instruct | base-1shot | base-fewshot."),
+    config: Optional[Path] = typer.Option(
+        None,
+        "--config",
+        "-c",
+        callback=fill_from_config,
+        is_eager=True,
+        help="YAML/JSON file of options (keys: the long names, e.g. max_turns), or a run's manifest.json to repeat that run; flags override it.",
+    ),
+    model: Optional[str] = typer.Option(
+        None,
+        "--model",
+        "-m",
+        help="Checkpoint: local path, hub name, packaged model (evalsuite models list), GGUF file, endpoint URL, or recording (replay). Omit for the embedded CPU demo.",
+    ),
+    backend: Optional[str] = typer.Option(
+        None,
+        "--backend",
+        "-b",
+        help="openai | hf | vllm | vllm-async | llamacpp | xllamacpp | lmeval | replay (default: guessed from --model).",
+    ),
+    method: Optional[str] = typer.Option(
+        None,
+        "--method",
+        help="Agent method (prompt, action parser, observation format); default: the tasks' own, else search-r1.",
+    ),
+    prompt_style: str = typer.Option(
+        RunConfig.default("prompt_style"),
+        "--prompt-style",
+        help="auto (chat template if the model has one) | base | instruct | base-1shot | base-fewshot.",
+    ),
     tasks: Optional[str] = typer.Option(None, "--tasks", "-t", help="Comma-separated tasks, e.g. nq,hotpotqa."),
     split: Optional[str] = typer.Option(None, "--split", help="Split to evaluate (default: the task's eval split)."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Directory of <task>.<split>.jsonl files."),
     subset: Optional[str] = typer.Option(None, "--subset", help="full | first:N | sample:N:SEED."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N examples of each task: short for --subset first:N."),
-    retriever: Optional[str] = typer.Option(None, "--retriever", "-r", help="Index directory, http://host:port/retrieve, adqa (BM25 over the shipped AD-QA corpus), or replay."),
+    limit: Optional[int] = typer.Option(
+        None, "--limit", min=1, help="Only the first N examples of each task: short for --subset first:N."
+    ),
+    retriever: Optional[str] = typer.Option(
+        None,
+        "--retriever",
+        "-r",
+        help="Index directory, http://host:port/retrieve, adqa (BM25 over the shipped AD-QA corpus), or replay.",
+    ),
     topk: int = typer.Option(RunConfig.default("topk"), "--topk", help="Passages per search."),
-    max_turns: Optional[int] = typer.Option(None, "--max-turns", help=f"Turns with search enabled; one final turn without search follows (default {RunConfig.default('max_turns')})."),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help=f"Generated tokens per turn (default {RunConfig.default('max_tokens')})."),
-    max_obs_tokens: int = typer.Option(RunConfig.default("max_obs_tokens"), "--max-obs-tokens", help="Tokens of retrieved text per observation."),
-    max_context_tokens: int = typer.Option(RunConfig.default("max_context_tokens"), "--max-context-tokens", help="Total budget: prompt plus response."),
-    temperature: float = typer.Option(RunConfig.default("temperature"), "--temperature", help="0 = greedy (Search-R1 evaluation)."),
-    seed: int = typer.Option(RunConfig.default("seed"), "--seed", help="Seed of sampling (with --temperature above 0); with --samples K, sample j uses seed + j."),
-    samples: int = typer.Option(RunConfig.default("samples"), "--samples", help="K sampled trajectories per question (needs --temperature above 0): avg@K, pass@k and maj@K are reported per question."),
-    seeds: Optional[str] = typer.Option(None, "--seeds", help="Comma-separated seeds, one sampled trajectory per question each (e.g. 1,2,3: like --samples 3 with those seeds); the run reports the mean and the spread over seeds."),
-    top_p: Optional[float] = typer.Option(None, "--top-p", help="Nucleus sampling threshold in (0, 1] (llamacpp, xllamacpp, openai and vllm backends; default: the backend's)."),
-    batch_size: int = typer.Option(RunConfig.default("batch_size"), "--batch-size", help="Examples per batch (async: trajectories in flight); a kill loses at most those."),
-    schedule: Optional[str] = typer.Option(None, "--schedule", help="async (each trajectory on its own; servers, vllm-async) | sync (turn by turn in batches). Default: async where the backend supports it."),
-    shard: Optional[str] = typer.Option(None, "--shard", help="i/n: evaluate a deterministic share; combine with `evalsuite merge`."),
-    resume: bool = typer.Option(False, "--resume", help="Continue the run in -o: finished examples are kept, failed ones retried."),
-    backend_option: list[str] = typer.Option([], "--backend-option", help="KEY=VALUE passed to the backend (repeatable)."),
+    max_turns: Optional[int] = typer.Option(
+        None,
+        "--max-turns",
+        help=f"Turns with search enabled; one final turn without search follows (default {RunConfig.default('max_turns')}).",
+    ),
+    max_tokens: Optional[int] = typer.Option(
+        None, "--max-tokens", help=f"Generated tokens per turn (default {RunConfig.default('max_tokens')})."
+    ),
+    max_obs_tokens: int = typer.Option(
+        RunConfig.default("max_obs_tokens"), "--max-obs-tokens", help="Tokens of retrieved text per observation."
+    ),
+    max_context_tokens: int = typer.Option(
+        RunConfig.default("max_context_tokens"), "--max-context-tokens", help="Total budget: prompt plus response."
+    ),
+    temperature: float = typer.Option(
+        RunConfig.default("temperature"), "--temperature", help="0 = greedy (Search-R1 evaluation)."
+    ),
+    seed: int = typer.Option(
+        RunConfig.default("seed"),
+        "--seed",
+        help="Seed of sampling (with --temperature above 0); with --samples K, sample j uses seed + j.",
+    ),
+    samples: int = typer.Option(
+        RunConfig.default("samples"),
+        "--samples",
+        help="K sampled trajectories per question (needs --temperature above 0): avg@K, pass@k and maj@K are reported per question.",
+    ),
+    seeds: Optional[str] = typer.Option(
+        None,
+        "--seeds",
+        help="Comma-separated seeds, one sampled trajectory per question each (e.g. 1,2,3: like --samples 3 with those seeds); the run reports the mean and the spread over seeds.",
+    ),
+    top_p: Optional[float] = typer.Option(
+        None,
+        "--top-p",
+        help="Nucleus sampling threshold in (0, 1] (llamacpp, xllamacpp, openai and vllm backends; default: the backend's).",
+    ),
+    batch_size: int = typer.Option(
+        RunConfig.default("batch_size"),
+        "--batch-size",
+        help="Examples per batch (async: trajectories in flight); a kill loses at most those.",
+    ),
+    schedule: Optional[str] = typer.Option(
+        None,
+        "--schedule",
+        help="async (each trajectory on its own; servers, vllm-async) | sync (turn by turn in batches). Default: async where the backend supports it.",
+    ),
+    shard: Optional[str] = typer.Option(
+        None, "--shard", help="i/n: evaluate a deterministic share; combine with `evalsuite merge`."
+    ),
+    resume: bool = typer.Option(
+        False, "--resume", help="Continue the run in -o: finished examples are kept, failed ones retried."
+    ),
+    backend_option: list[str] = typer.Option(
+        [], "--backend-option", help="KEY=VALUE passed to the backend (repeatable)."
+    ),
     out: Optional[Path] = typer.Option(None, "--output", "-o", help="Run directory (default: runs/<timestamp>)."),
-    allow_failures: bool = typer.Option(False, "--allow-failures", help=f"Exit 0 even when some examples failed (default: exit {EXIT_FAILED_EXAMPLES})."),
-    report_to: list[str] = typer.Option([], "--report-to", help="tensorboard | wandb (repeatable): per-task metrics and sampled trajectories sent there too (extras of the same names)."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (run directory, metrics, notes) instead of the table."),
-    ray: Optional[str] = typer.Option(None, "--ray", help="Spread the run over Ray actors (extra [ray]): HEAD_IP:PORT, auto (the cluster this machine joined) or local (start Ray here)."),
-    ray_actors: Optional[int] = typer.Option(None, "--ray-actors", help="Backend replicas (default: as many as the cluster's CPUs, or GPUs, hold)."),
+    allow_failures: bool = typer.Option(
+        False, "--allow-failures", help=f"Exit 0 even when some examples failed (default: exit {EXIT_FAILED_EXAMPLES})."
+    ),
+    report_to: list[str] = typer.Option(
+        [],
+        "--report-to",
+        help="tensorboard | wandb (repeatable): per-task metrics and sampled trajectories sent there too (extras of the same names).",
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print one JSON object (run directory, metrics, notes) instead of the table."
+    ),
+    ray: Optional[str] = typer.Option(
+        None,
+        "--ray",
+        help="Spread the run over Ray actors (extra [ray]): HEAD_IP:PORT, auto (the cluster this machine joined) or local (start Ray here).",
+    ),
+    ray_actors: Optional[int] = typer.Option(
+        None, "--ray-actors", help="Backend replicas (default: as many as the cluster's CPUs, or GPUs, hold)."
+    ),
     ray_cpus: float = typer.Option(1.0, "--ray-cpus-per-actor", help="CPUs each Ray actor reserves."),
-    ray_gpus: float = typer.Option(0.0, "--ray-gpus-per-actor", help="GPUs each Ray actor reserves (vLLM: its tensor_parallel_size)."),
+    ray_gpus: float = typer.Option(
+        0.0, "--ray-gpus-per-actor", help="GPUs each Ray actor reserves (vLLM: its tensor_parallel_size)."
+    ),
 ) -> None:
     """Run a search agent over benchmarks and write a run directory (no --model: the embedded CPU demo)."""
     from evalsuite.agent.runner import RunSpec, parse_shard
@@ -161,11 +269,26 @@ def run_command(
 
     def settings(**changed) -> RunConfig:
         """The run's settings as RunConfig validates them (the library refuses exactly what this command refuses)."""
-        given = {"prompt_style": prompt_style, "subset": subset or RunConfig.default("subset"), "topk": topk,
-                 "max_turns": max_turns, "max_tokens": max_tokens, "max_obs_tokens": max_obs_tokens,
-                 "max_context_tokens": max_context_tokens, "temperature": temperature, "seed": seed, "top_p": top_p,
-                 "samples": samples, "seeds": parse_seeds(seeds), "batch_size": batch_size, "schedule": schedule, **changed}
-        return RunConfig.make(**{k: v for k, v in given.items() if v is not None or k in ("top_p", "seeds", "schedule")})
+        given = {
+            "prompt_style": prompt_style,
+            "subset": subset or RunConfig.default("subset"),
+            "topk": topk,
+            "max_turns": max_turns,
+            "max_tokens": max_tokens,
+            "max_obs_tokens": max_obs_tokens,
+            "max_context_tokens": max_context_tokens,
+            "temperature": temperature,
+            "seed": seed,
+            "top_p": top_p,
+            "samples": samples,
+            "seeds": parse_seeds(seeds),
+            "batch_size": batch_size,
+            "schedule": schedule,
+            **changed,
+        }
+        return RunConfig.make(
+            **{k: v for k, v in given.items() if v is not None or k in ("top_p", "seeds", "schedule")}
+        )
 
     run_settings = settings()  # before anything is loaded
     check_out(out)
@@ -186,8 +309,12 @@ def run_command(
         demo = demo_settings()
         model, backend, retriever = demo.model, backend or demo.backend, retriever or demo.retriever
         tasks = tasks or demo.tasks
-        changed = {"subset": subset or demo.subset, "prompt_style": demo.prompt_style if prompt_style == "auto" else prompt_style,
-                   "max_tokens": max_tokens or demo.max_tokens, "max_turns": demo.max_turns if max_turns is None else max_turns}
+        changed = {
+            "subset": subset or demo.subset,
+            "prompt_style": demo.prompt_style if prompt_style == "auto" else prompt_style,
+            "max_tokens": max_tokens or demo.max_tokens,
+            "max_turns": demo.max_turns if max_turns is None else max_turns,
+        }
         if getattr(ctx.get_parameter_source("batch_size"), "name", None) == "DEFAULT":
             changed["batch_size"] = recorded["batch_size"] = demo.batch_size
         run_settings = settings(**changed)
@@ -224,12 +351,22 @@ def run_command(
     # the model the backend reports (a server's served model, not the last part of its URL)
     served = result.directory.read_manifest().backend.model or spec.model
     plot = result.directory.plot_path if result.directory.plot_path.is_file() else None  # drawn by RunDirectory.finish
-    reported = report_run(destinations, result.directory.path, result.metrics, result.records, result.directory.path.name)
+    reported = report_run(
+        destinations, result.directory.path, result.metrics, result.records, result.directory.path.name
+    )
     if as_json:
-        echo_json({"run_directory": str(result.directory.path), "metrics": result.metrics.model_dump(mode="json"),
-                   "plot": str(plot) if plot else None, "reported": reported,
-                   "stopped": result.stopped, "note": note, "failures": failures_note(result.metrics),
-                   "paper_setting": result.paper.to_dict() if result.paper else None})
+        echo_json(
+            {
+                "run_directory": str(result.directory.path),
+                "metrics": result.metrics.model_dump(mode="json"),
+                "plot": str(plot) if plot else None,
+                "reported": reported,
+                "stopped": result.stopped,
+                "note": note,
+                "failures": failures_note(result.metrics),
+                "paper_setting": result.paper.to_dict() if result.paper else None,
+            }
+        )
     else:
         per_sample = sampled_table(result.metrics)  # a sampled run has no per-record EM: its table is per question
         if per_sample is None:
@@ -251,10 +388,15 @@ def run_command(
         if note:
             console.print(f"[yellow]note:[/] {escape(note)}")
     if result.stopped:
-        raise EvalsuiteError(f"the run stopped early: {result.stopped}", hint=f"finished examples are kept; continue with --resume -o {out}")
+        raise EvalsuiteError(
+            f"the run stopped early: {result.stopped}",
+            hint=f"finished examples are kept; continue with --resume -o {out}",
+        )
     if failures_note(result.metrics) and not allow_failures:
-        err_console().print(f"error: some examples failed; exit code {EXIT_FAILED_EXAMPLES} "
-                            f"(--allow-failures exits 0; --resume -o {out} retries them)")
+        err_console().print(
+            f"error: some examples failed; exit code {EXIT_FAILED_EXAMPLES} "
+            f"(--allow-failures exits 0; --resume -o {out} retries them)"
+        )
         raise typer.Exit(code=EXIT_FAILED_EXAMPLES)
 
 
@@ -278,8 +420,15 @@ def _run_with_progress(spec, ray_options=None):
         return "  ".join(f"{task} {headline.label} {headline.scaled(s / n):.1f}" for task, (s, n) in totals.items())
 
     stderr = err_console()
-    with progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("left"), TimeRemainingColumn(), TextColumn("{task.fields[em]}")) as bars:
+    with progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[em]}"),
+    ) as bars:
         bar = bars.add_task("examples", total=None, em="")
         line = None if stderr.is_terminal else ProgressLine("examples", lambda text: stderr.print(text))
 
@@ -302,9 +451,15 @@ def _run_with_progress(spec, ray_options=None):
 
 
 def merge_command(
-    runs: list[Path] = typer.Argument(..., help="Shard run directories written with --shard i/n (or, with --as-seeds, one run per seed)."),
+    runs: list[Path] = typer.Argument(
+        ..., help="Shard run directories written with --shard i/n (or, with --as-seeds, one run per seed)."
+    ),
     out: Path = typer.Option(..., "--output", "-o", help="Merged run directory."),
-    as_seeds: bool = typer.Option(False, "--as-seeds", help="The runs repeat one setting with other seeds: one multi-seed run (run i is sample i); tables show mean ± sd over seeds."),
+    as_seeds: bool = typer.Option(
+        False,
+        "--as-seeds",
+        help="The runs repeat one setting with other seeds: one multi-seed run (run i is sample i); tables show mean ± sd over seeds.",
+    ),
 ) -> None:
     """Combine the shard run directories of one run into a single run directory, or (--as-seeds) seed runs into one multi-seed run."""
     from evalsuite.agent.merge import merge_runs, merge_seed_runs

@@ -43,8 +43,16 @@ def _unique_name(path: Path, taken: set[str]) -> str:
     return candidate
 
 
-def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str | None, data_dir: Path | None,
-                       metrics: list[str] | None = None, pipeline: str | None = None, fields: str | None = None) -> ScoredInput:
+def _score_result_file(
+    path: Path,
+    out_dir: Path,
+    task: str | None,
+    method: str | None,
+    data_dir: Path | None,
+    metrics: list[str] | None = None,
+    pipeline: str | None = None,
+    fields: str | None = None,
+) -> ScoredInput:
     """Score a result file or FlashRAG run folder into a run directory: its differences from what it recorded, whether
     it had averages (metric_score.txt) to check, and what became of each metric it recorded."""
     from evalsuite.agent.method import get_method
@@ -91,15 +99,27 @@ def _score_result_file(path: Path, out_dir: Path, task: str | None, method: str 
         subset=f"ids:{len(records)}",
         subset_ids_hash={task_name: ids_hash([r.id for r in records])},
         method=method,
-        source={"format": f"flashrag-{source.layout}", "layout": layout.name, "writer": layout.writer, "path": str(path.resolve()),
-                "sha256": file_sha256(data_file), "n": len(records)},
+        source={
+            "format": f"flashrag-{source.layout}",
+            "layout": layout.name,
+            "writer": layout.writer,
+            "path": str(path.resolve()),
+            "sha256": file_sha256(data_file),
+            "n": len(records),
+        },
         notes="Imported from a FlashRAG/Search-R1 result file; the trajectories were generated elsewhere and rescored here.",
         **provenance_fields(),
     )
     run.write(manifest, records)
     differences = compare_with_recorded(records, recorded) + compare_averages(source, records, recorded)
-    return ScoredInput(out_dir.name, out_dir, differences, source.metric_file is not None, layout.name,
-                       check_recorded_metrics(source, records, recorded, differences))
+    return ScoredInput(
+        out_dir.name,
+        out_dir,
+        differences,
+        source.metric_file is not None,
+        layout.name,
+        check_recorded_metrics(source, records, recorded, differences),
+    )
 
 
 def _rescore_run(path: Path, out_dir: Path, metrics: list[str] | None = None) -> None:
@@ -158,36 +178,68 @@ def _process_table(scored: list[ScoredInput]) -> Table:
         for task, p in process.get("tasks", {}).items():
             t = p["turns"]
             relative = t["relative_gap_searches"]
-            gap = "-" if t["gap_searches"] is None else f"{t['gap_searches']:+.2f} ({num(None if relative is None else 100 * relative, 0)}%)"
+            gap = (
+                "-"
+                if t["gap_searches"] is None
+                else f"{t['gap_searches']:+.2f} ({num(None if relative is None else 100 * relative, 0)}%)"
+            )
             table.add_row(
-                item.name, task, num(p["novelty_rate"]), num(p["search_efficiency"]),
+                item.name,
+                task,
+                num(p["novelty_rate"]),
+                num(p["search_efficiency"]),
                 f"{num(t['success']['mean_turns'], 2)}/{num(t['failure']['mean_turns'], 2)}",
-                f"{num(t['success']['mean_searches'], 2)}/{num(t['failure']['mean_searches'], 2)}", gap,
+                f"{num(t['success']['mean_searches'], 2)}/{num(t['failure']['mean_searches'], 2)}",
+                gap,
             )
     return table
 
 
 def score_command(
     inputs: list[Path] = typer.Argument(
-        ..., help="Run directories, FlashRAG/Search-R1 result files (JSON list or .jsonl) and FlashRAG run folders.", exists=True
+        ...,
+        help="Run directories, FlashRAG/Search-R1 result files (JSON list or .jsonl) and FlashRAG run folders.",
+        exists=True,
     ),
     output: Path = typer.Option(..., "-o", "--output", help="Directory that receives one run directory per input."),
-    task: Optional[str] = typer.Option(None, "--task", help="Task of the result files, by name or as a task declaration FILE.yaml (default: config.yaml's dataset_name, else the file name)."),
-    method: Optional[str] = typer.Option(None, "--method", help="Protocol the result files' responses follow (see `evalsuite methods`); default: the task's own, else search-r1."),
+    task: Optional[str] = typer.Option(
+        None,
+        "--task",
+        help="Task of the result files, by name or as a task declaration FILE.yaml (default: config.yaml's dataset_name, else the file name).",
+    ),
+    method: Optional[str] = typer.Option(
+        None,
+        "--method",
+        help="Protocol the result files' responses follow (see `evalsuite methods`); default: the task's own, else search-r1.",
+    ),
     data_dir: Optional[Path] = typer.Option(
-        None, "--data-dir", help="Benchmark files to check that every question belongs to the task (default: $EVALSUITE_DATA_DIR; unset: not checked)."
+        None,
+        "--data-dir",
+        help="Benchmark files to check that every question belongs to the task (default: $EVALSUITE_DATA_DIR; unset: not checked).",
     ),
     check_recorded: bool = typer.Option(
-        False, "--check-recorded", help="Fail if any recorded prediction, per-item score or metric_score.txt average differs; each difference names the convention that explains it."
+        False,
+        "--check-recorded",
+        help="Fail if any recorded prediction, per-item score or metric_score.txt average differs; each difference names the convention that explains it.",
     ),
     show: int = typer.Option(10, "--show-differences", help="How many differences to list per input."),
-    metrics: Optional[str] = typer.Option(None, "--metrics", help="Comma-separated registered metrics to score (default: each task's own, see docs/metrics.md)."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: each input's run directory, metrics and differences."),
+    metrics: Optional[str] = typer.Option(
+        None,
+        "--metrics",
+        help="Comma-separated registered metrics to score (default: each task's own, see docs/metrics.md).",
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print one JSON object: each input's run directory, metrics and differences."
+    ),
     pipeline: Optional[str] = typer.Option(
-        None, "--pipeline", help="Writer of the result files (a FlashRAG pipeline such as sequential, ircot, reasoning, or a family eval script; default: recognised from config.yaml's save_note, else from the records' keys)."
+        None,
+        "--pipeline",
+        help="Writer of the result files (a FlashRAG pipeline such as sequential, ircot, reasoning, or a family eval script; default: recognised from config.yaml's save_note, else from the records' keys).",
     ),
     fields: Optional[str] = typer.Option(
-        None, "--fields", help="Read any JSON/JSONL of results by dotted paths into each record: KEY=PATH pairs joined by commas, keys prediction, response, golds, id, question (e.g. prediction=output.pred, golds=golden_answers)."
+        None,
+        "--fields",
+        help="Read any JSON/JSONL of results by dotted paths into each record: KEY=PATH pairs joined by commas, keys prediction, response, golds, id, question (e.g. prediction=output.pred, golds=golden_answers).",
     ),
 ) -> None:
     """Rescore run directories and FlashRAG / Search-R1 result files; write a run directory per input."""
@@ -200,7 +252,9 @@ def score_command(
 
         chosen = [get_metric(name.strip()).name for name in metrics.split(",") if name.strip()]
         if not chosen:
-            raise EvalsuiteError("--metrics names no metric", hint="pass e.g. --metrics em,f1 (docs/metrics.md lists them)")
+            raise EvalsuiteError(
+                "--metrics names no metric", hint="pass e.g. --metrics em,f1 (docs/metrics.md lists them)"
+            )
     taken: set[str] = set()
     scored: list[ScoredInput] = []
     with progress() as bars:
@@ -222,12 +276,23 @@ def score_command(
     if as_json:
         from evalsuite.runs import RunDirectory
 
-        echo_json({"inputs": [{"name": item.name, "run_directory": str(item.out_dir),
-                               "metrics": RunDirectory(item.out_dir).read_metrics().model_dump(mode="json"),
-                               "layout": item.layout,
-                               "recorded_metrics": [dataclasses.asdict(c) for c in item.metric_checks],
-                               "differences": None if item.differences is None else [dataclasses.asdict(d) for d in item.differences]}
-                              for item in scored]})
+        echo_json(
+            {
+                "inputs": [
+                    {
+                        "name": item.name,
+                        "run_directory": str(item.out_dir),
+                        "metrics": RunDirectory(item.out_dir).read_metrics().model_dump(mode="json"),
+                        "layout": item.layout,
+                        "recorded_metrics": [dataclasses.asdict(c) for c in item.metric_checks],
+                        "differences": None
+                        if item.differences is None
+                        else [dataclasses.asdict(d) for d in item.differences],
+                    }
+                    for item in scored
+                ]
+            }
+        )
     else:
         print_table(_summary_table(scored))
         print_table(_process_table(scored))
@@ -247,9 +312,13 @@ def _print_check(console: "Console", scored: list[ScoredInput], show: int) -> No
     for item in scored:
         averages = " and the metric_score.txt averages" if item.checked_averages else ""
         if item.differences is None:
-            console.print(f"[yellow]-[/] {escape(item.name)}: a run directory; no recorded scores from another pipeline to check")
+            console.print(
+                f"[yellow]-[/] {escape(item.name)}: a run directory; no recorded scores from another pipeline to check"
+            )
         elif not item.differences:
-            console.print(f"[green]✓[/] {escape(item.name)}: every recorded prediction and em/acc/f1{averages} reproduced")
+            console.print(
+                f"[green]✓[/] {escape(item.name)}: every recorded prediction and em/acc/f1{averages} reproduced"
+            )
         if item.metric_checks:
             console.print(f"  {escape(item.name)} ({escape(item.layout or '')}): every metric it recorded:")
             for check in item.metric_checks:
@@ -258,7 +327,9 @@ def _print_check(console: "Console", scored: list[ScoredInput], show: int) -> No
         if not item.differences:
             continue
         explained = Counter(d.explanation or "no known convention explains it" for d in item.differences)
-        console.print(f"[red]✗[/] {escape(item.name)}: {len(item.differences)} differences from the recorded scores, by explanation:")
+        console.print(
+            f"[red]✗[/] {escape(item.name)}: {len(item.differences)} differences from the recorded scores, by explanation:"
+        )
         for why, count in explained.most_common():
             console.print(f"    {count} × {escape(why)}", highlight=False)
         console.print(f"  first {min(show, len(item.differences))}:")

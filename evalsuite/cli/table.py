@@ -15,27 +15,68 @@ from evalsuite.errors import EvalsuiteError
 
 
 def table_command(
-    runs: Optional[list[Path]] = typer.Argument(None, help="Run directories (from `evalsuite run` or `evalsuite score`)."),
-    reported: Optional[str] = typer.Option(None, "--reported", help="A transcribed paper table, e.g. progress:table1 (see --list-reported)."),
+    runs: Optional[list[Path]] = typer.Argument(
+        None, help="Run directories (from `evalsuite run` or `evalsuite score`)."
+    ),
+    reported: Optional[str] = typer.Option(
+        None, "--reported", help="A transcribed paper table, e.g. progress:table1 (see --list-reported)."
+    ),
     list_reported: bool = typer.Option(False, "--list-reported", help="List the transcribed paper tables and exit."),
-    fmt: str = typer.Option("terminal", "--format", "-f", help="terminal (Markdown when stdout is not a terminal), markdown, latex, csv or html."),
+    fmt: str = typer.Option(
+        "terminal",
+        "--format",
+        "-f",
+        help="terminal (Markdown when stdout is not a terminal), markdown, latex, csv or html.",
+    ),
     layout: str = typer.Option("compact", "--layout", help="progress-table1, oases-table1 or compact."),
-    baseline: Optional[str] = typer.Option(None, "--baseline", help="Run name (directory name) or manifest method of the baseline; default the first run."),
+    baseline: Optional[str] = typer.Option(
+        None, "--baseline", help="Run name (directory name) or manifest method of the baseline; default the first run."
+    ),
     metric: str = typer.Option("em", "--metric", help="Per-example metric: em, cover_em, f1, retrieval_hit, ..."),
-    ci: bool = typer.Option(False, "--ci", help="Show each mean's 95% interval as [low, high] (Wilson for 0/1 metrics, bootstrap otherwise; as in metrics.json)."),
-    differences: bool = typer.Option(True, "--differences/--no-differences", help="Also print the table of paired differences (Δ, CI, test, p, Holm p)."),
-    test: str = typer.Option("auto", "--test", help="auto (McNemar for 0/1 metrics, else randomization), mcnemar, randomization or bootstrap."),
+    ci: bool = typer.Option(
+        False,
+        "--ci",
+        help="Show each mean's 95% interval as [low, high] (Wilson for 0/1 metrics, bootstrap otherwise; as in metrics.json).",
+    ),
+    differences: bool = typer.Option(
+        True,
+        "--differences/--no-differences",
+        help="Also print the table of paired differences (Δ, CI, test, p, Holm p).",
+    ),
+    test: str = typer.Option(
+        "auto",
+        "--test",
+        help="auto (McNemar for 0/1 metrics, else randomization), mcnemar, randomization or bootstrap.",
+    ),
     resamples: int = typer.Option(10_000, "--resamples", min=100, help="Bootstrap resamples."),
-    permutations: int = typer.Option(10_000, "--permutations", min=100, help="Permutations of the approximate randomization test."),
+    permutations: int = typer.Option(
+        10_000, "--permutations", min=100, help="Permutations of the approximate randomization test."
+    ),
     seed: int = typer.Option(12345, "--seed", help="Seed of every resampling."),
-    holm_across: str = typer.Option("benchmarks", "--holm-across", help="Holm's family: benchmarks (of each run), systems (on each benchmark) or all."),
-    mid_p: bool = typer.Option(False, "--mid-p", help="Mid-p McNemar and randomization tests (ties count half): not conservative with 0/1 scores on few questions."),
+    holm_across: str = typer.Option(
+        "benchmarks",
+        "--holm-across",
+        help="Holm's family: benchmarks (of each run), systems (on each benchmark) or all.",
+    ),
+    mid_p: bool = typer.Option(
+        False,
+        "--mid-p",
+        help="Mid-p McNemar and randomization tests (ties count half): not conservative with 0/1 scores on few questions.",
+    ),
     emphasis: str = typer.Option("auto", "--emphasis", help="Reported tables: auto, computed, paper or none."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the table(s) to this file instead of printing."),
-    stats_json: Optional[Path] = typer.Option(None, "--stats-json", help="Write every mean, interval and p-value as JSON."),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Write the table(s) to this file instead of printing."
+    ),
+    stats_json: Optional[Path] = typer.Option(
+        None, "--stats-json", help="Write every mean, interval and p-value as JSON."
+    ),
     plot_bars: Optional[Path] = typer.Option(None, "--plot-bars", help="Bar chart with CI whiskers (.png or .svg)."),
-    plot_forest: Optional[Path] = typer.Option(None, "--plot-forest", help="Forest plot of differences from the baseline (.png or .svg)."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: the table(s) (or, with --list-reported, the keys)."),
+    plot_forest: Optional[Path] = typer.Option(
+        None, "--plot-forest", help="Forest plot of differences from the baseline (.png or .svg)."
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print one JSON object: the table(s) (or, with --list-reported, the keys)."
+    ),
 ) -> None:
     """Print a paper-style table from a paper's transcribed numbers (--reported) or from run directories."""
     from evalsuite.tables.render import RENDERERS, render, rich_table
@@ -48,12 +89,30 @@ def table_command(
     if reported and runs:
         raise EvalsuiteError("give either --reported or run directories, not both")
     if not reported and not runs:
-        raise EvalsuiteError("nothing to tabulate", hint="pass run directories, or --reported progress:table1 (--list-reported lists them)")
+        raise EvalsuiteError(
+            "nothing to tabulate",
+            hint="pass run directories, or --reported progress:table1 (--list-reported lists them)",
+        )
     if reported:
         tables = [_reported_table(reported, emphasis)]
     else:
-        tables = _run_tables(runs or [], layout, baseline, metric, ci, differences, test, resamples, permutations, seed,
-                             stats_json, plot_bars, plot_forest, holm_across, mid_p)
+        tables = _run_tables(
+            runs or [],
+            layout,
+            baseline,
+            metric,
+            ci,
+            differences,
+            test,
+            resamples,
+            permutations,
+            seed,
+            stats_json,
+            plot_bars,
+            plot_forest,
+            holm_across,
+            mid_p,
+        )
     if as_json:
         echo_json({"tables": [dataclasses.asdict(t) for t in tables]})
     elif output is not None:
@@ -77,8 +136,23 @@ def _reported_table(key: str, emphasis: str):
     return table_from_reported(load_reported(key), emphasis)  # type: ignore[arg-type]
 
 
-def _run_tables(runs, layout, baseline, metric, ci, differences, test, resamples, permutations, seed, stats_json, plot_bars, plot_forest,
-                holm_across="benchmarks", mid_p=False):
+def _run_tables(
+    runs,
+    layout,
+    baseline,
+    metric,
+    ci,
+    differences,
+    test,
+    resamples,
+    permutations,
+    seed,
+    stats_json,
+    plot_bars,
+    plot_forest,
+    holm_across="benchmarks",
+    mid_p=False,
+):
     from evalsuite.tables.layouts import build_run_table, differences_table, get_layout
     from evalsuite.tables.sources import load_runs, resolve_baseline
 
@@ -88,8 +162,19 @@ def _run_tables(runs, layout, baseline, metric, ci, differences, test, resamples
         raise EvalsuiteError(f"unknown --holm-across {holm_across!r}", hint="choose benchmarks, systems or all")
     data = load_runs(runs)
     base = resolve_baseline(data, baseline)
-    built = build_run_table(data, get_layout(layout), metric, base, with_ci=ci, test=test, n_resamples=resamples,
-                            n_permutations=permutations, seed=seed, correction=holm_across, mid_p=mid_p)
+    built = build_run_table(
+        data,
+        get_layout(layout),
+        metric,
+        base,
+        with_ci=ci,
+        test=test,
+        n_resamples=resamples,
+        n_permutations=permutations,
+        seed=seed,
+        correction=holm_across,
+        mid_p=mid_p,
+    )
     order = [r.name for r in data]
     main = built.comparisons.get(metric) or next(iter(built.comparisons.values()))
     tables = [built.table]
@@ -113,7 +198,9 @@ def _write(path: Path, text: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise EvalsuiteError(f"cannot write {path}: {exc.strerror or exc}", hint="choose a writable file path") from None
+        raise EvalsuiteError(
+            f"cannot write {path}: {exc.strerror or exc}", hint="choose a writable file path"
+        ) from None
 
 
 def reported_summary(caption: str) -> str:
@@ -130,8 +217,12 @@ def _print_reported_list(as_json: bool) -> None:
 
     tables = [load_reported(key) for key in list_reported()]
     if as_json:
-        echo_json({"reported": [t.key for t in tables],
-                   "tables": [{"key": t.key, "title": t.citation, "caption": t.caption} for t in tables]})
+        echo_json(
+            {
+                "reported": [t.key for t in tables],
+                "tables": [{"key": t.key, "title": t.citation, "caption": t.caption} for t in tables],
+            }
+        )
         return
     listing = Table(title="Transcribed paper tables (evalsuite table --reported KEY)")
     listing.add_column("key", no_wrap=True)

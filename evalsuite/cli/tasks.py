@@ -33,18 +33,31 @@ def task_records(data_dir: Optional[Path]) -> list[dict]:
                 counts[split] = len(load_split(task, split, data_dir=data_dir).rows)
             except EvalsuiteError as exc:
                 counts[split] = f"error: {exc.message}"
-        records.append({
-            "name": task.name, "display": task.display_name, "in_domain": task.in_domain, "category": task.category,
-            "domain": task.domain, "eval_split": task.eval_split,
-            "source": f"{task.hub_path}:{task.hub_config}" if task.hub_path else "packaged",
-            "rows": counts, "eval_split_found": task.eval_split in counts,
-        })
+        records.append(
+            {
+                "name": task.name,
+                "display": task.display_name,
+                "in_domain": task.in_domain,
+                "category": task.category,
+                "domain": task.domain,
+                "eval_split": task.eval_split,
+                "source": f"{task.hub_path}:{task.hub_config}" if task.hub_path else "packaged",
+                "rows": counts,
+                "eval_split_found": task.eval_split in counts,
+            }
+        )
     return records
 
 
 def tasks_command(
-    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Directory of <task>.<split>.jsonl files (or $EVALSUITE_DATA_DIR; then the download cache)."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: the tasks and the rows found per split."),
+    data_dir: Optional[Path] = typer.Option(
+        None,
+        "--data-dir",
+        help="Directory of <task>.<split>.jsonl files (or $EVALSUITE_DATA_DIR; then the download cache).",
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print one JSON object: the tasks and the rows found per split."
+    ),
 ) -> None:
     """List the registered benchmarks."""
     records = task_records(data_dir)
@@ -58,8 +71,15 @@ def tasks_command(
         counts = [f"{split}: {n}" for split, n in r["rows"].items()]
         if not r["eval_split_found"]:
             counts.insert(0, f"{r['eval_split']}: not found (evalsuite data download)")
-        table.add_row(r["name"], r["display"] + (" †" if r["in_domain"] else ""), r["category"], r["domain"], r["eval_split"],
-                      r["source"], ", ".join(counts))
+        table.add_row(
+            r["name"],
+            r["display"] + (" †" if r["in_domain"] else ""),
+            r["category"],
+            r["domain"],
+            r["eval_split"],
+            r["source"],
+            ", ".join(counts),
+        )
     print_table(table)
 
 

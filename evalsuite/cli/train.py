@@ -12,16 +12,44 @@ from evalsuite.console import out_console, print_table
 
 
 def train_command(
-    method: Optional[str] = typer.Argument(None, help="The recipe: a registered name (`evalsuite train --list` shows them)."),
-    action: str = typer.Argument("run", help="run (default), or a recipe's own action (search-p1: plans, its reference plans built offline)."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="Recipe YAML file, or a shipped config by name (cpu_smoke, gpu); required but with --list."),
-    out: Optional[Path] = typer.Option(None, "--output", "-o", help="Output directory (checkpoint/, training_log.jsonl, training_curves.png, train_manifest.json); plans: the JSONL file."),
+    method: Optional[str] = typer.Argument(
+        None, help="The recipe: a registered name (`evalsuite train --list` shows them)."
+    ),
+    action: str = typer.Argument(
+        "run", help="run (default), or a recipe's own action (search-p1: plans, its reference plans built offline)."
+    ),
+    config: Optional[Path] = typer.Option(
+        None,
+        "--config",
+        "-c",
+        help="Recipe YAML file, or a shipped config by name (cpu_smoke, gpu); required but with --list.",
+    ),
+    out: Optional[Path] = typer.Option(
+        None,
+        "--output",
+        "-o",
+        help="Output directory (checkpoint/, training_log.jsonl, training_curves.png, train_manifest.json); plans: the JSONL file.",
+    ),
     samples: int = typer.Option(4, "--samples", help="plans: sampled trajectories per question."),
-    planner_backend: str = typer.Option("hf", "--planner-backend", help="plans: the planner's backend (hf, vllm, llamacpp, openai)."),
-    planner_model: Optional[str] = typer.Option(None, "--planner-model", help="plans: the planner model (default: the config's model)."),
-    resume: bool = typer.Option(False, "--resume", help="Continue the stopped run in --output from its last GRPO checkpoint (needs grpo.save_strategy: steps)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Load and validate the config, build the reward and TRL's configs, print the setting table (paper / inherited / assumed, with source lines) and the deviations; train nothing."),
-    list_recipes: bool = typer.Option(False, "--list", help="List the registered recipes (name, protocol, stages, actions, shipped configs) and exit."),
+    planner_backend: str = typer.Option(
+        "hf", "--planner-backend", help="plans: the planner's backend (hf, vllm, llamacpp, openai)."
+    ),
+    planner_model: Optional[str] = typer.Option(
+        None, "--planner-model", help="plans: the planner model (default: the config's model)."
+    ),
+    resume: bool = typer.Option(
+        False,
+        "--resume",
+        help="Continue the stopped run in --output from its last GRPO checkpoint (needs grpo.save_strategy: steps).",
+    ),
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        help="Load and validate the config, build the reward and TRL's configs, print the setting table (paper / inherited / assumed, with source lines) and the deviations; train nothing.",
+    ),
+    list_recipes: bool = typer.Option(
+        False, "--list", help="List the registered recipes (name, protocol, stages, actions, shipped configs) and exit."
+    ),
 ) -> None:
     """Train METHOD with the recipe in --config, or run one of its actions (search-p1 plans: its reference plans)."""
     from evalsuite.training.config import load_config
@@ -41,7 +69,11 @@ def train_command(
         if action not in recipe.actions:
             owners = [r.name for r in default_registry() if action in r.actions]
             known = ", ".join(("run", *recipe.actions))
-            raise typer.BadParameter(f"{method} has no action {action!r} (its actions: {known})" + (f"; only {', '.join(owners)} has it" if owners else ""), param_hint="ACTION")
+            raise typer.BadParameter(
+                f"{method} has no action {action!r} (its actions: {known})"
+                + (f"; only {', '.join(owners)} has it" if owners else ""),
+                param_hint="ACTION",
+            )
         options = {"samples": samples, "planner_backend": planner_backend, "planner_model": planner_model}
         console.print(recipe.run_action(action, settings, out, options), markup=False)
         return
@@ -52,7 +84,9 @@ def train_command(
 
     result = train(settings, out or Path("checkpoints") / method, resume=resume)
     per_step = ", ".join(f"{s:.1f}" for s in result.seconds_per_step)
-    console.print(f"checkpoint: {result.checkpoint}\nlog: {result.log}\nplot: {result.plot}\nmanifest: {result.manifest}\nseconds per step: {per_step}")
+    console.print(
+        f"checkpoint: {result.checkpoint}\nlog: {result.log}\nplot: {result.plot}\nmanifest: {result.manifest}\nseconds per step: {per_step}"
+    )
 
 
 def print_recipes(registry) -> None:
@@ -67,7 +101,14 @@ def print_recipes(registry) -> None:
     for recipe in registry:
         folder = recipe_configs_dir() / recipe.name
         configs = ", ".join(sorted(p.stem for p in folder.glob("*.yaml"))) if folder.is_dir() else ""
-        table.add_row(recipe.name, recipe.protocol, " -> ".join(recipe.stages), ", ".join(("run", *recipe.actions)), configs, recipe.summary)
+        table.add_row(
+            recipe.name,
+            recipe.protocol,
+            " -> ".join(recipe.stages),
+            ", ".join(("run", *recipe.actions)),
+            configs,
+            recipe.summary,
+        )
     print_table(table)
 
 
@@ -86,14 +127,24 @@ def print_dry_run(settings, path: Path, out: Path, console) -> None:
     for column in ("setting", "paper", "label", "source", "ours", "differs"):
         table.add_column(column, overflow="fold")
     for row in setting_table(settings, path):
-        table.add_row(row.paper.name, _cell(row.paper.value), row.paper.label, row.paper.source(), _cell(row.ours), "yes" if row.differs else ("" if row.compared else "n/a"))
+        table.add_row(
+            row.paper.name,
+            _cell(row.paper.value),
+            row.paper.label,
+            row.paper.source(),
+            _cell(row.ours),
+            "yes" if row.differs else ("" if row.compared else "n/a"),
+        )
     print_table(table)
     console.print("deviations:" if deviations(settings) else "deviations: none")
     for deviation in deviations(settings):
         console.print(f"  - {deviation}", markup=False)
     checked = ", ".join(f"{stage} ({type(obj).__name__})" for stage, obj in built.items())
     note = "" if not overrides else " (bf16 checked off: no GPU here)"
-    console.print(f"dry run: config, reward {reward.config()['name']} and TRL configs {checked} built{note}; nothing trained", markup=False)
+    console.print(
+        f"dry run: config, reward {reward.config()['name']} and TRL configs {checked} built{note}; nothing trained",
+        markup=False,
+    )
 
 
 def _has_gpu() -> bool:

@@ -18,8 +18,12 @@ def view_command_line(*runs: Path | str) -> str:
 
 
 def view_command(
-    runs: list[Path] = typer.Argument(..., help="Run directories (from `evalsuite run` or `evalsuite score`); two or more are shown side by side."),
-    out: Optional[Path] = typer.Option(None, "--output", "-o", help="Folder for the page (default: one in the cache, named after the runs)."),
+    runs: list[Path] = typer.Argument(
+        ..., help="Run directories (from `evalsuite run` or `evalsuite score`); two or more are shown side by side."
+    ),
+    out: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Folder for the page (default: one in the cache, named after the runs)."
+    ),
     open_browser: bool = typer.Option(False, "--open", help="Open the page in the default browser."),
     page_size: int = typer.Option(200, "--page-size", help="Questions per page; a larger run is split into pages."),
 ) -> None:
@@ -31,7 +35,9 @@ def view_command(
     for note in page.notes:
         err_console().print(f"note: {note}")
     pages = f" on {page.pages} pages" if page.pages > 1 else ""
-    out_console().print(f"{page.questions} questions from {len(page.runs)} run(s){pages}: {page.index.resolve().as_uri()}")
+    out_console().print(
+        f"{page.questions} questions from {len(page.runs)} run(s){pages}: {page.index.resolve().as_uri()}"
+    )
     if open_browser:
         import webbrowser
 

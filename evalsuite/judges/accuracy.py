@@ -31,9 +31,17 @@ def accuracy_item(record: ExampleRecord) -> str:
 
 def accuracy_requests(records: Sequence[ExampleRecord]) -> list[JudgeRequest]:
     """One ANSWER_ACCURACY request per record."""
-    return [JudgeRequest(r.id, r.task, METRIC, accuracy_item(r), prompts.ANSWER_ACCURACY,
-                         {"question": r.question, "golds": " | ".join(r.golden_answers), "prediction": r.prediction or NO_ANSWER})
-            for r in records]
+    return [
+        JudgeRequest(
+            r.id,
+            r.task,
+            METRIC,
+            accuracy_item(r),
+            prompts.ANSWER_ACCURACY,
+            {"question": r.question, "golds": " | ".join(r.golden_answers), "prediction": r.prediction or NO_ANSWER},
+        )
+        for r in records
+    ]
 
 
 def cohens_kappa(a: np.ndarray, b: np.ndarray) -> float:
@@ -55,8 +63,9 @@ def confusion(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.array([[np.sum(a & b), np.sum(a & ~b)], [np.sum(~a & b), np.sum(~a & ~b)]])
 
 
-def accuracy_scores(records: Sequence[ExampleRecord], table: dict[tuple[str, str, str, str], list[bool | None]],
-                    n_judges: int) -> tuple[dict[str, Any], dict[str, MetricSummary]]:
+def accuracy_scores(
+    records: Sequence[ExampleRecord], table: dict[tuple[str, str, str, str], list[bool | None]], n_judges: int
+) -> tuple[dict[str, Any], dict[str, MetricSummary]]:
     """One task's acc_judge (undecided examples score 0) with its interval, and its agreement with EM and
     cover-EM: κ and the 2×2 table (judge rows, metric columns) over the decided answers.
 
@@ -72,8 +81,12 @@ def accuracy_scores(records: Sequence[ExampleRecord], table: dict[tuple[str, str
         cells = confusion(judged, other)
         agreement[name] = {
             "kappa": cohens_kappa(judged, other),
-            "table": {"judge_yes_metric_1": int(cells[0, 0]), "judge_yes_metric_0": int(cells[0, 1]),
-                      "judge_no_metric_1": int(cells[1, 0]), "judge_no_metric_0": int(cells[1, 1])},
+            "table": {
+                "judge_yes_metric_1": int(cells[0, 0]),
+                "judge_yes_metric_0": int(cells[0, 1]),
+                "judge_no_metric_1": int(cells[1, 0]),
+                "judge_no_metric_0": int(cells[1, 1]),
+            },
         }
     sampled = any(r.sample is not None for r in records)
     if sampled:
@@ -85,20 +98,26 @@ def accuracy_scores(records: Sequence[ExampleRecord], table: dict[tuple[str, str
         name, values = "acc_judge", scores
     task = records[0].task if records else ""
     (interval,) = intervals.mean_intervals(name, values, task)
-    result = {"acc_judge": float(values.mean()) if values.size else float("nan"), "n": int(scores.size),
-              "n_undecided": int((~decided).sum()), "undecided_rule": "no strict majority of parsed verdicts: scores 0",
-              "agreement": agreement}
+    result = {
+        "acc_judge": float(values.mean()) if values.size else float("nan"),
+        "n": int(scores.size),
+        "n_undecided": int((~decided).sum()),
+        "undecided_rule": "no strict majority of parsed verdicts: scores 0",
+        "agreement": agreement,
+    }
     if sampled:
         result |= {"n_questions": int(values.size), "unit": "question: the mean of its judged samples (acc_judge_avg)"}
     return result, {name: MetricSummary(mean=interval.mean, ci_low=interval.low, ci_high=interval.high)}
 
 
-def accuracy_columns(verdicts: Mapping[tuple[str, str, str], bool | None], task: str, ids: Sequence[str],
-                     samples: int) -> dict[str, np.ndarray]:
+def accuracy_columns(
+    verdicts: Mapping[tuple[str, str, str], bool | None], task: str, ids: Sequence[str], samples: int
+) -> dict[str, np.ndarray]:
     """acc_judge of one task as per-example score columns in `ids` order: 1 when the panel said yes, 0 when no or
     undecided, NaN for an answer never judged. A sampled run's columns are per question (K = `samples`):
     acc_judge_avg over its judged samples and acc_judge_pass@k (Chen et al., 2021) where k samples were judged.
     Empty when no answer of the task was judged. `verdicts`: (task, id, item) → the panel's verdict."""
+
     def value(example: str, item: str) -> float:
         key = (task, example, item)
         return float("nan") if key not in verdicts else float(verdicts[key] is True)
@@ -106,7 +125,9 @@ def accuracy_columns(verdicts: Mapping[tuple[str, str, str], bool | None], task:
     if samples == 1:
         column = np.array([value(i, "answer") for i in ids], dtype=float)
         return {} if np.isnan(column).all() else {"acc_judge": column}
-    matrix = np.array([[value(i, f"s{j}") for j in range(samples)] for i in ids], dtype=float).reshape(len(ids), samples)
+    matrix = np.array([[value(i, f"s{j}") for j in range(samples)] for i in ids], dtype=float).reshape(
+        len(ids), samples
+    )
     present = (~np.isnan(matrix)).sum(axis=1)
     if not present.any():
         return {}

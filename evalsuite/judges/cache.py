@@ -50,7 +50,9 @@ class JudgeCache:
 
     def get(self, key: str) -> CachedReply | None:
         with self._lock:
-            row = self._db.execute("SELECT text, prompt_tokens, completion_tokens FROM replies WHERE key = ?", (key,)).fetchone()
+            row = self._db.execute(
+                "SELECT text, prompt_tokens, completion_tokens FROM replies WHERE key = ?", (key,)
+            ).fetchone()
         return CachedReply(*row) if row else None
 
     def put(self, key: str, model: str, template_hash: str, reply: CachedReply) -> None:

@@ -66,14 +66,22 @@ class JudgeClient:
         self._semaphore = semaphore
         self._client = openai_client(config.base_url, api_key, config.timeout_s, extra="judge", purpose="LLM judges")
         self._policy = RetryPolicy(
-            attempts=config.max_retries + 1, deadline_s=config.deadline_s, attempt_timeout_s=config.timeout_s,
-            backoff_s=config.backoff_base_s, max_backoff_s=config.backoff_max_s,
+            attempts=config.max_retries + 1,
+            deadline_s=config.deadline_s,
+            attempt_timeout_s=config.timeout_s,
+            backoff_s=config.backoff_base_s,
+            max_backoff_s=config.backoff_max_s,
         )
         self._openai = openai
 
     def _settings(self) -> dict[str, object]:
         c = self.config
-        return {"temperature": c.temperature, "max_tokens": c.max_tokens, "seed": c.seed, "response_format": c.response_format}
+        return {
+            "temperature": c.temperature,
+            "max_tokens": c.max_tokens,
+            "seed": c.seed,
+            "response_format": c.response_format,
+        }
 
     async def ask(self, template: PromptTemplate, values: dict[str, str]) -> JudgeReply:
         """The judge's reply to one filled template; failures after all retries come back as a reply with `error`."""
@@ -87,7 +95,12 @@ class JudgeClient:
         async with self._semaphore:
             reply = await self._request_with_retries(messages)
         if reply.error is None and reply.text is not None:  # a reply without an error always has its text
-            self.cache.put(key, self.config.model, template.hash, CachedReply(reply.text, reply.prompt_tokens, reply.completion_tokens))
+            self.cache.put(
+                key,
+                self.config.model,
+                template.hash,
+                CachedReply(reply.text, reply.prompt_tokens, reply.completion_tokens),
+            )
         return reply
 
     async def _request_with_retries(self, messages: list[dict[str, str]]) -> JudgeReply:
@@ -107,14 +120,23 @@ class JudgeClient:
             error = str(exc)
         except self._openai.APIStatusError as exc:  # a 4xx other than 429
             if exc.status_code in _CONFIG_ERRORS:
-                raise EvalsuiteError(f"judge {c.name!r} ({c.model} at {c.base_url}) refused the request: {describe(exc)}", hint="check the judge's base_url, model and api_key_env in the panel file") from None
+                raise EvalsuiteError(
+                    f"judge {c.name!r} ({c.model} at {c.base_url}) refused the request: {describe(exc)}",
+                    hint="check the judge's base_url, model and api_key_env in the panel file",
+                ) from None
             error = f"refused: {describe(exc)}"
         self.usage.failures += 1
         return JudgeReply(None, error=error)
 
     async def _request(self, messages: list[dict[str, str]], timeout_s: float) -> JudgeReply:
         c = self.config
-        kwargs: dict[str, object] = {"model": c.model, "messages": messages, "temperature": c.temperature, "max_tokens": c.max_tokens, "timeout": timeout_s}
+        kwargs: dict[str, object] = {
+            "model": c.model,
+            "messages": messages,
+            "temperature": c.temperature,
+            "max_tokens": c.max_tokens,
+            "timeout": timeout_s,
+        }
         if c.seed is not None:
             kwargs["seed"] = c.seed
         if c.response_format == "json_object":
@@ -126,13 +148,17 @@ class JudgeClient:
         try:
             text = response.choices[0].message.content
         except (AttributeError, IndexError, TypeError):
-            raise _CallError(f"the judge answered 200 without a reply (choices: {getattr(response, 'choices', None)!r:.200})") from None
+            raise _CallError(
+                f"the judge answered 200 without a reply (choices: {getattr(response, 'choices', None)!r:.200})"
+            ) from None
         usage = getattr(response, "usage", None)
         prompt_tokens = (usage.prompt_tokens or 0) if usage else 0
         completion_tokens = (usage.completion_tokens or 0) if usage else 0
         self.usage.prompt_tokens += prompt_tokens
         self.usage.completion_tokens += completion_tokens
-        self.usage.cost_usd += (prompt_tokens * c.price_input_per_mtok + completion_tokens * c.price_output_per_mtok) / 1e6
+        self.usage.cost_usd += (
+            prompt_tokens * c.price_input_per_mtok + completion_tokens * c.price_output_per_mtok
+        ) / 1e6
         if not isinstance(text, str) or not text.strip():
             raise _CallError(f"the judge sent an empty reply ({text!r}); it is not cached and is asked again next run")
         return JudgeReply(text, prompt_tokens, completion_tokens)

@@ -86,13 +86,18 @@ def load_panel(path: str | Path) -> PanelConfig:
     if isinstance(data, dict) and "api_key" in str(data):
         for judge in data.get("judges") or []:
             if isinstance(judge, dict) and "api_key" in judge:
-                raise DataError(f"{path}: judge {judge.get('name')!r} has a literal 'api_key'", hint="put the key in an environment variable and name it with 'api_key_env'")
+                raise DataError(
+                    f"{path}: judge {judge.get('name')!r} has a literal 'api_key'",
+                    hint="put the key in an environment variable and name it with 'api_key_env'",
+                )
     try:
         panel = PanelConfig.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
-        raise DataError(f"{path}: field '{where}': {first['msg']}", hint="see docs/judges.md for the panel file format") from None
+        raise DataError(
+            f"{path}: field '{where}': {first['msg']}", hint="see docs/judges.md for the panel file format"
+        ) from None
     if panel.cache is not None and not Path(panel.cache).is_absolute():
         panel.cache = str((path.parent / panel.cache).resolve())
     return panel

@@ -19,7 +19,13 @@ from evalsuite.judges.accuracy import accuracy_columns, accuracy_requests, accur
 from evalsuite.judges.config import PanelConfig
 from evalsuite.judges.panel import Judgment, JudgeRequest, add_usage, majority_vote, run_panel
 from evalsuite.metrics.coverage import coverage
-from evalsuite.metrics.process import NOVELTY_MAX_OVERLAP, extract_queries, novelty_flags, search_quality_rates, search_rounds
+from evalsuite.metrics.process import (
+    NOVELTY_MAX_OVERLAP,
+    extract_queries,
+    novelty_flags,
+    search_quality_rates,
+    search_rounds,
+)
 from evalsuite.metrics.query_quality import completeness, granularity
 from evalsuite.runs import RunDirectory
 from evalsuite.runs.columns import ScoreColumns
@@ -42,7 +48,12 @@ def _numbered(items: Sequence[str]) -> str:
 
 
 def _documents(turn: Turn) -> str:
-    return "\n".join(f"Doc {i} (Title: {p.title or ''}) {p.text[:DOC_CHARS]}" for i, p in enumerate(turn.passages, start=1)) or "(none)"
+    return (
+        "\n".join(
+            f"Doc {i} (Title: {p.title or ''}) {p.text[:DOC_CHARS]}" for i, p in enumerate(turn.passages, start=1)
+        )
+        or "(none)"
+    )
 
 
 def _search_turns(turns: Sequence[Turn]) -> list[int]:
@@ -52,28 +63,62 @@ def _search_turns(turns: Sequence[Turn]) -> list[int]:
 def usefulness_values(question: str, golds: Sequence[str], turns: Sequence[Turn], index: int) -> dict[str, str]:
     """The USEFULNESS prompt's fields for search turn `turns[index]`, with the earlier search turns as its history."""
     earlier = [i for i in _search_turns(turns) if i < index]
-    history = "\n".join(
-        f"{n}. {' ## '.join(turns[j].sub_queries) or turns[j].query} -> " + "; ".join(p.title or p.text[:60] for p in turns[j].passages)
-        for n, j in enumerate(earlier, start=1)
-    ) or "(none)"
+    history = (
+        "\n".join(
+            f"{n}. {' ## '.join(turns[j].sub_queries) or turns[j].query} -> "
+            + "; ".join(p.title or p.text[:60] for p in turns[j].passages)
+            for n, j in enumerate(earlier, start=1)
+        )
+        or "(none)"
+    )
     turn = turns[index]
-    return {"question": question, "answer": " | ".join(golds), "history": history, "query": " ## ".join(turn.sub_queries) or str(turn.query), "documents": _documents(turn)}
+    return {
+        "question": question,
+        "answer": " | ".join(golds),
+        "history": history,
+        "query": " ## ".join(turn.sub_queries) or str(turn.query),
+        "documents": _documents(turn),
+    }
 
 
-def build_requests(records: Sequence[ExampleRecord], metrics: Sequence[str], teacher: dict[str, list[str]] | None = None) -> list[JudgeRequest]:
+def build_requests(
+    records: Sequence[ExampleRecord], metrics: Sequence[str], teacher: dict[str, list[str]] | None = None
+) -> list[JudgeRequest]:
     """The panel requests of every metric for every example, in a fixed order."""
     requests: list[JudgeRequest] = []
     for r in records:
         queries = extract_queries(r.turns)
         if "completeness" in metrics and queries:
-            requests.append(JudgeRequest(r.id, r.task, "completeness", "question", prompts.COMPLETENESS, {"question": r.question, "queries": _numbered(queries)}))
+            requests.append(
+                JudgeRequest(
+                    r.id,
+                    r.task,
+                    "completeness",
+                    "question",
+                    prompts.COMPLETENESS,
+                    {"question": r.question, "queries": _numbered(queries)},
+                )
+            )
         if "granularity" in metrics:
             for i, q in enumerate(queries):
-                requests.append(JudgeRequest(r.id, r.task, "granularity", f"q{i}", prompts.GRANULARITY, {"question": r.question, "query": q}))
+                requests.append(
+                    JudgeRequest(
+                        r.id, r.task, "granularity", f"q{i}", prompts.GRANULARITY, {"question": r.question, "query": q}
+                    )
+                )
         if "coverage" in metrics and teacher is not None:
             for i, q in enumerate(queries):
                 for j, t in enumerate(teacher[r.id]):
-                    requests.append(JudgeRequest(r.id, r.task, "coverage", f"p{i}-t{j}", prompts.COVERAGE_MATCH, {"question": r.question, "policy_query": q, "teacher_query": t}))
+                    requests.append(
+                        JudgeRequest(
+                            r.id,
+                            r.task,
+                            "coverage",
+                            f"p{i}-t{j}",
+                            prompts.COVERAGE_MATCH,
+                            {"question": r.question, "policy_query": q, "teacher_query": t},
+                        )
+                    )
         if "usefulness" in metrics:
             for k, ti in enumerate(_search_turns(r.turns)):
                 values = usefulness_values(r.question, r.golden_answers, r.turns, ti)
@@ -102,7 +147,10 @@ def _coverage_scores(records, table, judges, teacher) -> dict[str, Any]:
     for r in records:
         queries = extract_queries(r.turns)
         n_p, n_t = len(queries), len(teacher[r.id])
-        cells = [[table.get((r.task, r.id, "coverage", f"p{i}-t{j}"), [None] * len(judges)) for j in range(n_t)] for i in range(n_p)]
+        cells = [
+            [table.get((r.task, r.id, "coverage", f"p{i}-t{j}"), [None] * len(judges)) for j in range(n_t)]
+            for i in range(n_p)
+        ]
         majority = [[majority_vote(c) is True for c in row] for row in cells]
         result = coverage(majority, n_p, n_t)
         per_example.append(result)
@@ -142,7 +190,14 @@ def _usefulness_scores(records, table, judges, max_overlap) -> dict[str, Any]:
     }
 
 
-def aggregate(records: Sequence[ExampleRecord], judgments: Sequence[Judgment], judges: Sequence[str], metrics: Sequence[str], teacher: dict[str, list[str]] | None, max_overlap: int = NOVELTY_MAX_OVERLAP) -> dict[str, dict[str, Any]]:
+def aggregate(
+    records: Sequence[ExampleRecord],
+    judgments: Sequence[Judgment],
+    judges: Sequence[str],
+    metrics: Sequence[str],
+    teacher: dict[str, list[str]] | None,
+    max_overlap: int = NOVELTY_MAX_OVERLAP,
+) -> dict[str, dict[str, Any]]:
     """Per task and metric: panel scores, per-judge scores, majority and Fleiss' kappa."""
     table = _table(judgments, judges)
     by_task: dict[str, list[ExampleRecord]] = defaultdict(list)
@@ -154,7 +209,10 @@ def aggregate(records: Sequence[ExampleRecord], judgments: Sequence[Judgment], j
         if "completeness" in metrics:
             with_queries = [r for r in rows if extract_queries(r.turns)]
             verdicts = [table.get((task, r.id, "completeness", "question"), [None] * len(judges)) for r in with_queries]
-            result["completeness"] = {**completeness(verdicts, judges).model_dump(), "n_without_queries": len(rows) - len(with_queries)}
+            result["completeness"] = {
+                **completeness(verdicts, judges).model_dump(),
+                "n_without_queries": len(rows) - len(with_queries),
+            }
         if "granularity" in metrics:
             verdicts = [v for (t, _, m, _), v in table.items() if t == task and m == "granularity"]
             result["granularity"] = granularity(verdicts, judges).model_dump()
@@ -168,7 +226,9 @@ def aggregate(records: Sequence[ExampleRecord], judgments: Sequence[Judgment], j
     return out
 
 
-def _task_summaries(results: dict[str, dict[str, Any]], judgments: Sequence[Judgment]) -> dict[str, dict[str, MetricSummary]]:
+def _task_summaries(
+    results: dict[str, dict[str, Any]], judgments: Sequence[Judgment]
+) -> dict[str, dict[str, MetricSummary]]:
     """Panel metrics as per-task MetricSummary entries (mean and bootstrap CI) for tables."""
     sample_means: dict[tuple[str, str], list[float]] = defaultdict(list)
     flat: dict[tuple[str, str], list[float]] = defaultdict(list)
@@ -192,7 +252,9 @@ def _task_summaries(results: dict[str, dict[str, Any]], judgments: Sequence[Judg
                 entries[f"coverage_{part}"] = _summary([getattr(c, part) for c in result["coverage"]["_examples"]])
             result["coverage"].pop("_examples")
         if "_acc_judge" in result:
-            entries.update(result.pop("_acc_judge"))  # acc_judge (0/1 per answer: Wilson), or acc_judge_avg per question
+            entries.update(
+                result.pop("_acc_judge")
+            )  # acc_judge (0/1 per answer: Wilson), or acc_judge_avg per question
         out[task] = {k: v for k, v in entries.items() if v is not None}
     return out
 
@@ -250,7 +312,10 @@ def _read_judgments(path: Path) -> dict[JudgmentKey, dict[str, Any]]:
             obj = json.loads(line)
             lines[_judgment_key(obj)] = obj
         except (ValueError, KeyError, TypeError, AttributeError):
-            raise DataError(f"{path}:{lineno}: not a judgment line", hint="move the file away and judge again (the cache makes it free)") from None
+            raise DataError(
+                f"{path}:{lineno}: not a judgment line",
+                hint="move the file away and judge again (the cache makes it free)",
+            ) from None
     return lines
 
 
@@ -260,7 +325,12 @@ def keep_earlier_replies(judgments: Sequence[Judgment], earlier: dict[JudgmentKe
     out: list[Judgment] = []
     for j in judgments:
         old = earlier.get(_judgment_key(j))
-        if j.reply is None and old is not None and old.get("reply") is not None and all(old.get(name) == getattr(j, name) for name in ("model", "template_hash", "input")):
+        if (
+            j.reply is None
+            and old is not None
+            and old.get("reply") is not None
+            and all(old.get(name) == getattr(j, name) for name in ("model", "template_hash", "input"))
+        ):
             j = Judgment.model_validate(old)
         out.append(j)
     return out
@@ -349,4 +419,6 @@ def judge_run(
     # metrics.json always describes the judgments written with it: a partial run's scores say what is missing.
     _write_judgments(judgments_path, earlier, judgments)
     run.write_metrics(metrics_file)
-    return JudgeRunResult(results=results, usage=usage, n_requests=len(requests), judgments=judgments, n_missing=n_missing)
+    return JudgeRunResult(
+        results=results, usage=usage, n_requests=len(requests), judgments=judgments, n_missing=n_missing
+    )

@@ -95,14 +95,27 @@ class Panel:
         verdict = Verdict(None, error=f"no reply: {reply.error}") if reply.text is None else parse_verdict(reply.text)
         value, rationale, error = verdict.value, verdict.rationale, verdict.error
         return Judgment(
-            example_id=request.example_id, task=request.task, metric=request.metric, item=request.item,
-            judge=client.config.name, model=client.config.model, template=request.template.name,
-            template_hash=request.template.hash, verdict=value, rationale=rationale, parse_error=error,
-            reply=reply.text, cached=reply.cached, prompt_tokens=reply.prompt_tokens,
-            completion_tokens=reply.completion_tokens, input=request.values,
+            example_id=request.example_id,
+            task=request.task,
+            metric=request.metric,
+            item=request.item,
+            judge=client.config.name,
+            model=client.config.model,
+            template=request.template.name,
+            template_hash=request.template.hash,
+            verdict=value,
+            rationale=rationale,
+            parse_error=error,
+            reply=reply.text,
+            cached=reply.cached,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            input=request.values,
         )
 
-    async def ask_texts(self, template: PromptTemplate, values: list[dict[str, str]], judge: str | None = None) -> list[str | None]:
+    async def ask_texts(
+        self, template: PromptTemplate, values: list[dict[str, str]], judge: str | None = None
+    ) -> list[str | None]:
         """Free-text replies of one judge (the first by default) to many inputs, e.g. teacher queries."""
         await self._open()
         try:
@@ -118,7 +131,9 @@ class Panel:
         """Every judge's verdict on every request, in request order then panel order."""
         await self._open()
         try:
-            return await _gather_with_progress([self._one(c, r) for r in requests for c in self.clients], "judge requests")
+            return await _gather_with_progress(
+                [self._one(c, r) for r in requests for c in self.clients], "judge requests"
+            )
         finally:
             await self._close()
 
@@ -129,7 +144,9 @@ class Panel:
         self.cache.close()
 
 
-def run_panel(config: PanelConfig, cache_path: str | Path, requests: list[JudgeRequest]) -> tuple[list[Judgment], dict[str, dict[str, float]]]:
+def run_panel(
+    config: PanelConfig, cache_path: str | Path, requests: list[JudgeRequest]
+) -> tuple[list[Judgment], dict[str, dict[str, float]]]:
     """Judge requests synchronously; returns the judgments and per-judge usage of this call."""
     panel = Panel(config, cache_path)
     try:

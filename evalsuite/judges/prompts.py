@@ -31,7 +31,9 @@ class PromptTemplate:
 
 
 # The verdict comes first in the requested JSON so that a reply cut by max_tokens still carries it.
-_VERDICT_FORMAT = 'Reply with one JSON object and nothing else: {"verdict": true or false, "rationale": "<one short sentence>"}.'
+_VERDICT_FORMAT = (
+    'Reply with one JSON object and nothing else: {"verdict": true or false, "rationale": "<one short sentence>"}.'
+)
 
 COMPLETENESS = PromptTemplate(
     name="completeness",
@@ -103,4 +105,6 @@ TEACHER_QUERIES = PromptTemplate(
     fields=("question",),
 )
 
-TEMPLATES: dict[str, PromptTemplate] = {t.name: t for t in (COMPLETENESS, GRANULARITY, COVERAGE_MATCH, USEFULNESS, ANSWER_ACCURACY, TEACHER_QUERIES)}
+TEMPLATES: dict[str, PromptTemplate] = {
+    t.name: t for t in (COMPLETENESS, GRANULARITY, COVERAGE_MATCH, USEFULNESS, ANSWER_ACCURACY, TEACHER_QUERIES)
+}

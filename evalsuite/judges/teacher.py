@@ -17,7 +17,9 @@ def read_teacher_file(path: str | Path) -> dict[str, list[str]]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
-        raise DataError(f"teacher-query file {path} does not exist", hint="write one with `evalsuite teacher-queries`") from None
+        raise DataError(
+            f"teacher-query file {path} does not exist", hint="write one with `evalsuite teacher-queries`"
+        ) from None
     for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -26,8 +28,13 @@ def read_teacher_file(path: str | Path) -> dict[str, list[str]]:
         except ValueError as exc:
             raise DataError(f"{path}:{lineno}: invalid JSON ({exc})") from None
         queries = obj.get("teacher_queries") if isinstance(obj, dict) else None
-        if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not isinstance(queries, list) or not all(isinstance(q, str) for q in queries):
-            raise DataError(f"{path}:{lineno}: expected {{\"id\": str, \"teacher_queries\": [str, ...]}}")
+        if (
+            not isinstance(obj, dict)
+            or not isinstance(obj.get("id"), str)
+            or not isinstance(queries, list)
+            or not all(isinstance(q, str) for q in queries)
+        ):
+            raise DataError(f'{path}:{lineno}: expected {{"id": str, "teacher_queries": [str, ...]}}')
         out[obj["id"]] = queries
     return out
 
@@ -39,7 +46,9 @@ def write_teacher_file(path: str | Path, rows: list[dict]) -> None:
     path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
 
 
-def teacher_queries_for(records: list[ExampleRecord], teacher_file: str | Path | None, data_dir: str | Path | None, split: str | None) -> dict[str, list[str]]:
+def teacher_queries_for(
+    records: list[ExampleRecord], teacher_file: str | Path | None, data_dir: str | Path | None, split: str | None
+) -> dict[str, list[str]]:
     """Teacher queries per example id: from the file if given, else the record's metadata, else the task's data rows."""
     if teacher_file is not None:
         table = read_teacher_file(teacher_file)

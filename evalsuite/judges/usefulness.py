@@ -15,7 +15,9 @@ from evalsuite.runs.schema import Turn
 class PanelUsefulnessJudge:
     """`SmartSearch(judge=...)`: (question, earlier turns, turn) → (useful by majority vote, the judges' rationales)."""
 
-    def __init__(self, panel_file: str | Path, golds: Mapping[str, Sequence[str]], cache_path: str | Path | None = None):
+    def __init__(
+        self, panel_file: str | Path, golds: Mapping[str, Sequence[str]], cache_path: str | Path | None = None
+    ):
         from evalsuite.judges import load_panel
         from evalsuite.judges.evaluate import default_cache_path
 
@@ -33,6 +35,8 @@ class PanelUsefulnessJudge:
         if golds is None:
             raise EvalsuiteError(f"no golden answers for {question[:80]!r}: the usefulness judge reads the gold answer")
         values = usefulness_values(question, golds, [*history, turn], len(history))
-        judgments, _ = run_panel(self.config, self.cache_path, [JudgeRequest("train", "train", "usefulness", "q", USEFULNESS, values)])
+        judgments, _ = run_panel(
+            self.config, self.cache_path, [JudgeRequest("train", "train", "usefulness", "q", USEFULNESS, values)]
+        )
         verdict = majority_vote([j.verdict for j in judgments])
         return verdict is True, " ".join(j.rationale for j in judgments if j.rationale)

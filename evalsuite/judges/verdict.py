@@ -77,7 +77,9 @@ def parse_verdict(text: str | None) -> Verdict:
                 if value is None:
                     return Verdict(None, rationale, error=f"{key!r} is {obj[key]!r}, not a boolean")
                 return Verdict(value, rationale)
-    values = {_as_bool(m.group(2)) for m in _KEY_VALUE.finditer(text)} | {_as_bool(m.group(1)) for m in _LABELLED.finditer(text)}
+    values = {_as_bool(m.group(2)) for m in _KEY_VALUE.finditer(text)} | {
+        _as_bool(m.group(1)) for m in _LABELLED.finditer(text)
+    }
     if len(values) == 1:
         found = _RATIONALE.search(text)
         return Verdict(values.pop(), found.group(1) if found else "")

@@ -36,7 +36,9 @@ def _run_name(path: Path, taken: set[str]) -> str:
     return name
 
 
-def _declared_splits(run: RunDirectory, records_tasks: dict[str, str | None], overrides: dict[str, str]) -> dict[str, str]:
+def _declared_splits(
+    run: RunDirectory, records_tasks: dict[str, str | None], overrides: dict[str, str]
+) -> dict[str, str]:
     """Task → split for a run: `--split` overrides, else the manifest's (with the subset it evaluated, e.g.
     `test@first:128`), else the records'."""
     manifest = run.read_manifest()
@@ -52,15 +54,21 @@ def _declared_splits(run: RunDirectory, records_tasks: dict[str, str | None], ov
     return splits
 
 
-def _pack_run(run: RunDirectory, target: Path, overrides: dict[str, str], include_failed: bool) -> tuple[dict[str, str], bool]:
+def _pack_run(
+    run: RunDirectory, target: Path, overrides: dict[str, str], include_failed: bool
+) -> tuple[dict[str, str], bool]:
     """Copy one run into the submission; returns its task → split and whether it holds failed records."""
     records = run.read_predictions()
     if not records:
-        raise EvalsuiteError(f"{run.path} has no predictions", hint="finish the run (or `evalsuite run --resume`) before submitting")
+        raise EvalsuiteError(
+            f"{run.path} has no predictions", hint="finish the run (or `evalsuite run --resume`) before submitting"
+        )
     failed = sum(r.status == "failed" for r in records)
     if failed and not include_failed:
-        raise EvalsuiteError(f"{run.path} holds {failed} failed records",
-                             hint="finish them with `evalsuite run --resume`, or submit them as failed with --include-failed")
+        raise EvalsuiteError(
+            f"{run.path} holds {failed} failed records",
+            hint="finish them with `evalsuite run --resume`, or submit them as failed with --include-failed",
+        )
     tasks: dict[str, str | None] = {}
     for record in records:
         tasks.setdefault(record.task, record.split)
@@ -76,8 +84,14 @@ def _pack_run(run: RunDirectory, target: Path, overrides: dict[str, str], includ
     return splits, failed > 0
 
 
-def pack_submission(run_dirs: list[Path], output: Path, info: SubmissionInfo, split_overrides: dict[str, str] | None = None,
-                    overwrite: bool = False, include_failed: bool = False) -> Path:
+def pack_submission(
+    run_dirs: list[Path],
+    output: Path,
+    info: SubmissionInfo,
+    split_overrides: dict[str, str] | None = None,
+    overwrite: bool = False,
+    include_failed: bool = False,
+) -> Path:
     """Write a submission (a directory, or a tarball when `output` ends in .tar.gz/.tgz) from run directories;
     runs with failed records are refused unless `include_failed` (then the submission declares them)."""
     overrides = split_overrides or {}
@@ -94,8 +108,10 @@ def pack_submission(run_dirs: list[Path], output: Path, info: SubmissionInfo, sp
             splits, has_failed = _pack_run(run, root / RUNS_DIR / name, overrides, include_failed)
             for task in splits:
                 if task in owner:
-                    raise EvalsuiteError(f"task {task!r} appears in both {owner[task]} and {path}",
-                                         hint="submit one run per task (merge shards with `evalsuite merge` first)")
+                    raise EvalsuiteError(
+                        f"task {task!r} appears in both {owner[task]} and {path}",
+                        hint="submit one run per task (merge shards with `evalsuite merge` first)",
+                    )
                 owner[task] = str(path)
             refs.append(RunRef(name=name, tasks=splits, includes_failed=has_failed))
         unused = set(overrides) - set(owner)

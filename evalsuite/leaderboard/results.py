@@ -38,12 +38,47 @@ _ENTRY_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 # Letters from other scripts that render like Latin ones (Unicode's confusables for the Latin alphabet, the ones
 # common fonts draw identically): folded before names are compared, so "Seаrch-R1" with a Cyrillic "а" is the
 # filed "Search-R1", not a second entry that reads the same.
-_CONFUSABLES = str.maketrans({
-    "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t",
-    "у": "y", "х": "x", "ѕ": "s", "і": "i", "ј": "j", "һ": "h", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ӏ": "l",
-    "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u",
-    "χ": "x", "ω": "w", "ı": "i", "ℓ": "l", "Ɩ": "l",
-})
+_CONFUSABLES = str.maketrans(
+    {
+        "а": "a",
+        "в": "b",
+        "е": "e",
+        "ё": "e",
+        "к": "k",
+        "м": "m",
+        "н": "h",
+        "о": "o",
+        "р": "p",
+        "с": "c",
+        "т": "t",
+        "у": "y",
+        "х": "x",
+        "ѕ": "s",
+        "і": "i",
+        "ј": "j",
+        "һ": "h",
+        "ԁ": "d",
+        "ԛ": "q",
+        "ԝ": "w",
+        "ӏ": "l",
+        "α": "a",
+        "β": "b",
+        "ε": "e",
+        "η": "n",
+        "ι": "i",
+        "κ": "k",
+        "ν": "v",
+        "ο": "o",
+        "ρ": "p",
+        "τ": "t",
+        "υ": "u",
+        "χ": "x",
+        "ω": "w",
+        "ı": "i",
+        "ℓ": "l",
+        "Ɩ": "l",
+    }
+)
 
 
 def name_key(name: str) -> str:
@@ -71,7 +106,10 @@ def resolve_leaderboard_dir(leaderboard_dir: str | Path | None) -> Path:
     if leaderboard_dir is not None:
         path = Path(leaderboard_dir)
         if not path.is_dir():
-            raise EvalsuiteError(f"leaderboard directory {path} does not exist", hint="pass --leaderboard DIR (the folder holding entries/)")
+            raise EvalsuiteError(
+                f"leaderboard directory {path} does not exist",
+                hint="pass --leaderboard DIR (the folder holding entries/)",
+            )
         return path
     here = Path(DEFAULT_DIR)
     return here if (here / ENTRIES_DIR).is_dir() else packaged_leaderboard_dir()
@@ -104,25 +142,37 @@ def scan_entries(leaderboard_dir: Path) -> EntryScan:
     for path in base.iterdir():
         name = path.name
         if name.startswith((PARTIAL_PREFIX, ".adding-")):  # .adding-: the temporary folder of older versions
-            scan.notes.append(f"{path}: an `add` killed while copying (the entry it was filing was never swapped in); delete it")
+            scan.notes.append(
+                f"{path}: an `add` killed while copying (the entry it was filing was never swapped in); delete it"
+            )
         elif name.startswith((STAGED_PREFIX, REPLACED_PREFIX)):
             ids.add(name.split("-", 1)[1])
         elif path.is_dir() and _ENTRY_ID.match(name):
             ids.add(name)
     for identifier in sorted(ids):
-        target, staged, replaced = (base / identifier, base / f"{STAGED_PREFIX}{identifier}", base / f"{REPLACED_PREFIX}{identifier}")
+        target, staged, replaced = (
+            base / identifier,
+            base / f"{STAGED_PREFIX}{identifier}",
+            base / f"{REPLACED_PREFIX}{identifier}",
+        )
         if _complete(target):
             scan.entries[identifier] = target
             for leftover in (p for p in (staged, replaced) if p.exists()):
-                scan.notes.append(f"{leftover}: left by an interrupted `add --overwrite`; {target} is complete, delete it")
+                scan.notes.append(
+                    f"{leftover}: left by an interrupted `add --overwrite`; {target} is complete, delete it"
+                )
         elif _complete(staged):
             scan.entries[identifier] = staged
-            scan.notes.append(f"{target}: an `add --overwrite` was killed mid-swap; read the new entry from {staged.name} "
-                              f"(rerun the add, or rename it to {identifier})")
+            scan.notes.append(
+                f"{target}: an `add --overwrite` was killed mid-swap; read the new entry from {staged.name} "
+                f"(rerun the add, or rename it to {identifier})"
+            )
         elif _complete(replaced):
             scan.entries[identifier] = replaced
-            scan.notes.append(f"{target}: an `add --overwrite` was killed mid-swap; read the old entry from {replaced.name} "
-                              f"(rename it to {identifier})")
+            scan.notes.append(
+                f"{target}: an `add --overwrite` was killed mid-swap; read the old entry from {replaced.name} "
+                f"(rename it to {identifier})"
+            )
         elif target.exists():
             missing = [f for f in (SUBMISSION_FILE, VERIFICATION_FILE) if not (target / f).is_file()]
             scan.broken.append(f"{target} is half-written (no {' or '.join(missing)}) and no complete copy is left")
@@ -137,7 +187,11 @@ def list_entries(leaderboard_dir: Path) -> list[Path]:
 def settle(base: Path, identifier: str) -> list[str]:
     """Finish or undo an interrupted filing of `identifier`: keep the complete entry in place (or swap the
     complete staged copy in, or put the replaced one back) and delete what is left over. Returns one line per step."""
-    target, staged, replaced = base / identifier, base / f"{STAGED_PREFIX}{identifier}", base / f"{REPLACED_PREFIX}{identifier}"
+    target, staged, replaced = (
+        base / identifier,
+        base / f"{STAGED_PREFIX}{identifier}",
+        base / f"{REPLACED_PREFIX}{identifier}",
+    )
     done: list[str] = []
     if not _complete(target):
         for candidate in (staged, replaced):
@@ -170,8 +224,14 @@ def _stage(root: Path, base: Path, identifier: str, record: dict) -> Path:
     return staged
 
 
-def add_submission(submission: Path, leaderboard_dir: Path, data_dir: str | Path | None = None, entry: str | None = None,
-                   replace: bool = False, limits: Limits | None = None) -> tuple[Path, VerificationReport]:
+def add_submission(
+    submission: Path,
+    leaderboard_dir: Path,
+    data_dir: str | Path | None = None,
+    entry: str | None = None,
+    replace: bool = False,
+    limits: Limits | None = None,
+) -> tuple[Path, VerificationReport]:
     """Verify a submission and, if accepted, file it under <leaderboard>/entries/<entry-id>/ with its verification
     record; with `replace`, swap it in for an existing entry so that a kill at any point leaves one complete entry."""
     report = verify_submission(submission, data_dir, limits)
@@ -211,24 +271,30 @@ def filed_names(base: Path) -> dict[str, str]:
     names: dict[str, str] = {}
     for identifier, path in scan_entries(base.parent).entries.items():
         try:
-            meta = json.loads((path / SUBMISSION_FILE).read_text(encoding="utf-8")[:1 << 20])
+            meta = json.loads((path / SUBMISSION_FILE).read_text(encoding="utf-8")[: 1 << 20])
             names[name_key(str(meta["info"]["name"]))] = identifier
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return names
 
 
-def _file(submission: Path, base: Path, identifier: str, report: VerificationReport, replace: bool) -> tuple[Path, VerificationReport]:
+def _file(
+    submission: Path, base: Path, identifier: str, report: VerificationReport, replace: bool
+) -> tuple[Path, VerificationReport]:
     assert report.info is not None
     target = base / identifier
     settle(base, identifier)
     clash = filed_names(base).get(name_key(report.info.name))
     if clash is not None and clash != identifier:
-        raise EvalsuiteError(f"{submission / SUBMISSION_FILE}: info.name {report.info.name!r} reads the same as filed entry "
-                             f"{clash!r} (compared after Unicode normalisation and confusable folding)",
-                             hint="give the submission a name that differs in its letters, not only in how they are encoded")
+        raise EvalsuiteError(
+            f"{submission / SUBMISSION_FILE}: info.name {report.info.name!r} reads the same as filed entry "
+            f"{clash!r} (compared after Unicode normalisation and confusable folding)",
+            hint="give the submission a name that differs in its letters, not only in how they are encoded",
+        )
     if target.exists() and not replace:
-        raise EvalsuiteError(f"{target} already exists", hint="pass --overwrite to file this submission over it, or --id ID")
+        raise EvalsuiteError(
+            f"{target} already exists", hint="pass --overwrite to file this submission over it, or --id ID"
+        )
     record = report.to_dict()
     provenance = provenance_fields()
     record.update({"verified_at": provenance.pop("created_at"), **provenance})

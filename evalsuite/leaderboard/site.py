@@ -39,8 +39,26 @@ from evalsuite.runs import ExampleRecord
 
 MARKER = ".evalsuite-site"
 SETTINGS_FILE = "site.yaml"
-MANIFEST_FIELDS = ("kind", "method", "model", "backend", "decoding", "max_turns", "topk", "retriever", "corpus", "splits",
-                   "subset", "metric_convention", "evalsuite_version", "git_commit", "git_dirty", "created_at", "source", "notes")
+MANIFEST_FIELDS = (
+    "kind",
+    "method",
+    "model",
+    "backend",
+    "decoding",
+    "max_turns",
+    "topk",
+    "retriever",
+    "corpus",
+    "splits",
+    "subset",
+    "metric_convention",
+    "evalsuite_version",
+    "git_commit",
+    "git_dirty",
+    "created_at",
+    "source",
+    "notes",
+)
 
 
 @dataclass
@@ -94,12 +112,18 @@ class UnverifiedEntry:
 def missing_gold(report) -> list[str] | None:
     """The `task/split` gold files a report could not load, when that is its only problem; else None."""
     missing = [re.search(r"cannot load the registry's (\S+):", p.message) for p in report.problems]
-    if not report.problems or report.info is None or not all(p.check == "gold" and m for p, m in zip(report.problems, missing)):
+    if (
+        not report.problems
+        or report.info is None
+        or not all(p.check == "gold" and m for p, m in zip(report.problems, missing))
+    ):
         return None
     return sorted({m.group(1) for m in missing if m})
 
 
-def load_entries(leaderboard_dir: Path, data_dir: str | Path | None) -> tuple[list[Entry], list[str], list[UnverifiedEntry]]:
+def load_entries(
+    leaderboard_dir: Path, data_dir: str | Path | None
+) -> tuple[list[Entry], list[str], list[UnverifiedEntry]]:
     """Re-verify every filed entry; a half-written entry or one that no longer verifies stops the build, naming
     it. An entry whose only problem is gold data missing here is set aside as not re-verified. Also returns the
     notes on leftovers of interrupted filings."""
@@ -107,7 +131,10 @@ def load_entries(leaderboard_dir: Path, data_dir: str | Path | None) -> tuple[li
 
     scan = scan_entries(leaderboard_dir)
     if scan.broken:
-        raise EvalsuiteError("; ".join(scan.broken), hint="restore the entry from git or file it again with `evalsuite leaderboard add --overwrite`")
+        raise EvalsuiteError(
+            "; ".join(scan.broken),
+            hint="restore the entry from git or file it again with `evalsuite leaderboard add --overwrite`",
+        )
     entries, unverified = [], []
     with progress() as bars:
         bar = bars.add_task("verify entries", total=len(scan.entries))
@@ -116,7 +143,9 @@ def load_entries(leaderboard_dir: Path, data_dir: str | Path | None) -> tuple[li
             if (missing := missing_gold(report)) is not None:
                 info = report.info
                 assert info is not None  # missing_gold answers only for a report that read the submission's info
-                unverified.append(UnverifiedEntry(identifier, info.name, info.method, info.model.name, ", ".join(missing)))
+                unverified.append(
+                    UnverifiedEntry(identifier, info.name, info.method, info.model.name, ", ".join(missing))
+                )
                 bars.advance(bar)
                 continue
             if not report.accepted:
@@ -134,8 +163,10 @@ def unverified_note(unverified: list[UnverifiedEntry]) -> str | None:
     if not unverified:
         return None
     missing = sorted({m.strip() for e in unverified for m in e.missing.split(",")})
-    return (f"{len(unverified)} entries not re-verified here (gold answers not found: {', '.join(missing)}): listed without "
-            f"scores; pass --data-dir DIR, or fetch them with `evalsuite data download` (offline: --from DIR)")
+    return (
+        f"{len(unverified)} entries not re-verified here (gold answers not found: {', '.join(missing)}): listed without "
+        f"scores; pass --data-dir DIR, or fetch them with `evalsuite data download` (offline: --from DIR)"
+    )
 
 
 def _environment():
@@ -157,7 +188,9 @@ def _prepare_output(out_dir: Path) -> None:
         if not out_dir.is_dir():
             raise EvalsuiteError(f"{out_dir} exists and is not a directory")
         if any(out_dir.iterdir()) and not (out_dir / MARKER).is_file():
-            raise EvalsuiteError(f"{out_dir} is not empty and was not built by evalsuite", hint="choose an empty or new -o directory")
+            raise EvalsuiteError(
+                f"{out_dir} is not empty and was not built by evalsuite", hint="choose an empty or new -o directory"
+            )
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
     (out_dir / MARKER).write_text("built by evalsuite leaderboard build\n", encoding="utf-8")
@@ -199,7 +232,9 @@ def _top_entries_chart(members: list[Entry], metric: str, path: Path) -> Path | 
     series = {}
     for entry in top:
         assert entry.report.info is not None
-        label = entry.report.info.name if entry.report.info.name not in series else f"{entry.report.info.name} ({entry.id})"
+        label = (
+            entry.report.info.name if entry.report.info.name not in series else f"{entry.report.info.name} ({entry.id})"
+        )
         series[label] = {t: entry.summary(t, metric) for t in tasks if entry.has(t, metric)}
     title = f"top {len(top)} of {len(members)} entr{'y' if len(members) == 1 else 'ies'} by their mean, {metric} per benchmark, 95% intervals"
     return plot_top_entries(series, tasks, metric, path, title)
@@ -214,9 +249,17 @@ def _headline(entries: list[Entry], metrics: dict[str, str]) -> str:
 
 
 def _turn_views(record: ExampleRecord) -> list[dict]:
-    return [{"think": " … ".join(t.think), "query": t.query, "sub_queries": t.sub_queries, "answer": t.answer,
-             "invalid": t.invalid_action, "passages": [{"title": p.title, "text": p.text} for p in t.passages]}
-            for t in record.turns]
+    return [
+        {
+            "think": " … ".join(t.think),
+            "query": t.query,
+            "sub_queries": t.sub_queries,
+            "answer": t.answer,
+            "invalid": t.invalid_action,
+            "passages": [{"title": p.title, "text": p.text} for p in t.passages],
+        }
+        for t in record.turns
+    ]
 
 
 def _example_pages(env, entry: Entry, out: Path, page_size: int, nav: dict) -> int:
@@ -226,11 +269,28 @@ def _example_pages(env, entry: Entry, out: Path, page_size: int, nav: dict) -> i
         total = max(1, -(-len(records) // page_size))
         for page in range(1, total + 1):
             chunk = records[(page - 1) * page_size : page * page_size]
-            examples = [{"record": r, "turns": _turn_views(r), "index": (page - 1) * page_size + i + 1} for i, r in enumerate(chunk)]
-            _write(env, "examples.html.j2", out / task / f"page-{page}.html", root="../../../", entry=entry,
-                   info=entry.report.info, task=task, task_name=task_label(task), split=verified.split, page=page,
-                   total=total, examples=examples, n=len(records), metric_names=leaderboard_metrics(), nav=nav,
-                   samples=entry.samples(task))
+            examples = [
+                {"record": r, "turns": _turn_views(r), "index": (page - 1) * page_size + i + 1}
+                for i, r in enumerate(chunk)
+            ]
+            _write(
+                env,
+                "examples.html.j2",
+                out / task / f"page-{page}.html",
+                root="../../../",
+                entry=entry,
+                info=entry.report.info,
+                task=task,
+                task_name=task_label(task),
+                split=verified.split,
+                page=page,
+                total=total,
+                examples=examples,
+                n=len(records),
+                metric_names=leaderboard_metrics(),
+                nav=nav,
+                samples=entry.samples(task),
+            )
             pages += 1
     return pages
 
@@ -252,28 +312,49 @@ def _entry_columns(entry: Entry) -> list[ShownMetric]:
         return [ShownMetric(m.name, m.label, bool(m.percent)) for m in summary_metrics()]
     k = "/".join(map(str, ks))
     shown = [ShownMetric(f"{m.name}_avg", f"{m.label} avg@{k}", bool(m.percent)) for m in summary_metrics()]
-    return shown[:1] + [ShownMetric("em_maj", f"{shown[0].label.split(' avg@')[0]} maj@{k}", True),
-                        *(ShownMetric(f"em_pass@{kk}", f"EM pass@{kk}", True) for kk in ks)] + shown[1:]
+    return (
+        shown[:1]
+        + [
+            ShownMetric("em_maj", f"{shown[0].label.split(' avg@')[0]} maj@{k}", True),
+            *(ShownMetric(f"em_pass@{kk}", f"EM pass@{kk}", True) for kk in ks),
+        ]
+        + shown[1:]
+    )
 
 
 def _entry_context(entry: Entry) -> dict:
     manifests = {
-        name: {"fields": {k: v for k, v in m.model_dump().items() if k in MANIFEST_FIELDS and v not in (None, {}, [], "")},
-               "full": m.model_dump()}
+        name: {
+            "fields": {k: v for k, v in m.model_dump().items() if k in MANIFEST_FIELDS and v not in (None, {}, [], "")},
+            "full": m.model_dump(),
+        }
         for name, m in entry.report.manifests.items()
     }
     columns = _entry_columns(entry)
     tasks: list[dict[str, Any]] = [
-        {"task": t, "name": task_label(t), "split": v.split, "run": v.run, "n": v.summary.n, "n_failed": v.summary.n_failed,
-         "data_source": Path(v.data_source).name, "data_sha256": v.data_sha256, "samples": entry.samples(t),
-         "metrics": {m.name: v.summary.metrics.get(m.name) for m in columns},
-         "cost": {m: v.summary.metrics.get(cost_name(entry, t, m)) for m in COST_METRICS}}
+        {
+            "task": t,
+            "name": task_label(t),
+            "split": v.split,
+            "run": v.run,
+            "n": v.summary.n,
+            "n_failed": v.summary.n_failed,
+            "data_source": Path(v.data_source).name,
+            "data_sha256": v.data_sha256,
+            "samples": entry.samples(t),
+            "metrics": {m.name: v.summary.metrics.get(m.name) for m in columns},
+            "cost": {m: v.summary.metrics.get(cost_name(entry, t, m)) for m in COST_METRICS},
+        }
         for t in task_columns([entry])
         if (v := entry.report.tasks.get(t)) is not None
     ]
     cost = [get_metric(m) for m in COST_METRICS if any(t["cost"][m] is not None for t in tasks)]
-    return {"manifests": manifests, "tasks": tasks, "columns": columns,
-            "cost_columns": cost if any(m.name != "n_searches" for m in cost) else []}
+    return {
+        "manifests": manifests,
+        "tasks": tasks,
+        "columns": columns,
+        "cost_columns": cost if any(m.name != "n_searches" for m in cost) else [],
+    }
 
 
 def _methods(entries: list[Entry], reported: dict) -> list[dict]:
@@ -287,8 +368,10 @@ def _methods(entries: list[Entry], reported: dict) -> list[dict]:
             item["links"].add(info.paper)
     for row in (row for table in reported.values() for row in table.rows):
         methods[row.method]["papers"].add(row.citation)
-    return [{"name": name, "entries": v["entries"], "papers": sorted(v["papers"]), "links": sorted(v["links"])}
-            for name, v in sorted(methods.items(), key=lambda kv: kv[0].lower())]
+    return [
+        {"name": name, "entries": v["entries"], "papers": sorted(v["papers"]), "links": sorted(v["links"])}
+        for name, v in sorted(methods.items(), key=lambda kv: kv[0].lower())
+    ]
 
 
 def setting_order(item: tuple[str, list[Entry]]) -> tuple[int, str]:
@@ -298,8 +381,13 @@ def setting_order(item: tuple[str, list[Entry]]) -> tuple[int, str]:
     return -len(members), key
 
 
-def build_site(leaderboard_dir: str | Path | None, out_dir: str | Path, data_dir: str | Path | None = None,
-               page_size: int | None = None, reported_root: str | Path | None = None) -> SiteSummary:
+def build_site(
+    leaderboard_dir: str | Path | None,
+    out_dir: str | Path,
+    data_dir: str | Path | None = None,
+    page_size: int | None = None,
+    reported_root: str | Path | None = None,
+) -> SiteSummary:
     """Build the whole site from a leaderboard folder (entries/, site.yaml; default: ./leaderboard, else the shipped
     one) and the transcribed paper tables (default: the ones shipped with evalsuite)."""
     leaderboard_dir, out_dir = resolve_leaderboard_dir(leaderboard_dir), Path(out_dir)
@@ -316,9 +404,17 @@ def build_site(leaderboard_dir: str | Path | None, out_dir: str | Path, data_dir
         assert entry.report.info is not None
         by_setting[entry.report.setting_key()].append(entry)
     metrics = leaderboard_metrics(entries)
-    settings: list[dict[str, Any]] = [{"key": key, "slug": f"setting-{i + 1}", "tables": [verified_table(members, m, label=label) for m, label in metrics.items()],
-                 "cost": cost_table(members), "n": len(members), "members": members}
-                for i, (key, members) in enumerate(sorted(by_setting.items(), key=setting_order))]
+    settings: list[dict[str, Any]] = [
+        {
+            "key": key,
+            "slug": f"setting-{i + 1}",
+            "tables": [verified_table(members, m, label=label) for m, label in metrics.items()],
+            "cost": cost_table(members),
+            "n": len(members),
+            "members": members,
+        }
+        for i, (key, members) in enumerate(sorted(by_setting.items(), key=setting_order))
+    ]
     _prepare_output(out_dir)
     for setting in settings:
         members = setting.pop("members")
@@ -327,8 +423,19 @@ def build_site(leaderboard_dir: str | Path | None, out_dir: str | Path, data_dir
         setting["chart"] = f"charts/{chart.name}" if chart else None
         setting["chart_label"] = metrics[headline]
     nav = {"index": "index.html", "methods": "methods.html"}
-    _write(env, "index.html.j2", out_dir / "index.html", root="", settings=settings, reported=[reported[m] for m in metrics if m in reported],
-           metric_names=metrics, n_entries=len(entries), nav=nav, unverified=unverified, unverified_note=note)
+    _write(
+        env,
+        "index.html.j2",
+        out_dir / "index.html",
+        root="",
+        settings=settings,
+        reported=[reported[m] for m in metrics if m in reported],
+        metric_names=metrics,
+        n_entries=len(entries),
+        nav=nav,
+        unverified=unverified,
+        unverified_note=note,
+    )
     _write(env, "methods.html.j2", out_dir / "methods.html", root="", methods=_methods(entries, reported), nav=nav)
     pages = 2
     for entry in entries:
@@ -336,8 +443,18 @@ def build_site(leaderboard_dir: str | Path | None, out_dir: str | Path, data_dir
         out.mkdir(parents=True, exist_ok=True)
         headline = _headline([entry], metrics)
         plot = _plot(entry, headline, out / f"plot-{headline}.svg")
-        _write(env, "entry.html.j2", out / "index.html", root="../../", entry=entry, info=entry.report.info,
-               plot=plot.name if plot else None, plot_label=metrics[headline], page_size=page_size, nav=nav,
-               **_entry_context(entry))
+        _write(
+            env,
+            "entry.html.j2",
+            out / "index.html",
+            root="../../",
+            entry=entry,
+            info=entry.report.info,
+            plot=plot.name if plot else None,
+            plot_label=metrics[headline],
+            page_size=page_size,
+            nav=nav,
+            **_entry_context(entry),
+        )
         pages += 1 + _example_pages(env, entry, out, page_size, nav)
     return SiteSummary(len(entries), len(settings), pages, leaderboard_dir, notes)

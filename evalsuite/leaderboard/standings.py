@@ -79,7 +79,9 @@ class Entry:
             from evalsuite.runs.sampled import sampled_task
 
             part = sampled_task(task, records)
-            self._per_question[task] = {m: dict(zip(part.ids.tolist(), values.tolist())) for m, values in part.metrics.items()}
+            self._per_question[task] = {
+                m: dict(zip(part.ids.tolist(), values.tolist())) for m, values in part.metrics.items()
+            }
         return self._per_question[task][name]
 
     def has(self, task: str, metric: str) -> bool:
@@ -118,7 +120,9 @@ def sampled_metrics(entries: Sequence[Entry]) -> dict[str, str]:
                 if name in verified.summary.metrics:
                     ks.setdefault(name, set()).add(k)
     order = [*(f"{m}_avg" for m in SAMPLED_TABLE_METRICS), "em_maj"]
-    names = sorted(ks, key=lambda n: (order.index(n) if n in order else len(order), int(n.rpartition("@")[2]) if "@" in n else 0))
+    names = sorted(
+        ks, key=lambda n: (order.index(n) if n in order else len(order), int(n.rpartition("@")[2]) if "@" in n else 0)
+    )
     return {n: get_metric(n).label.replace("@K", "@" + "/".join(map(str, sorted(ks[n])))) for n in names}
 
 
@@ -257,13 +261,19 @@ def _significance(entries: Sequence[Entry], column: TaskSplit, metric: str) -> t
     if len(paired) < 2:
         return top.id, {}
     systems = [SystemScores(e.id, {task: e.scores(task, metric)}) for e in paired]
-    result = compare(systems, baseline=top.id, metric=metric, n_resamples=SIGNIFICANCE_RESAMPLES,
-                     n_permutations=SIGNIFICANCE_RESAMPLES)
+    result = compare(
+        systems,
+        baseline=top.id,
+        metric=metric,
+        n_resamples=SIGNIFICANCE_RESAMPLES,
+        n_permutations=SIGNIFICANCE_RESAMPLES,
+    )
     return top.id, {e.id: result.differences[(e.id, task)].p_value for e in paired if e.id != top.id}
 
 
-def verified_table(entries: Sequence[Entry], metric: str, entry_href: str = "entries/{id}/index.html",
-                   label: str | None = None) -> MetricTable:
+def verified_table(
+    entries: Sequence[Entry], metric: str, entry_href: str = "entries/{id}/index.html", label: str | None = None
+) -> MetricTable:
     """One setting's verified rows for one metric: per-(task, split) means with 95% CIs and significance groups.
 
     Each column is one task on one split, so a training or dev split is never ranked with a test split. The Avg
@@ -293,10 +303,16 @@ def verified_table(entries: Sequence[Entry], metric: str, entry_href: str = "ent
             task = column.task
             verified = entry.report.tasks[task]
             s = entry.summary(task, metric)
-            cell = Cell(value=_pct(s.mean), text=f"{100 * s.mean:.1f}", ci=f"[{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]")
+            cell = Cell(
+                value=_pct(s.mean), text=f"{100 * s.mean:.1f}", ci=f"[{100 * s.ci_low:.1f}, {100 * s.ci_high:.1f}]"
+            )
             failed = f" ({verified.summary.n_failed} failed, scored 0)" if verified.summary.n_failed else ""
             k = entry.samples(task)
-            samples = f", K = {k} samples per question (intervals over questions)" if k > 1 else (", one trajectory per question (K = 1)" if one_sample_metric(metric) else "")
+            samples = (
+                f", K = {k} samples per question (intervals over questions)"
+                if k > 1
+                else (", one trajectory per question (K = 1)" if one_sample_metric(metric) else "")
+            )
             title = f"{task_label(task)} {verified.split}, n={verified.summary.n}{failed}{samples}: {label} {100 * s.mean:.2f}, 95% CI {cell.ci} ({interval_method(metric)})"
             if tops[column] == entry.id:
                 cell.group, cell.css = "a", "top"
@@ -311,9 +327,19 @@ def verified_table(entries: Sequence[Entry], metric: str, entry_href: str = "ent
             cell.title = title
             cells.append(cell)
         paper = entry.report.paper_setting
-        table.rows.append(Row(name=info.name, badge="verified", cells=cells, average=_average(entry, metric, splits),
-                              href=entry_href.format(id=entry.id), method=info.method, model=info.model.name,
-                              note=paper.summary() if paper else "", proof=entry.report.proof_line()))
+        table.rows.append(
+            Row(
+                name=info.name,
+                badge="verified",
+                cells=cells,
+                average=_average(entry, metric, splits),
+                href=entry_href.format(id=entry.id),
+                method=info.method,
+                model=info.model.name,
+                note=paper.summary() if paper else "",
+                proof=entry.report.proof_line(),
+            )
+        )
     table.rows.sort(key=lambda r: -(r.average.value if r.average.value is not None else -1))
     return table
 
@@ -326,17 +352,31 @@ def _average(entry: Entry, metric: str, columns: Sequence[TaskSplit]) -> Cell:
     if not covered:
         return Cell(coverage=coverage)
     if len(covered) < len(columns):
-        return Cell(coverage=coverage, title=f"no average: this entry covers {len(covered)} of the table's {len(columns)} "
-                                             "task splits, and averages are only compared over the same tasks")
+        return Cell(
+            coverage=coverage,
+            title=f"no average: this entry covers {len(covered)} of the table's {len(columns)} "
+            "task splits, and averages are only compared over the same tasks",
+        )
     mean = float(np.mean([entry.summary(c.task, metric).mean for c in covered]))
     names = ", ".join(f"{task_label(c.task)} {c.split}" for c in covered)
-    return Cell(value=_pct(mean), text=f"{100 * mean:.1f}", coverage=coverage,
-                title=f"unweighted mean over all {len(covered)} task splits of this table ({names})")
+    return Cell(
+        value=_pct(mean),
+        text=f"{100 * mean:.1f}",
+        coverage=coverage,
+        title=f"unweighted mean over all {len(covered)} task splits of this table ({names})",
+    )
 
 
 # Termination and cost (evalsuite.metrics.termination; searches per question): how rollouts ended, what they took.
-COST_METRICS = ("stop_answer", "stop_max_turns", "stop_max_tokens", "stop_error", "n_searches", "prompt_tokens",
-                "completion_tokens")
+COST_METRICS = (
+    "stop_answer",
+    "stop_max_turns",
+    "stop_max_tokens",
+    "stop_error",
+    "n_searches",
+    "prompt_tokens",
+    "completion_tokens",
+)
 
 
 def cost_name(entry: Entry, task: str, metric: str) -> str:
@@ -363,8 +403,11 @@ def cost_table(entries: Sequence[Entry], entry_href: str = "entries/{id}/index.h
     n-weighted mean; a sampled run: each question's mean over its samples): shares of rollouts that answered, ran
     out of turns or of tokens, or failed, and searches, prompt and completion tokens per question. Trajectories
     imported from elsewhere record no stop reason or token count ("–"); None when no entry records any."""
-    recorded = [e for e in entries if any(e.report.tasks[t].summary.metrics.get(cost_name(e, t, "stop_answer"))
-                                          for t in e.report.tasks)]
+    recorded = [
+        e
+        for e in entries
+        if any(e.report.tasks[t].summary.metrics.get(cost_name(e, t, "stop_answer")) for t in e.report.tasks)
+    ]
     if not recorded:
         return None
     columns = []
@@ -376,16 +419,26 @@ def cost_table(entries: Sequence[Entry], entry_href: str = "entries/{id}/index.h
         cells = []
         for name in COST_METRICS:
             spec = get_metric(name)
-            parts = [(v.summary.n, m.mean) for t, v in entry.report.tasks.items()
-                     if (m := v.summary.metrics.get(cost_name(entry, t, name))) is not None]
+            parts = [
+                (v.summary.n, m.mean)
+                for t, v in entry.report.tasks.items()
+                if (m := v.summary.metrics.get(cost_name(entry, t, name))) is not None
+            ]
             if not parts or (name != "n_searches" and entry not in recorded):
-                cells.append(Cell(title="not recorded: trajectories imported from elsewhere carry no stop reason or token count"))
+                cells.append(
+                    Cell(title="not recorded: trajectories imported from elsewhere carry no stop reason or token count")
+                )
                 continue
             n = sum(count for count, _ in parts)
             mean = sum(count * value for count, value in parts) / n
             text = f"{100 * mean:.1f}" if spec.percent else f"{mean:.1f}" if name == "n_searches" else f"{mean:.0f}"
-            cells.append(Cell(value=round(100 * mean if spec.percent else mean, 6), text=text,
-                              title=f"{spec.label}: mean over {n} questions of {len(parts)} benchmark(s)"))
+            cells.append(
+                Cell(
+                    value=round(100 * mean if spec.percent else mean, 6),
+                    text=text,
+                    title=f"{spec.label}: mean over {n} questions of {len(parts)} benchmark(s)",
+                )
+            )
         ks = sorted({entry.samples(t) for t in entry.report.tasks})
         rows.append(CostRow(entry.name, entry_href.format(id=entry.id), "/".join(map(str, ks)), cells))
     return CostTable(columns, rows)
@@ -402,7 +455,11 @@ def _reported_cell(table: ReportedTable, row: str, key: str | None) -> Cell:
         text, pct = f"{100 * value.value:.{digits}f}", _pct(value.value)
     else:
         text, pct = value.printed, round(value.value, 6)
-    return Cell(value=pct, text=text + value.marks, title=f"as printed in {table.paper} Table {table.table}: {value.printed}{value.marks}")
+    return Cell(
+        value=pct,
+        text=text + value.marks,
+        title=f"as printed in {table.paper} Table {table.table}: {value.printed}{value.marks}",
+    )
 
 
 def reported_tables(root: Path | None = None) -> dict[str, MetricTable]:
@@ -416,11 +473,21 @@ def reported_tables(root: Path | None = None) -> dict[str, MetricTable]:
         if table.scale == "raw":
             continue
         for metric in metrics:
-            by_task = {c.dataset: k for k, c in table.columns.items() if c.metric == metric and c.dataset in registered and not c.average_of}
+            by_task = {
+                c.dataset: k
+                for k, c in table.columns.items()
+                if c.metric == metric and c.dataset in registered and not c.average_of
+            }
             if not by_task:
                 continue
-            avg_key = next((k for k, c in table.columns.items() if c.metric == metric and c.average_of and c.dataset is None
-                            and k in ("avg", f"avg.{metric}")), None)
+            avg_key = next(
+                (
+                    k
+                    for k, c in table.columns.items()
+                    if c.metric == metric and c.average_of and c.dataset is None and k in ("avg", f"avg.{metric}")
+                ),
+                None,
+            )
             for label, row in table.rows.items():
                 cells = [_reported_cell(table, label, by_task.get(task)) for task in registered]
                 if all(c.value is None for c in cells):
@@ -430,11 +497,16 @@ def reported_tables(root: Path | None = None) -> dict[str, MetricTable]:
                     average.ci = "as printed"
                     average.title = "the paper's own average over its benchmarks, as printed"
                 model = row.model or ""
-                tables[metric].rows.append(Row(
-                    name=f"{row.method}" + (f" [{row.train_set}]" if row.train_set else ""), badge="reported", cells=cells,
-                    average=average, method=row.method, model=model,
-                    citation=table.citation,
-                    citation_title=f"{table.caption} (transcribed from {table.citation})",
-                ))
+                tables[metric].rows.append(
+                    Row(
+                        name=f"{row.method}" + (f" [{row.train_set}]" if row.train_set else ""),
+                        badge="reported",
+                        cells=cells,
+                        average=average,
+                        method=row.method,
+                        model=model,
+                        citation=table.citation,
+                        citation_title=f"{table.caption} (transcribed from {table.citation})",
+                    )
+                )
     return tables
-

@@ -72,7 +72,11 @@ class Setting(BaseModel):
 
     def key(self) -> str:
         """A stable, readable key such as `wiki-18 · e5 · top-3 · 4 turns`."""
-        parts = [self.corpus or "corpus ?", self.retriever or "retriever ?", f"top-{self.topk}" if self.topk else "top-?"]
+        parts = [
+            self.corpus or "corpus ?",
+            self.retriever or "retriever ?",
+            f"top-{self.topk}" if self.topk else "top-?",
+        ]
         if self.max_turns:
             parts.append(f"{self.max_turns} turns")
         return " · ".join(parts)
@@ -145,8 +149,12 @@ def defined_file(rel: str, runs: set[str] | None) -> bool:
     if rel in TOP_LEVEL_FILES:
         return True
     parts = rel.split("/")
-    return (len(parts) == 3 and parts[0] == RUNS_DIR and parts[2] in RUN_FILES
-            and (parts[1] in runs if runs is not None else bool(_RUN_NAME.match(parts[1]))))
+    return (
+        len(parts) == 3
+        and parts[0] == RUNS_DIR
+        and parts[2] in RUN_FILES
+        and (parts[1] in runs if runs is not None else bool(_RUN_NAME.match(parts[1])))
+    )
 
 
 class RunRef(BaseModel):
@@ -178,7 +186,11 @@ class SubmissionFile(Provenance):
 def submission_files(root: Path) -> list[str]:
     """Every file of a submission as a POSIX path relative to its root, sorted; the checksum file excluded."""
     skip = {CHECKSUMS_FILE, VERIFICATION_FILE}
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if (p.is_file() or p.is_symlink()) and p.relative_to(root).as_posix() not in skip)
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if (p.is_file() or p.is_symlink()) and p.relative_to(root).as_posix() not in skip
+    )
 
 
 def write_checksums(root: Path) -> Path:
@@ -197,7 +209,9 @@ def parse_checksums(text: str, where: str) -> dict[str, str]:
             continue
         match = re.match(r"^([0-9a-f]{64}) [ *](.+)$", line)
         if not match:
-            raise DataError(f"{where}:{lineno}: not a `sha256sum` line: {line[:80]!r}", hint="regenerate it with `evalsuite submit`")
+            raise DataError(
+                f"{where}:{lineno}: not a `sha256sum` line: {line[:80]!r}", hint="regenerate it with `evalsuite submit`"
+            )
         sums[match.group(2)] = match.group(1)
     return sums
 
@@ -232,14 +246,19 @@ def _safe_extract(tarball: Path, target: Path, max_total_bytes: int, max_members
     try:
         tar = tarfile.open(tarball, mode="r:*")
     except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
-        raise DataError(f"{tarball}: not a readable tarball ({exc or type(exc).__name__})", hint="pass the .tar.gz written by `evalsuite submit`") from None
+        raise DataError(
+            f"{tarball}: not a readable tarball ({exc or type(exc).__name__})",
+            hint="pass the .tar.gz written by `evalsuite submit`",
+        ) from None
     with tar:
         try:
             _extract_members(tar, tarball, target, max_total_bytes, max_members)
         except (tarfile.TarError, EOFError, zlib.error) as exc:
             # Click would print a bare `Aborted.` for the EOFError of a cut-off gzip stream.
-            raise DataError(f"{tarball}: truncated or corrupt archive ({exc or type(exc).__name__})",
-                            hint="upload the whole file again (`gzip -t` checks it)") from None
+            raise DataError(
+                f"{tarball}: truncated or corrupt archive ({exc or type(exc).__name__})",
+                hint="upload the whole file again (`gzip -t` checks it)",
+            ) from None
 
 
 def _extract_members(tar: tarfile.TarFile, tarball: Path, target: Path, max_total_bytes: int, max_members: int) -> None:
@@ -252,7 +271,9 @@ def _extract_members(tar: tarfile.TarFile, tarball: Path, target: Path, max_tota
         name = member.name
         parts = Path(name).parts
         if name.startswith("/") or ".." in parts or not parts:
-            raise DataError(f"{tarball}: member {name!r} has an unsafe path", hint="a submission tarball holds relative paths only")
+            raise DataError(
+                f"{tarball}: member {name!r} has an unsafe path", hint="a submission tarball holds relative paths only"
+            )
         if member.isdir():
             continue
         if not member.isfile():
@@ -278,9 +299,13 @@ def opened_submission(path: Path, max_total_bytes: int = 1 << 30, max_members: i
         yield path
         return
     if not path.is_file():
-        raise EvalsuiteError(f"submission {path} does not exist", hint="pass the directory or .tar.gz written by `evalsuite submit`")
+        raise EvalsuiteError(
+            f"submission {path} does not exist", hint="pass the directory or .tar.gz written by `evalsuite submit`"
+        )
     if not is_tarball(path):
-        raise EvalsuiteError(f"{path} is neither a submission directory nor a .tar.gz", hint="pass what `evalsuite submit` wrote")
+        raise EvalsuiteError(
+            f"{path} is neither a submission directory nor a .tar.gz", hint="pass what `evalsuite submit` wrote"
+        )
     with tempfile.TemporaryDirectory(prefix="evalsuite-submission-") as tmp:
         _safe_extract(path, Path(tmp), max_total_bytes, max_members)
         yield Path(tmp)

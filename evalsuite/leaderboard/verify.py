@@ -59,7 +59,14 @@ from evalsuite.metrics.termination import RUN_METRICS, STOP_REASONS
 from evalsuite.metrics.registry import get_metric, is_registered, per_sample_name
 from evalsuite.runs import SCHEMA_VERSION, ExampleRecord, Manifest, MetricsFile, TaskSummary, summarize
 from evalsuite.runs.setting import KNOWN_CORPORA, RunSetting
-from evalsuite.runs.schema import LEGACY_METRICS, MANIFEST_FILE, METRIC_CONVENTION, METRICS_FILE, PREDICTIONS_FILE, manifest_from_json
+from evalsuite.runs.schema import (
+    LEGACY_METRICS,
+    MANIFEST_FILE,
+    METRIC_CONVENTION,
+    METRICS_FILE,
+    PREDICTIONS_FILE,
+    manifest_from_json,
+)
 from evalsuite.scoring import score_record, task_metrics
 from evalsuite.tasks.loader import LoadedSplit, load_split
 from evalsuite.tasks.registry import get_task
@@ -157,8 +164,10 @@ class VerificationReport:
         it can be: the corpus by passage count and hash, the encoder by its weights' identity) and `declared` (the
         submitter's word only). The site shows these next to every badge."""
         failed = sum(t.summary.n_failed for t in self.tasks.values())
-        proven = ["scores recomputed from the trajectories against the registry's gold answers",
-                  "every id of each declared split, questions and gold answers as the registry's"]
+        proven = [
+            "scores recomputed from the trajectories against the registry's gold answers",
+            "every id of each declared split, questions and gold answers as the registry's",
+        ]
         if failed:
             proven.append(f"{failed} failed record{'s' if failed != 1 else ''} scored 0")
         recorded: list[str] = []
@@ -173,7 +182,7 @@ class VerificationReport:
         return {"proven": proven, "recorded": recorded, "declared": declared}
 
     def _corpus_proof(self) -> str:
-        """"corpus" when every run's corpus was matched by its passage count and sha256 (or is custom, shown by
+        """ "corpus" when every run's corpus was matched by its passage count and sha256 (or is custom, shown by
         both); "corpus (wiki-18 by passage count only)" when a known corpus was matched on the count alone."""
         matched = [RunSetting.from_manifest(m).corpus for m in self.manifests.values()]
         known = [c.known() for c in matched if c is not None]
@@ -192,8 +201,11 @@ class VerificationReport:
             labels = {RunSetting.from_manifest(m).corpus_label() for m in self.manifests.values()}
             corpus = labels.pop() if len(labels) == 1 and None not in labels else corpus
         key = setting.model_copy(update={"corpus": corpus}).key()
-        declared = [name for name, how in self.settings.items() if how.startswith("declared only")
-                    and name in ("corpus", "retriever", "topk", "max_turns")]
+        declared = [
+            name
+            for name, how in self.settings.items()
+            if how.startswith("declared only") and name in ("corpus", "retriever", "topk", "max_turns")
+        ]
         return key + (" (declared)" if declared else "")
 
     def proof_line(self) -> str:
@@ -207,7 +219,9 @@ class VerificationReport:
 
     def problem_lines(self) -> list[str]:
         lines = [str(p) for p in self.problems]
-        lines += [f"[{check}] {where}: … and {n} more of the same" for (check, where), n in sorted(self.omitted.items())]
+        lines += [
+            f"[{check}] {where}: … and {n} more of the same" for (check, where), n in sorted(self.omitted.items())
+        ]
         return lines
 
     def to_dict(self) -> dict[str, Any]:
@@ -222,10 +236,17 @@ class VerificationReport:
             "paper_setting": self.paper_setting.to_dict() if self.paper_setting else None,
             "proof": self.proof() if self.accepted else None,
             "tasks": {
-                name: {"split": t.split, "run": t.run, "n": t.summary.n, "n_failed": t.summary.n_failed, "data_source": Path(t.data_source).name,
-                       "data_sha256": t.data_sha256, "metric_convention": METRIC_CONVENTION,
-                       "metric_versions": t.verified_metrics,
-                       "metrics": {m: s.model_dump() for m, s in t.summary.metrics.items()}}
+                name: {
+                    "split": t.split,
+                    "run": t.run,
+                    "n": t.summary.n,
+                    "n_failed": t.summary.n_failed,
+                    "data_source": Path(t.data_source).name,
+                    "data_sha256": t.data_sha256,
+                    "metric_convention": METRIC_CONVENTION,
+                    "metric_versions": t.verified_metrics,
+                    "metrics": {m: s.model_dump() for m, s in t.summary.metrics.items()},
+                }
                 for name, t in self.tasks.items()
             },
         }
@@ -279,9 +300,17 @@ def _load_model(path: Path, model: type[BaseModel], limits: Limits, where: str, 
     if model is not SubmissionFile and isinstance(obj, dict) and obj.get("schema_version") != SCHEMA_VERSION:
         report.add("schema", where, f"schema_version {obj.get('schema_version')!r} is not {SCHEMA_VERSION}")
         return None
-    if model is SubmissionFile and isinstance(obj, dict) and obj.get("format_version", FORMAT_VERSION) != FORMAT_VERSION:
-        report.add("format-version", where, f"format_version {obj.get('format_version')!r} is not one this evalsuite "
-                                            f"reads ({FORMAT_VERSION}); repack with this version's `evalsuite submit`")
+    if (
+        model is SubmissionFile
+        and isinstance(obj, dict)
+        and obj.get("format_version", FORMAT_VERSION) != FORMAT_VERSION
+    ):
+        report.add(
+            "format-version",
+            where,
+            f"format_version {obj.get('format_version')!r} is not one this evalsuite "
+            f"reads ({FORMAT_VERSION}); repack with this version's `evalsuite submit`",
+        )
         return None
     try:
         return model.model_validate(obj)
@@ -303,8 +332,12 @@ def check_files(root: Path, limits: Limits, report: VerificationReport, runs: se
     for rel in files:
         path = root / rel
         if not defined_file(rel, runs):
-            report.add("unexpected-file", rel, "not a file of the submission format (submission.json, checksums.sha256 "
-                                               "and each declared run's manifest.json, metrics.json and predictions)")
+            report.add(
+                "unexpected-file",
+                rel,
+                "not a file of the submission format (submission.json, checksums.sha256 "
+                "and each declared run's manifest.json, metrics.json and predictions)",
+            )
             continue
         if path.is_symlink():
             report.add("format", rel, "is a symbolic link; a submission holds regular files only")
@@ -333,12 +366,18 @@ def check_files(root: Path, limits: Limits, report: VerificationReport, runs: se
         if rel not in listed:
             report.add("checksum", rel, f"present but not listed in {CHECKSUMS_FILE}")
         elif not (root / rel).is_symlink() and sha256_file(root / rel) != listed[rel]:
-            report.add("checksum", rel, f"sha256 {sha256_file(root / rel)[:16]}… does not match {CHECKSUMS_FILE} ({listed[rel][:16]}…)")
+            report.add(
+                "checksum",
+                rel,
+                f"sha256 {sha256_file(root / rel)[:16]}… does not match {CHECKSUMS_FILE} ({listed[rel][:16]}…)",
+            )
     for rel in sorted(set(listed) - set(files)):
         report.add("checksum", rel, f"listed in {CHECKSUMS_FILE} but missing")
 
 
-def read_records(run_dir: Path, where: str, limits: Limits, report: VerificationReport) -> list[tuple[int, ExampleRecord]] | None:
+def read_records(
+    run_dir: Path, where: str, limits: Limits, report: VerificationReport
+) -> list[tuple[int, ExampleRecord]] | None:
     """(line number, record) for each predictions line; every bad line is a problem naming file:line.
 
     None when the file itself cannot be read (missing, oversized, not UTF-8): that one problem is reported.
@@ -346,7 +385,9 @@ def read_records(run_dir: Path, where: str, limits: Limits, report: Verification
     candidates = [run_dir / PREDICTIONS_GZ, run_dir / PREDICTIONS_FILE]
     present = [p for p in candidates if p.is_file()]
     if len(present) != 1:
-        report.add("schema", where, f"needs exactly one of {PREDICTIONS_GZ} or {PREDICTIONS_FILE}, found {len(present)}")
+        report.add(
+            "schema", where, f"needs exactly one of {PREDICTIONS_GZ} or {PREDICTIONS_FILE}, found {len(present)}"
+        )
         return None
     path = present[0]
     where = f"{where}/{path.name}"
@@ -383,8 +424,9 @@ def _preview(ids: set[str], n: int = 5) -> str:
     return ", ".join(shown) + (f" and {len(ids) - n} more" if len(ids) > n else "")
 
 
-def check_ids(lines: list[tuple[int, ExampleRecord]], gold: dict[str, TaskRow], where: str, label: str,
-              report: VerificationReport) -> list[tuple[int, ExampleRecord]]:
+def check_ids(
+    lines: list[tuple[int, ExampleRecord]], gold: dict[str, TaskRow], where: str, label: str, report: VerificationReport
+) -> list[tuple[int, ExampleRecord]]:
     """Each gold id exactly once and nothing extra (a sampled, multi-seed run: once per sample, every question with
     all K samples); returns the first occurrence of each known (id, sample)."""
     first: dict[tuple[str, int | None], int] = {}
@@ -393,7 +435,11 @@ def check_ids(lines: list[tuple[int, ExampleRecord]], gold: dict[str, TaskRow], 
         key = (record.id, record.sample)
         if key in first:
             sample = "" if record.sample is None else f" sample {record.sample}"
-            report.add("duplicate-id", f"{where}:{lineno}", f"{label}: id {record.id!r}{sample} appears again (first at line {first[key]})")
+            report.add(
+                "duplicate-id",
+                f"{where}:{lineno}",
+                f"{label}: id {record.id!r}{sample} appears again (first at line {first[key]})",
+            )
             continue
         first[key] = lineno
         if record.id in gold:
@@ -402,20 +448,28 @@ def check_ids(lines: list[tuple[int, ExampleRecord]], gold: dict[str, TaskRow], 
     missing = set(gold) - seen
     extra = seen - set(gold)
     if missing:
-        report.add("missing-id", where, f"{label}: {len(missing)} of the split's {len(gold)} ids missing: {_preview(missing)}")
+        report.add(
+            "missing-id", where, f"{label}: {len(missing)} of the split's {len(gold)} ids missing: {_preview(missing)}"
+        )
     if extra:
         report.add("extra-id", where, f"{label}: {len(extra)} ids not in the split: {_preview(extra)}")
     return kept if _check_samples(first, where, label, report) else []
 
 
-def _check_samples(first: dict[tuple[str, int | None], int], where: str, label: str, report: VerificationReport) -> bool:
+def _check_samples(
+    first: dict[tuple[str, int | None], int], where: str, label: str, report: VerificationReport
+) -> bool:
     """A sampled run's records: none greedy (else False: nothing of the task can be summarized), and every question
     with samples 0..K−1 (K: the most any has)."""
     samples = {s for _, s in first}
     if samples == {None}:
         return True
     if None in samples:
-        report.add("schema", where, f"{label}: mixes sampled records and records with no sample index; a run is one or the other")
+        report.add(
+            "schema",
+            where,
+            f"{label}: mixes sampled records and records with no sample index; a run is one or the other",
+        )
         return False
     k = max(s for s in samples if s is not None) + 1
     by_id: dict[str, set[int]] = defaultdict(set)
@@ -423,7 +477,11 @@ def _check_samples(first: dict[tuple[str, int | None], int], where: str, label: 
         by_id[i].add(s)  # type: ignore[arg-type]
     short = {i for i, got in by_id.items() if got != set(range(k))}
     if short:
-        report.add("missing-sample", where, f"{label}: {len(short)} questions lack some of the run's {k} samples: {_preview(short)}")
+        report.add(
+            "missing-sample",
+            where,
+            f"{label}: {len(short)} questions lack some of the run's {k} samples: {_preview(short)}",
+        )
     return True
 
 
@@ -472,32 +530,57 @@ def turns_text(record: ExampleRecord) -> str | None:
     return "".join(turn.text for turn in record.turns)
 
 
-def check_record(lineno: int, record: ExampleRecord, split: str, ref: RunRef, parse: Callable[[str], str | None],
-                 where: str, report: VerificationReport, model_text_only: bool = False) -> ExampleRecord:
+def check_record(
+    lineno: int,
+    record: ExampleRecord,
+    split: str,
+    ref: RunRef,
+    parse: Callable[[str], str | None],
+    where: str,
+    report: VerificationReport,
+    model_text_only: bool = False,
+) -> ExampleRecord:
     """Check what a record claims about itself (split, status, trajectory) and return it with the prediction its
     method's parser reads from the trajectory, which is what gets scored (`model_text_only`: from the model's turns
     within it, as an evalsuite run reads it)."""
     at = f"{where}:{lineno}"
     if not split_covers(split, record.split):
-        report.add("split", at, f"id {record.id!r}: claims split {record.split!r}, but submission.json declares {split!r}")
+        report.add(
+            "split", at, f"id {record.id!r}: claims split {record.split!r}, but submission.json declares {split!r}"
+        )
     failed = record.status == "failed"
     if failed and not ref.includes_failed:
-        report.add("failed", at, f"id {record.id!r}: marked failed ({(record.error or 'no reason given')[:80]}); finish the run "
-                                 "with `evalsuite run --resume`, or declare its failures with `evalsuite submit --include-failed`")
+        report.add(
+            "failed",
+            at,
+            f"id {record.id!r}: marked failed ({(record.error or 'no reason given')[:80]}); finish the run "
+            "with `evalsuite run --resume`, or declare its failures with `evalsuite submit --include-failed`",
+        )
     if not failed and not record.turns:
-        report.add("empty-trajectory", at, f"id {record.id!r}: no recorded turns; a prediction counts only as what the "
-                                           "model's recorded response says")
+        report.add(
+            "empty-trajectory",
+            at,
+            f"id {record.id!r}: no recorded turns; a prediction counts only as what the model's recorded response says",
+        )
     elif not failed and not record.trajectory.strip() and any(turn.text.strip() for turn in record.turns):
         # An empty generation (one turn of no text) is honest; turns with text and no trajectory are not.
         report.add("empty-trajectory", at, f"id {record.id!r}: its turns hold text but its trajectory is empty")
     text = turns_text(record) if model_text_only else record.trajectory
     if text is None:
-        report.add("prediction", at, f"id {record.id!r}: its turns' texts are not pieces of its trajectory in order, so "
-                                     "the model's own text (where an evalsuite run reads the answer) cannot be checked")
+        report.add(
+            "prediction",
+            at,
+            f"id {record.id!r}: its turns' texts are not pieces of its trajectory in order, so "
+            "the model's own text (where an evalsuite run reads the answer) cannot be checked",
+        )
     derived = parse(text or "")
     if text is not None and derived != record.prediction:
-        report.add("prediction", at, f"id {record.id!r}: prediction {_clip(record.prediction)} is not what the method's parser "
-                                     f"reads from the trajectory ({_clip(derived)})")
+        report.add(
+            "prediction",
+            at,
+            f"id {record.id!r}: prediction {_clip(record.prediction)} is not what the method's parser "
+            f"reads from the trajectory ({_clip(derived)})",
+        )
     return record.model_copy(update={"prediction": derived})
 
 
@@ -505,7 +588,9 @@ def _clip(text: str | None, n: int = 80) -> str:
     return repr(text if text is None or len(text) <= n else text[:n] + "…")
 
 
-def scored_with(claimed: MetricsFile | None, where: str, report: VerificationReport) -> tuple[dict[str, int], set[str] | None]:
+def scored_with(
+    claimed: MetricsFile | None, where: str, report: VerificationReport
+) -> tuple[dict[str, int], set[str] | None]:
     """The metrics a run records it was scored with that can be recomputed here, by definition version, and all the
     names it records (runs scored before metrics.json recorded them: LEGACY_METRICS, version 1). Each must be
     registered here at that version and under this scoring convention, and every registered metric the claimed
@@ -513,8 +598,12 @@ def scored_with(claimed: MetricsFile | None, where: str, report: VerificationRep
     if claimed is None:
         return {}, None
     if claimed.metric_convention != METRIC_CONVENTION:
-        report.add("scoring", where, f"scored under the metric convention {claimed.metric_convention!r}, this evalsuite "
-                                     f"scores under {METRIC_CONVENTION!r}; rescore the runs with `evalsuite score` and resubmit")
+        report.add(
+            "scoring",
+            where,
+            f"scored under the metric convention {claimed.metric_convention!r}, this evalsuite "
+            f"scores under {METRIC_CONVENTION!r}; rescore the runs with `evalsuite score` and resubmit",
+        )
         return {}, None
     versions = claimed.metric_versions if claimed.metric_versions is not None else dict.fromkeys(LEGACY_METRICS, 1)
     usable = {}
@@ -522,42 +611,72 @@ def scored_with(claimed: MetricsFile | None, where: str, report: VerificationRep
         if not is_registered(name):
             report.add("scoring", where, f"scored with metric {name!r}, which this evalsuite does not register")
         elif get_metric(name).version != version:
-            report.add("scoring", where, f"scored with {name} version {version}, this evalsuite computes version "
-                                         f"{get_metric(name).version}; rescore the runs with `evalsuite score` and resubmit")
+            report.add(
+                "scoring",
+                where,
+                f"scored with {name} version {version}, this evalsuite computes version "
+                f"{get_metric(name).version}; rescore the runs with `evalsuite score` and resubmit",
+            )
         else:
             usable[name] = version
-    given = {m for summary in claimed.tasks.values() for m in summary.metrics
-             if is_registered(m) and per_sample_name(m) not in JUDGED_METRICS}  # a judge panel's: not recomputable
+    given = {
+        m
+        for summary in claimed.tasks.values()
+        for m in summary.metrics
+        if is_registered(m) and per_sample_name(m) not in JUDGED_METRICS
+    }  # a judge panel's: not recomputable
     for name in sorted(given - set(versions)):
         report.add("scoring", where, f"claims {name} but its metric_versions do not record scoring with it")
     return usable, set(versions)
 
 
-def rescore(lineno: int, record: ExampleRecord, row: TaskRow, where: str, report: VerificationReport,
-            checked: Collection[str], declared: Collection[str] | None = None) -> ExampleRecord:
+def rescore(
+    lineno: int,
+    record: ExampleRecord,
+    row: TaskRow,
+    where: str,
+    report: VerificationReport,
+    checked: Collection[str],
+    declared: Collection[str] | None = None,
+) -> ExampleRecord:
     """Check one record against its registry row and return it rescored with the registry's gold answers (the
     task's metrics today, plus the `checked` ones to compare). The claims are read only to report a mismatch: the
     `checked` metrics (what the run was scored with) must be given and equal, and a registered metric it gives must
     be one its run `declared`. `shown_record` then keeps only the task's metrics for the site."""
     at = f"{where}:{lineno}"
     if record.golden_answers != row.golden_answers:
-        report.add("gold-edited", at, f"id {record.id!r}: golden_answers {record.golden_answers!r} differ from the registry's "
-                                      f"{row.golden_answers!r}")
+        report.add(
+            "gold-edited",
+            at,
+            f"id {record.id!r}: golden_answers {record.golden_answers!r} differ from the registry's "
+            f"{row.golden_answers!r}",
+        )
     if normalize_question(record.question) != normalize_question(row.question):
-        report.add("question-changed", at, f"id {record.id!r}: question {record.question[:80]!r} is not the registry's "
-                                           f"{row.question[:80]!r}")
+        report.add(
+            "question-changed",
+            at,
+            f"id {record.id!r}: question {record.question[:80]!r} is not the registry's {row.question[:80]!r}",
+        )
     rescored = record.model_copy(update={"golden_answers": list(row.golden_answers), "question": row.question})
     rescored.metrics = score_record(rescored, list(dict.fromkeys((*own_metrics(record), *checked))))
     claimed = record.metrics
     for name in sorted(set(claimed) - set(declared)) if declared is not None else ():
         if is_registered(name):
-            report.add("scoring", at, f"id {record.id!r}: gives {name}, which its run's metrics.json does not record scoring with")
+            report.add(
+                "scoring",
+                at,
+                f"id {record.id!r}: gives {name}, which its run's metrics.json does not record scoring with",
+            )
     for name in sorted(checked):
         if name not in claimed:
             report.add("score", at, f"id {record.id!r}: metric {name!r} is not given")
         elif not _close(claimed[name], rescored.metrics[name]):
-            report.add("score", at, f"id {record.id!r}: claimed {name} {_format(claimed[name])} but recomputed "
-                                    f"{_format(rescored.metrics[name])} against the registry's gold answers")
+            report.add(
+                "score",
+                at,
+                f"id {record.id!r}: claimed {name} {_format(claimed[name])} but recomputed "
+                f"{_format(rescored.metrics[name])} against the registry's gold answers",
+            )
     return rescored
 
 
@@ -580,8 +699,9 @@ def _close(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= TOLERANCE
 
 
-def check_summary(claimed: MetricsFile, recomputed: MetricsFile, where: str, report: VerificationReport,
-                  checked: Collection[str]) -> None:
+def check_summary(
+    claimed: MetricsFile, recomputed: MetricsFile, where: str, report: VerificationReport, checked: Collection[str]
+) -> None:
     """The claimed metrics.json must equal the summary of the recomputed records: n, and the means and averages
     of the `checked` metrics (what the run was scored with)."""
     for task, summary in recomputed.tasks.items():
@@ -597,8 +717,11 @@ def check_summary(claimed: MetricsFile, recomputed: MetricsFile, where: str, rep
             if name not in theirs.metrics:
                 report.add("score", where, f"{task}: metric {name!r} is not given")
             elif not _close(theirs.metrics[name].mean, ours.mean):
-                report.add("score", where, f"{task}: claimed {name} {_format(theirs.metrics[name].mean)} but recomputed "
-                                           f"{_format(ours.mean)}")
+                report.add(
+                    "score",
+                    where,
+                    f"{task}: claimed {name} {_format(theirs.metrics[name].mean)} but recomputed {_format(ours.mean)}",
+                )
     for task in sorted(set(claimed.tasks) - set(recomputed.tasks)):
         report.add("score", where, f"claims scores for task {task!r}, which the predictions do not hold")
     for group, values in recomputed.averages.items():
@@ -607,11 +730,14 @@ def check_summary(claimed: MetricsFile, recomputed: MetricsFile, where: str, rep
                 continue
             theirs_value = claimed.averages.get(group, {}).get(name)
             if theirs_value is None or not _close(theirs_value, value):
-                report.add("score", where, f"average {group}/{name}: claimed {theirs_value} but recomputed {_format(value)}")
+                report.add(
+                    "score", where, f"average {group}/{name}: claimed {theirs_value} but recomputed {_format(value)}"
+                )
 
 
-def _gold(task: str, split: str, data_dir: str | Path | None, root: Path, where: str,
-          report: VerificationReport) -> tuple[LoadedSplit, int] | None:
+def _gold(
+    task: str, split: str, data_dir: str | Path | None, root: Path, where: str, report: VerificationReport
+) -> tuple[LoadedSplit, int] | None:
     """The registry's rows of a declared task split, and how many questions the whole split holds; the split must
     be a registered name, and the rows never come from inside the submission. A declared subset narrows the rows
     (`loaded.split` names it); one that holds every question of the split is the whole split, and ranked with it."""
@@ -623,8 +749,12 @@ def _gold(task: str, split: str, data_dir: str | Path | None, root: Path, where:
     allowed = registered_splits(registered)
     whole, subset = split_and_subset(split)
     if whole not in allowed:
-        report.add("split", where, f"{split[:100]!r} is not a registered split of {task}; declare one of: {', '.join(allowed)}"
-                                   f" (optionally with {SUBSET_MARK}first:N or {SUBSET_MARK}sample:N:SEED)")
+        report.add(
+            "split",
+            where,
+            f"{split[:100]!r} is not a registered split of {task}; declare one of: {', '.join(allowed)}"
+            f" (optionally with {SUBSET_MARK}first:N or {SUBSET_MARK}sample:N:SEED)",
+        )
         return None
     chosen = _declared_subset(subset, split, where, report)
     if chosen is False:
@@ -640,25 +770,34 @@ def _gold(task: str, split: str, data_dir: str | Path | None, root: Path, where:
     return replace(loaded, split=split, rows=apply_subset(loaded.rows, narrowed)), n_split
 
 
-def _whole_split(task: str, split: str, data_dir: str | Path | None, root: Path, where: str,
-                 report: VerificationReport) -> LoadedSplit | None:
+def _whole_split(
+    task: str, split: str, data_dir: str | Path | None, root: Path, where: str, report: VerificationReport
+) -> LoadedSplit | None:
     if (task, split) in report._gold:
         return report._gold[(task, split)]
     try:
         loaded = load_split(task, split, data_dir)
     except EvalsuiteError as exc:
-        report.add("gold", where, f"cannot load the registry's {task}/{split}: {exc.message}"
-                                  + (f" ({exc.hint})" if exc.hint else ""))
+        report.add(
+            "gold",
+            where,
+            f"cannot load the registry's {task}/{split}: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""),
+        )
         return None
     if Path(loaded.source).resolve().is_relative_to(root.resolve()):
-        report.add("gold", where, f"the {task}/{split} gold file resolves inside the submission; gold answers never "
-                                  "come from a submission")
+        report.add(
+            "gold",
+            where,
+            f"the {task}/{split} gold file resolves inside the submission; gold answers never come from a submission",
+        )
         return None
     report._gold[(task, split)] = loaded
     return loaded
 
 
-def _declared_subset(subset: str | None, split: str, where: str, report: VerificationReport) -> Subset | None | Literal[False]:
+def _declared_subset(
+    subset: str | None, split: str, where: str, report: VerificationReport
+) -> Subset | None | Literal[False]:
     """The subset a declared split names (None: the whole split); False, with the problem reported, when it is not
     a subset `evalsuite run --subset` can choose."""
     if subset is None:
@@ -689,27 +828,50 @@ def _narrowing(chosen: Subset | None, n_split: int) -> Subset | None:
     return chosen if chosen is not None and chosen.n is not None and chosen.n < n_split else None
 
 
-def _manifest_split(manifest: Manifest | None, task: str, declared: str, loaded: LoadedSplit, n_split: int, where: str,
-                    report: VerificationReport) -> None:
+def _manifest_split(
+    manifest: Manifest | None,
+    task: str,
+    declared: str,
+    loaded: LoadedSplit,
+    n_split: int,
+    where: str,
+    report: VerificationReport,
+) -> None:
     """The declared split (and subset) against what the run's manifest recorded; `loaded`: the declared questions."""
     if manifest is None:
         return
     recorded = manifest.splits.get(task)
     if (recorded is None and manifest.kind == "run") or not split_covers(declared, recorded):
-        report.add("split", where, f"{task}: submission.json declares split {declared!r} but the manifest records {recorded!r}")
+        report.add(
+            "split", where, f"{task}: submission.json declares split {declared!r} but the manifest records {recorded!r}"
+        )
     _, subset = split_and_subset(loaded.split)
     ran = _subset_spec(manifest.subset, n_split)
     if manifest.kind == "run" and _subset_spec(subset, n_split) != ran:
-        report.add("split", where, f"{task}: submission.json declares split {declared!r} but the run evaluated subset "
-                                   f"{manifest.subset or 'full'} (declare {with_subset(recorded or declared, str(ran) if ran else None)!r})")
+        report.add(
+            "split",
+            where,
+            f"{task}: submission.json declares split {declared!r} but the run evaluated subset "
+            f"{manifest.subset or 'full'} (declare {with_subset(recorded or declared, str(ran) if ran else None)!r})",
+        )
     recorded_ids = manifest.subset_ids_hash.get(task)
     if subset and recorded_ids and recorded_ids != ids_hash([row.id for row in loaded.rows]):
-        report.add("split", where, f"{task}: the manifest's ids of subset {subset} are not the registry's {loaded.split} "
-                                   "(the run read other data than the registry's split)")
+        report.add(
+            "split",
+            where,
+            f"{task}: the manifest's ids of subset {subset} are not the registry's {loaded.split} "
+            "(the run read other data than the registry's split)",
+        )
 
 
-def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Path | None, limits: Limits,
-               report: VerificationReport) -> None:
+def verify_run(
+    root: Path,
+    ref: RunRef,
+    info: SubmissionInfo,
+    data_dir: str | Path | None,
+    limits: Limits,
+    report: VerificationReport,
+) -> None:
     """Verify one packed run: manifest, predictions against the trajectories and the registry, and the claimed summary."""
     name = ref.name
     where = f"{RUNS_DIR}/{name}"
@@ -725,7 +887,9 @@ def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Pa
     try:
         parse = prediction_parser(parsing_method(manifest, info.method))
     except EvalsuiteError as exc:
-        report.add("unknown-method", f"{where}/{MANIFEST_FILE}", f"{exc.message} ({exc.hint})" if exc.hint else exc.message)
+        report.add(
+            "unknown-method", f"{where}/{MANIFEST_FILE}", f"{exc.message} ({exc.hint})" if exc.hint else exc.message
+        )
         return
     if lines is None:
         return  # the unreadable file is the problem; listing every id as missing would bury it
@@ -734,7 +898,11 @@ def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Pa
     for lineno, record in lines:
         by_task[record.task].append((lineno, record))
     for task in sorted(set(by_task) - set(ref.tasks)):
-        report.add("undeclared-task", pred_where, f"{len(by_task[task])} records of task {task!r}, which submission.json does not declare for this run")
+        report.add(
+            "undeclared-task",
+            pred_where,
+            f"{len(by_task[task])} records of task {task!r}, which submission.json does not declare for this run",
+        )
     rescored_all: list[ExampleRecord] = []
     versions, declared = scored_with(claimed, f"{where}/{METRICS_FILE}", report)
     for task, split in ref.tasks.items():
@@ -750,14 +918,24 @@ def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Pa
         # The metrics this task was scored with: those of the run's record that its claimed summary holds. A sampled
         # run's summary holds metrics over samples (em_avg, em_pass@4): each record is checked on the per-sample
         # metric they are computed from, and the summary check below recomputes them from the rescored samples.
-        checked = {per_sample_name(m): v for m, v in versions.items() if claimed_task is None or m in claimed_task.metrics}
+        checked = {
+            per_sample_name(m): v for m, v in versions.items() if claimed_task is None or m in claimed_task.metrics
+        }
         per_record = None if declared is None else {per_sample_name(m) for m in declared}
         # Recomputed records follow the registry's order (a question's samples in sample order), so the site and
         # the tests see a stable order.
-        rescored = {(r.id, r.sample): rescore(lineno, check_record(lineno, r, split, ref, parse, pred_where, report,
-                                                                   reads_model_text(manifest)),
-                                              gold[r.id], pred_where, report, checked, per_record)
-                    for lineno, r in kept}
+        rescored = {
+            (r.id, r.sample): rescore(
+                lineno,
+                check_record(lineno, r, split, ref, parse, pred_where, report, reads_model_text(manifest)),
+                gold[r.id],
+                pred_where,
+                report,
+                checked,
+                per_record,
+            )
+            for lineno, r in kept
+        }
         by_question: dict[str, list[ExampleRecord]] = defaultdict(list)
         for (question, _), record in sorted(rescored.items(), key=lambda item: item[0][1] or 0):
             by_question[question].append(record)
@@ -765,8 +943,16 @@ def verify_run(root: Path, ref: RunRef, info: SubmissionInfo, data_dir: str | Pa
         rescored_all.extend(ordered)
         records = [shown_record(r) for r in ordered]
         if len(by_question) == len(gold):
-            report.tasks[task] = VerifiedTask(task, loaded.split, name, records, summarize(records).tasks[task],
-                                              loaded.source, loaded.source_hash, checked)
+            report.tasks[task] = VerifiedTask(
+                task,
+                loaded.split,
+                name,
+                records,
+                summarize(records).tasks[task],
+                loaded.source,
+                loaded.source_hash,
+                checked,
+            )
     if claimed is not None and rescored_all and not any(p.check in ("missing-id", "gold") for p in report.problems):
         check_summary(claimed, summarize(rescored_all), f"{where}/{METRICS_FILE}", report, versions)
 
@@ -803,8 +989,12 @@ def manifest_setting(manifest: Manifest) -> dict[str, Any]:
     corpus = run.corpus.known() if run.corpus is not None else None
     keys = run.retriever.keys()
     retriever = next((k for k in ("e5", *sorted(keys)) if k in keys), None)
-    return {"corpus": corpus.label if corpus else (run.corpus.name if run.corpus else None), "topk": manifest.topk,
-            "max_turns": manifest.max_turns, "retriever": retriever}
+    return {
+        "corpus": corpus.label if corpus else (run.corpus.name if run.corpus else None),
+        "topk": manifest.topk,
+        "max_turns": manifest.max_turns,
+        "retriever": retriever,
+    }
 
 
 def check_settings(info: SubmissionInfo, report: VerificationReport) -> None:
@@ -819,21 +1009,33 @@ def check_settings(info: SubmissionInfo, report: VerificationReport) -> None:
                 unrecorded[setting].append(name)
             elif not _setting_matches(setting, declared[setting], recorded[setting]):
                 shown = _shown_setting(setting, recorded[setting], RunSetting.from_manifest(manifest))
-                report.add("setting", f"{RUNS_DIR}/{name}/{MANIFEST_FILE}",
-                           f"submission.json declares {setting} {declared[setting]!r} but this run recorded {shown!r}")
+                report.add(
+                    "setting",
+                    f"{RUNS_DIR}/{name}/{MANIFEST_FILE}",
+                    f"submission.json declares {setting} {declared[setting]!r} but this run recorded {shown!r}",
+                )
     for setting in SETTINGS:
         runs = unrecorded.get(setting)
-        report.settings[setting] = (f"declared only: not recorded by {', '.join(runs)} (imported outputs)" if runs
-                                    else "matches every run manifest")
-    models = {name: m.model.sha256 or m.model.model_hash or m.model.spec
-              for name, m in report.manifests.items() if m.model.model_dump()}
+        report.settings[setting] = (
+            f"declared only: not recorded by {', '.join(runs)} (imported outputs)"
+            if runs
+            else "matches every run manifest"
+        )
+    models = {
+        name: m.model.sha256 or m.model.model_hash or m.model.spec
+        for name, m in report.manifests.items()
+        if m.model.model_dump()
+    }
     if len(set(models.values())) > 1:
         listed = "; ".join(f"{name}: {value}" for name, value in sorted(models.items()))
-        report.add("setting", SUBMISSION_FILE, f"the runs evaluated different models ({listed}); one entry is one model")
+        report.add(
+            "setting", SUBMISSION_FILE, f"the runs evaluated different models ({listed}); one entry is one model"
+        )
 
 
-def paper_setting_check(info: SubmissionInfo, runs: list[RunRef], manifests: dict[str, Manifest],
-                        checked: dict[str, str] | None = None) -> PaperCheck | None:
+def paper_setting_check(
+    info: SubmissionInfo, runs: list[RunRef], manifests: dict[str, Manifest], checked: dict[str, str] | None = None
+) -> PaperCheck | None:
     """The declared setting (held to the run manifests by `check_settings`) and the declared task splits against
     the declared method's paper evaluation setting; None for a method without one (a baseline). A top-k or turn
     limit the submission does not declare counts as a difference: "paper setting" means every item was checked, and
@@ -846,15 +1048,31 @@ def paper_setting_check(info: SubmissionInfo, runs: list[RunRef], manifests: dic
     recorded = [recorded_settings(m).get("retriever", set()) for m in manifests.values()]
     retrievers = setting_names(setting.retriever).union(*recorded)
     paper = {v.name: v.value for v in evaluation_setting(method)}
-    undeclared = [f"{name}: not declared (paper {paper[name]})" for name in ("topk", "max_turns") if getattr(setting, name) is None]
-    differences = run_differences(method, list(splits), setting.topk, setting.max_turns, splits=splits,
-                                  retriever=retrievers, corpus=corpus_key(setting.corpus))
-    declared_only = tuple(name for name, how in (checked or {}).items() if how.startswith("declared only")
-                          and name in ("corpus", "retriever", "topk", "max_turns"))
+    undeclared = [
+        f"{name}: not declared (paper {paper[name]})"
+        for name in ("topk", "max_turns")
+        if getattr(setting, name) is None
+    ]
+    differences = run_differences(
+        method,
+        list(splits),
+        setting.topk,
+        setting.max_turns,
+        splits=splits,
+        retriever=retrievers,
+        corpus=corpus_key(setting.corpus),
+    )
+    declared_only = tuple(
+        name
+        for name, how in (checked or {}).items()
+        if how.startswith("declared only") and name in ("corpus", "retriever", "topk", "max_turns")
+    )
     return PaperCheck(method, tuple(differences + undeclared), declared_only)
 
 
-def verify_submission(path: str | Path, data_dir: str | Path | None = None, limits: Limits | None = None) -> VerificationReport:
+def verify_submission(
+    path: str | Path, data_dir: str | Path | None = None, limits: Limits | None = None
+) -> VerificationReport:
     """Verify a submission directory or tarball; the report lists every problem and the recomputed scores."""
     limits = limits or Limits()
     report = VerificationReport(submission=str(path))
@@ -868,7 +1086,11 @@ def verify_submission(path: str | Path, data_dir: str | Path | None = None, limi
         for ref in meta.runs:
             for task in ref.tasks:
                 if task in seen:
-                    report.add("duplicate-task", SUBMISSION_FILE, f"task {task!r} is declared by runs {seen[task]!r} and {ref.name!r}")
+                    report.add(
+                        "duplicate-task",
+                        SUBMISSION_FILE,
+                        f"task {task!r} is declared by runs {seen[task]!r} and {ref.name!r}",
+                    )
                 seen.setdefault(task, ref.name)
             verify_run(root, ref, meta.info, data_dir, limits, report)
         if not meta.runs:

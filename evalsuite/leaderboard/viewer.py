@@ -66,7 +66,9 @@ def short_labels(paths: list[Path]) -> list[str]:
     resolved = [p.resolve() for p in paths]
     distinct = list(dict.fromkeys(resolved))
     longest = max(len(p.parts) for p in distinct)
-    depth = next(d for d in range(1, longest + 1) if d == longest or len({p.parts[-d:] for p in distinct}) == len(distinct))
+    depth = next(
+        d for d in range(1, longest + 1) if d == longest or len({p.parts[-d:] for p in distinct}) == len(distinct)
+    )
     seen: dict[Path, int] = {}
     out = []
     for path in resolved:
@@ -90,10 +92,14 @@ def load_run(path: Path, label: str) -> ViewedRun:
     """Read a run directory as far as it exists; an error only when it holds no predictions at all."""
     directory = RunDirectory(path)
     if not path.is_dir():
-        raise EvalsuiteError(f"{path} is not a directory", hint="pass run directories written by `evalsuite run` or `evalsuite score`")
+        raise EvalsuiteError(
+            f"{path} is not a directory", hint="pass run directories written by `evalsuite run` or `evalsuite score`"
+        )
     if not directory.predictions_path.is_file():
-        raise EvalsuiteError(f"{path} has no {PREDICTIONS_FILE}: nothing to show yet",
-                             hint="pass a run directory written by `evalsuite run` or `evalsuite score`")
+        raise EvalsuiteError(
+            f"{path} has no {PREDICTIONS_FILE}: nothing to show yet",
+            hint="pass a run directory written by `evalsuite run` or `evalsuite score`",
+        )
     setting, finished = _setting(directory)
     records = {(r.task, r.id): r for r in directory.read_predictions()}  # a torn last line is dropped, not fatal
     return ViewedRun(label, path, records, setting, finished, (path / METRICS_FILE).is_file())
@@ -105,22 +111,36 @@ def missing_notes(runs: list[ViewedRun], page_of: dict[Key, int] | None = None) 
     notes = []
     for run in runs:
         if not run.finished or not run.has_metrics:
-            lacks = [x for x, ok in (("manifest.json has no finished_at", run.finished), (f"no {METRICS_FILE}", run.has_metrics)) if not ok]
-            notes.append(f"{run.label}: still being written or stopped ({', '.join(lacks)}): showing the "
-                         f"{len(run.records)} examples written so far")
+            lacks = [
+                x
+                for x, ok in (
+                    ("manifest.json has no finished_at", run.finished),
+                    (f"no {METRICS_FILE}", run.has_metrics),
+                )
+                if not ok
+            ]
+            notes.append(
+                f"{run.label}: still being written or stopped ({', '.join(lacks)}): showing the "
+                f"{len(run.records)} examples written so far"
+            )
         if failed := run.failed():
             where = ""
             if page_of and max(page_of.values()) > 1:
                 pages = sorted({page_of[key] for key, r in run.records.items() if r.status != "ok"})
                 shown = ", ".join(map(str, pages[:10])) + (f" and {len(pages) - 10} more" if len(pages) > 10 else "")
                 where = f" on page{'s' if len(pages) > 1 else ''} {shown}"
-            notes.append(f"{run.label}: {failed} of {len(run.records)} examples failed: shown with their error{where} (filter: failed)")
+            notes.append(
+                f"{run.label}: {failed} of {len(run.records)} examples failed: shown with their error{where} (filter: failed)"
+            )
     if len(runs) > 1:
         every = set.intersection(*(set(r.records) for r in runs))
         only = [(run.label, len(set(run.records) - every)) for run in runs if len(set(run.records) - every)]
         if only:
-            notes.append(f"the runs share {len(every)} questions; " + ", ".join(f"{n} only in {label}" for label, n in only)
-                         + " (shown with the other runs' columns empty)")
+            notes.append(
+                f"the runs share {len(every)} questions; "
+                + ", ".join(f"{n} only in {label}" for label, n in only)
+                + " (shown with the other runs' columns empty)"
+            )
     return notes
 
 
@@ -137,7 +157,13 @@ def _cell(run: ViewedRun, key: Key, headline: str) -> dict:
     if record is None:
         return {"label": run.label, "record": None}
     wrong = record.status == "ok" and record.metrics.get(headline, 0.0) < 1.0
-    return {"label": run.label, "record": record, "turns": _turn_views(record), "wrong": wrong, "scores": _scores(record)}
+    return {
+        "label": run.label,
+        "record": record,
+        "turns": _turn_views(record),
+        "wrong": wrong,
+        "scores": _scores(record),
+    }
 
 
 def _scores(record: ExampleRecord) -> list[dict[str, str]]:
@@ -174,8 +200,11 @@ def _pager(number: int, total: int, task_pages: dict[str, int]) -> dict:
         links.append({"number": k, "href": page_file(k), "current": k == number})
         last = k
     return {
-        "number": number, "total": total, "links": links,
-        "previous": page_file(number - 1) if number > 1 else None, "next": page_file(number + 1) if number < total else None,
+        "number": number,
+        "total": total,
+        "links": links,
+        "previous": page_file(number - 1) if number > 1 else None,
+        "next": page_file(number + 1) if number < total else None,
         "tasks": [{"task": t, "number": k, "href": page_file(k)} for t, k in task_pages.items()] if total > 1 else [],
     }
 
@@ -190,7 +219,11 @@ def build_view(paths: list[Path], out_dir: Path | None = None, page_size: int = 
     out_dir = Path(out_dir) if out_dir is not None else _default_output(paths)
     runs = [load_run(Path(p), label) for p, label in zip(paths, short_labels([Path(p) for p in paths]))]
     headline = summary_metrics()[0].name
-    metric_names = {m.name: m.label for m in summary_metrics() if any(m.name in r.metrics for run in runs for r in run.records.values())}
+    metric_names = {
+        m.name: m.label
+        for m in summary_metrics()
+        if any(m.name in r.metrics for run in runs for r in run.records.values())
+    }
     order = _question_order(runs)
     total = max(1, -(-len(order) // page_size))
     page_of = {key: i // page_size + 1 for i, key in enumerate(order)}
@@ -206,11 +239,25 @@ def build_view(paths: list[Path], out_dir: Path | None = None, page_size: int = 
     for number in range(1, total + 1):
         first_index = (number - 1) * page_size
         # each page's questions are built and rendered on their own, so memory holds one page of HTML at a time
-        questions = [_question(runs, key, headline, first_index + i + 1) for i, key in enumerate(order[first_index:first_index + page_size])]
-        (out_dir / page_file(number)).write_text(template.render(
-            root="", nav={"index": "index.html"}, runs=runs, questions=questions, notes=notes, metric_names=metric_names,
-            headline=headline, tasks=tasks, pager=_pager(number, total, task_pages), total_questions=len(order),
-        ), encoding="utf-8")
+        questions = [
+            _question(runs, key, headline, first_index + i + 1)
+            for i, key in enumerate(order[first_index : first_index + page_size])
+        ]
+        (out_dir / page_file(number)).write_text(
+            template.render(
+                root="",
+                nav={"index": "index.html"},
+                runs=runs,
+                questions=questions,
+                notes=notes,
+                metric_names=metric_names,
+                headline=headline,
+                tasks=tasks,
+                pager=_pager(number, total, task_pages),
+                total_questions=len(order),
+            ),
+            encoding="utf-8",
+        )
     return RunViewPage(out_dir / "index.html", runs, len(order), notes, total)
 
 
@@ -218,7 +265,12 @@ def _question(runs: list[ViewedRun], key: Key, headline: str, number: int) -> di
     first = next(run.records[key] for run in runs if key in run.records)
     cells = [_cell(run, key, headline) for run in runs]
     return {
-        "number": number, "task": key[0], "id": key[1], "question": first.question, "golds": first.golden_answers, "cells": cells,
+        "number": number,
+        "task": key[0],
+        "id": key[1],
+        "question": first.question,
+        "golds": first.golden_answers,
+        "cells": cells,
         "wrong": any(c["record"] is not None and c["wrong"] for c in cells),
         "failed": any(c["record"] is not None and c["record"].status != "ok" for c in cells),
     }
@@ -228,7 +280,9 @@ def _prepare(out_dir: Path) -> None:
     # Only a folder this viewer (or the site builder) made, or an empty one, is replaced, never an arbitrary folder.
     if out_dir.exists():
         if not out_dir.is_dir() or (any(out_dir.iterdir()) and not (out_dir / MARKER).is_file()):
-            raise EvalsuiteError(f"{out_dir} is not empty and was not written by evalsuite", hint="choose an empty or new -o directory")
+            raise EvalsuiteError(
+                f"{out_dir} is not empty and was not written by evalsuite", hint="choose an empty or new -o directory"
+            )
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
     (out_dir / MARKER).write_text("written by evalsuite view\n", encoding="utf-8")

@@ -41,13 +41,17 @@ def exact_match(prediction: str, golds: Sequence[str], normalize: Callable[[str]
     return float(any(normalize(g) == pred for g in _golds(golds)))
 
 
-def cover_exact_match(prediction: str, golds: Sequence[str], normalize: Callable[[str], str] = normalize_answer) -> float:
+def cover_exact_match(
+    prediction: str, golds: Sequence[str], normalize: Callable[[str], str] = normalize_answer
+) -> float:
     """1.0 if any normalized gold is a substring of the normalized prediction (FlashRAG `acc`, Search-R1 `subem`)."""
     pred = normalize(prediction)
     return float(any(normalize(g) in pred for g in _golds(golds)))
 
 
-def token_scores(prediction: str, golds: Sequence[str], normalize: Callable[[str], str] = normalize_answer) -> dict[str, float]:
+def token_scores(
+    prediction: str, golds: Sequence[str], normalize: Callable[[str], str] = normalize_answer
+) -> dict[str, float]:
     """FlashRAG token-level F1, precision and recall, each maximised over the golds independently."""
     best = {"f1": 0.0, "precision": 0.0, "recall": 0.0}
     pred = normalize(prediction)
@@ -84,7 +88,9 @@ def recall_score(prediction: str, golds: Sequence[str]) -> float:
     return token_scores(prediction, golds)["recall"]
 
 
-def retrieval_hit(passages: Iterable[str], golds: Sequence[str], normalize: Callable[[str], str] = normalize_answer) -> float:
+def retrieval_hit(
+    passages: Iterable[str], golds: Sequence[str], normalize: Callable[[str], str] = normalize_answer
+) -> float:
     """1.0 if a normalized gold is a substring of any normalized retrieved passage (Progress Table 4)."""
     refs = [normalize(g) for g in _golds(golds)]
     if not refs:

@@ -42,7 +42,9 @@ def coverage(match: Sequence[Sequence[bool]], n_policy: int, n_teacher: int) -> 
     """Progress eq. 3-4 from a policy-by-teacher match matrix."""
     if n_teacher <= 0:
         raise ValueError("coverage needs at least one teacher query")
-    matrix = np.asarray(match, dtype=bool).reshape(n_policy, n_teacher) if n_policy else np.zeros((0, n_teacher), dtype=bool)
+    matrix = (
+        np.asarray(match, dtype=bool).reshape(n_policy, n_teacher) if n_policy else np.zeros((0, n_teacher), dtype=bool)
+    )
     matched = matched_pairs(matrix)
     precision = matched / n_policy if n_policy else 0.0
     recall = matched / n_teacher
@@ -55,7 +57,10 @@ def musique_teacher_queries(decomposition: Sequence[dict[str, Any]]) -> list[str
     answers = [str(step.get("answer", "")) for step in decomposition]
     queries = []
     for step in decomposition:
-        text = _HOP_REF.sub(lambda m: answers[int(m.group(1)) - 1] if 0 < int(m.group(1)) <= len(answers) else m.group(0), str(step["question"]))
+        text = _HOP_REF.sub(
+            lambda m: answers[int(m.group(1)) - 1] if 0 < int(m.group(1)) <= len(answers) else m.group(0),
+            str(step["question"]),
+        )
         queries.append(" ".join(text.split()))
     return queries
 

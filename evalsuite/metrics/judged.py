@@ -14,8 +14,10 @@ from evalsuite.metrics.registry import MetricInput, MetricSpec, register_metric
 
 
 def _decided_by_judges(example: MetricInput) -> float:
-    raise EvalsuiteError("acc_judge is decided by an LLM judge panel, not computed from a record",
-                         hint="evalsuite judge RUN_DIR --panel PANEL.yaml --metrics accuracy")
+    raise EvalsuiteError(
+        "acc_judge is decided by an LLM judge panel, not computed from a record",
+        hint="evalsuite judge RUN_DIR --panel PANEL.yaml --metrics accuracy",
+    )
 
 
 # The metrics a judge panel decides: verification never recomputes them (it has no panel), so a run's metrics.json
@@ -23,6 +25,15 @@ def _decided_by_judges(example: MetricInput) -> float:
 JUDGED_METRICS = ("acc_judge",)
 
 # average "none": metrics.json's group rows and the leaderboard's tables hold only what every run is scored with.
-ACC_JUDGE = register_metric(MetricSpec(
-    "acc_judge", "judge accuracy", "binary", _decided_by_judges, average="none", summary=False, default=False,
-    description="the judge panel's strict-majority verdict that the prediction answers the question (undecided: 0)"))
+ACC_JUDGE = register_metric(
+    MetricSpec(
+        "acc_judge",
+        "judge accuracy",
+        "binary",
+        _decided_by_judges,
+        average="none",
+        summary=False,
+        default=False,
+        description="the judge panel's strict-majority verdict that the prediction answers the question (undecided: 0)",
+    )
+)

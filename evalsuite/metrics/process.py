@@ -129,7 +129,11 @@ def turn_statistics(records: Sequence[ExampleRecord], success_metric: str = SUCC
     ok = [r for r in records if r.status == "ok"]
     success = [r for r in ok if r.metrics.get(success_metric, 0.0) >= 1.0]
     failure = [r for r in ok if r.metrics.get(success_metric, 0.0) < 1.0]
-    out: dict[str, Any] = {"success_metric": success_metric, "success": _group_stats(success), "failure": _group_stats(failure)}
+    out: dict[str, Any] = {
+        "success_metric": success_metric,
+        "success": _group_stats(success),
+        "failure": _group_stats(failure),
+    }
     for name in ("turns", "searches"):
         s, f = out["success"][f"mean_{name}"], out["failure"][f"mean_{name}"]
         out[f"gap_{name}"] = f - s if s is not None and f is not None else None
@@ -149,7 +153,9 @@ def process_summary(records: Sequence[ExampleRecord], max_overlap: int = NOVELTY
         tasks[task] = {
             "novelty_rate": float(np.mean(flags)) if flags else None,
             "n_rounds": len(flags),
-            "search_efficiency": search_efficiency([r.metrics.get(SUCCESS_METRIC, 0.0) for r in ok], [r.metrics.get("n_searches", 0.0) for r in ok]),
+            "search_efficiency": search_efficiency(
+                [r.metrics.get(SUCCESS_METRIC, 0.0) for r in ok], [r.metrics.get("n_searches", 0.0) for r in ok]
+            ),
             "turns": turn_statistics(ok),
         }
     return {"novelty_max_overlap": max_overlap, "search_efficiency_metric": SUCCESS_METRIC, "tasks": tasks}

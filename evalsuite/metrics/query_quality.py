@@ -42,7 +42,9 @@ def _majority(row: VerdictRow) -> bool | None:
 def binary_counts(rows: Sequence[VerdictRow]) -> np.ndarray:
     """Fleiss' subject-by-category table (columns: False, True) of the rows every judge answered."""
     complete = [row for row in rows if row and all(v is not None for v in row)]
-    return np.array([[sum(v is False for v in row), sum(v is True for v in row)] for row in complete], dtype=float).reshape(-1, 2)
+    return np.array(
+        [[sum(v is False for v in row), sum(v is True for v in row)] for row in complete], dtype=float
+    ).reshape(-1, 2)
 
 
 def fleiss_kappa(counts: np.ndarray) -> float | None:

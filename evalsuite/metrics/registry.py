@@ -32,7 +32,11 @@ IntervalMethod = Literal["wilson", "effective_wilson", "cluster_wilson", "bootst
 SignificanceTest = Literal["mcnemar", "randomization", "bootstrap"]
 
 _INTERVAL_BY_KIND: dict[str, IntervalMethod] = {"binary": "wilson", "continuous": "bootstrap", "count": "bootstrap"}
-_TEST_BY_KIND: dict[str, SignificanceTest] = {"binary": "mcnemar", "continuous": "randomization", "count": "randomization"}
+_TEST_BY_KIND: dict[str, SignificanceTest] = {
+    "binary": "mcnemar",
+    "continuous": "randomization",
+    "count": "randomization",
+}
 
 
 class TurnLike(Protocol):
@@ -172,18 +176,51 @@ def sample_metric(name: str) -> MetricSpec | None:
     base = METRICS.get(match["base"])
     bounded = base.kind == "binary" or base.interval == "effective_wilson"
     if match["stat"] == "maj":
-        spec = MetricSpec(name, f"{base.label} maj@K", base.kind, base.compute, base.higher_is_better, base.average,
-                          base.interval, base.test, base.percent, summary=False, default=False, version=base.version,
-                          description=f"{base.label} of the majority answer over the samples (maj@K)")
+        spec = MetricSpec(
+            name,
+            f"{base.label} maj@K",
+            base.kind,
+            base.compute,
+            base.higher_is_better,
+            base.average,
+            base.interval,
+            base.test,
+            base.percent,
+            summary=False,
+            default=False,
+            version=base.version,
+            description=f"{base.label} of the majority answer over the samples (maj@K)",
+        )
     elif match["stat"] == "avg":
         kind: MetricKind = "count" if base.kind == "count" else "continuous"
-        spec = MetricSpec(name, f"{base.label} avg@K", kind, base.compute, base.higher_is_better, base.average,
-                          "cluster_wilson" if bounded else "bootstrap", percent=base.percent, summary=False,
-                          default=False, version=base.version, description=f"{base.label} averaged over the samples (avg@K)")
+        spec = MetricSpec(
+            name,
+            f"{base.label} avg@K",
+            kind,
+            base.compute,
+            base.higher_is_better,
+            base.average,
+            "cluster_wilson" if bounded else "bootstrap",
+            percent=base.percent,
+            summary=False,
+            default=False,
+            version=base.version,
+            description=f"{base.label} averaged over the samples (avg@K)",
+        )
     elif base.kind == "binary":
-        spec = MetricSpec(name, f"{base.label} pass@{match['k']}", "continuous", base.compute, base.higher_is_better,
-                          base.average, "cluster_wilson", summary=False, default=False, version=base.version,
-                          description=f"unbiased pass@{match['k']} of {base.label} (Chen et al., 2021)")
+        spec = MetricSpec(
+            name,
+            f"{base.label} pass@{match['k']}",
+            "continuous",
+            base.compute,
+            base.higher_is_better,
+            base.average,
+            "cluster_wilson",
+            summary=False,
+            default=False,
+            version=base.version,
+            description=f"unbiased pass@{match['k']} of {base.label} (Chen et al., 2021)",
+        )
     else:
         return None
     _SAMPLE_METRICS[name] = spec
@@ -220,13 +257,16 @@ def summary_metrics() -> list[MetricSpec]:
 
 # ---------------------------------------------------------------- answer normalization
 
+
 def _check_normalizer(name: str, value: Any) -> Callable[[str], str]:
     if not callable(value):
         raise EvalsuiteError(f"answer normalization {name!r} is a {type(value).__name__}, not a function of a string")
     return value
 
 
-NORMALIZERS: Registry[Callable[[str], str]] = Registry("answer normalization", check=_check_normalizer, group="evalsuite.normalizers")
+NORMALIZERS: Registry[Callable[[str], str]] = Registry(
+    "answer normalization", check=_check_normalizer, group="evalsuite.normalizers"
+)
 
 
 def register_normalizer(name: str, function: Callable[[str], str], *, replace: bool = False) -> None:

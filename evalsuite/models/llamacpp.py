@@ -45,8 +45,14 @@ class LlamaCppBackend(Backend):
     name = "llamacpp"
 
     def __init__(
-        self, model: str, n_ctx: int = 8192, n_threads: int | None = None, n_threads_batch: int | None = None,
-        n_gpu_layers: int = 0, seed: int = 0, **options: Any,
+        self,
+        model: str,
+        n_ctx: int = 8192,
+        n_threads: int | None = None,
+        n_threads_batch: int | None = None,
+        n_gpu_layers: int = 0,
+        seed: int = 0,
+        **options: Any,
     ):
         llama_cpp = require("llama_cpp", "llamacpp", "the llamacpp backend")
         if not os.path.isfile(model):
@@ -56,8 +62,14 @@ class LlamaCppBackend(Backend):
         self.n_threads = n_threads or free_cores()
         self.n_threads_batch = n_threads_batch or self.n_threads
         self.llm = llama_cpp.Llama(
-            model_path=model, n_ctx=n_ctx, n_threads=self.n_threads, n_threads_batch=self.n_threads_batch,
-            n_gpu_layers=n_gpu_layers, seed=seed, verbose=False, **options,
+            model_path=model,
+            n_ctx=n_ctx,
+            n_threads=self.n_threads,
+            n_threads_batch=self.n_threads_batch,
+            n_gpu_layers=n_gpu_layers,
+            seed=seed,
+            verbose=False,
+            **options,
         )
         self._template = self.llm.metadata.get("tokenizer.chat_template")
 
@@ -76,7 +88,11 @@ class LlamaCppBackend(Backend):
             # Streamed without server-side stops so the matched stop string stays in the text (Search-R1 keeps it).
             nucleus = {} if request.top_p is None else {"top_p": request.top_p}  # else llama.cpp's default, 0.95
             stream = self.llm.create_completion(
-                request.prompt, max_tokens=request.max_tokens, temperature=request.temperature, seed=request.seed, stream=True,
+                request.prompt,
+                max_tokens=request.max_tokens,
+                temperature=request.temperature,
+                seed=request.seed,
+                stream=True,
                 **nucleus,
             )
             for chunk in stream:
@@ -93,7 +109,12 @@ class LlamaCppBackend(Backend):
                 # llama-cpp-python's stream does not tell max_tokens from end-of-sequence reliably; the count does
                 finish = "length" if pieces >= request.max_tokens else "eos"
         except Exception as exc:  # context overflow, decode errors: this example fails, the run goes on
-            return Generation(text="", finish_reason="error", error=f"{type(exc).__name__}: {exc}", latency_s=time.perf_counter() - start)
+            return Generation(
+                text="",
+                finish_reason="error",
+                error=f"{type(exc).__name__}: {exc}",
+                latency_s=time.perf_counter() - start,
+            )
         stop = next((s for s in request.stop if finish == "stop" and text.endswith(s)), None)
         return Generation(
             text=text,
@@ -129,8 +150,12 @@ class LlamaCppBackend(Backend):
 
     def info(self) -> dict[str, Any]:
         return {
-            "backend": self.name, "version": self.version, "model": self.path, "n_ctx": self.llm.n_ctx(),
-            "n_threads": self.n_threads, "n_threads_batch": self.n_threads_batch,
+            "backend": self.name,
+            "version": self.version,
+            "model": self.path,
+            "n_ctx": self.llm.n_ctx(),
+            "n_threads": self.n_threads,
+            "n_threads_batch": self.n_threads_batch,
         }
 
     def close(self) -> None:

@@ -24,7 +24,9 @@ class LMEvalBackend(Backend):
 
         model_type, sep, model_args = model.partition(":")
         if not sep:
-            raise EvalsuiteError(f"lmeval model {model!r} has no type", hint="use TYPE:ARGS, e.g. hf:pretrained=/path/to/model")
+            raise EvalsuiteError(
+                f"lmeval model {model!r} has no type", hint="use TYPE:ARGS, e.g. hf:pretrained=/path/to/model"
+            )
         self.lm = get_model(model_type).create_from_arg_string(model_args, {"batch_size": batch_size, "device": device})
         self.meta = {"model": model, "version": getattr(lm_eval, "__version__", "unknown")}
 
@@ -33,8 +35,18 @@ class LMEvalBackend(Backend):
 
         instances = [
             Instance(
-                request_type="generate_until", doc={}, idx=index,
-                arguments=(r.prompt, {"until": r.stop, "max_gen_toks": r.max_tokens, "do_sample": r.temperature > 0, "temperature": r.temperature}),
+                request_type="generate_until",
+                doc={},
+                idx=index,
+                arguments=(
+                    r.prompt,
+                    {
+                        "until": r.stop,
+                        "max_gen_toks": r.max_tokens,
+                        "do_sample": r.temperature > 0,
+                        "temperature": r.temperature,
+                    },
+                ),
             )
             for index, r in enumerate(requests)
         ]
@@ -44,7 +56,14 @@ class LMEvalBackend(Backend):
         out = []
         for request, text in zip(requests, texts):
             stop = infer_stop(text, request.stop)
-            out.append(Generation(text=text + (stop or ""), finish_reason="stop" if stop else "eos", stop_string=stop, latency_s=latency))
+            out.append(
+                Generation(
+                    text=text + (stop or ""),
+                    finish_reason="stop" if stop else "eos",
+                    stop_string=stop,
+                    latency_s=latency,
+                )
+            )
         return out
 
     def info(self) -> dict[str, Any]:

@@ -49,9 +49,19 @@ class OpenAIBackend(Backend):
     supports_async = True
 
     def __init__(
-        self, model: str, base_url: str | None = None, model_name: str | None = None, api: str = "completions",
-        api_key: str | None = None, concurrency: int = 16, timeout_s: float = 300.0, retries: int = 3, backoff_s: float = 1.0,
-        deadline_s: float = 900.0, native_n: bool | str = True, **options: Any,
+        self,
+        model: str,
+        base_url: str | None = None,
+        model_name: str | None = None,
+        api: str = "completions",
+        api_key: str | None = None,
+        concurrency: int = 16,
+        timeout_s: float = 300.0,
+        retries: int = 3,
+        backoff_s: float = 1.0,
+        deadline_s: float = 900.0,
+        native_n: bool | str = True,
+        **options: Any,
     ):
         self.openai = require("openai", "openai", "the openai backend")
         if api not in ("completions", "chat"):
@@ -60,13 +70,22 @@ class OpenAIBackend(Backend):
         if is_url:
             base_url = model
         if base_url is None:
-            raise EvalsuiteError("the openai backend needs an endpoint", hint="--model http://127.0.0.1:8000/v1, or --backend-option base_url=...")
+            raise EvalsuiteError(
+                "the openai backend needs an endpoint",
+                hint="--model http://127.0.0.1:8000/v1, or --backend-option base_url=...",
+            )
         self.base_url = base_url.rstrip("/")
         self.api = api
         self.api_key = api_key
         self.concurrency = concurrency
         try:
-            self.policy = RetryPolicy(attempts=int(retries) + 1, deadline_s=float(deadline_s), attempt_timeout_s=float(timeout_s), backoff_s=float(backoff_s), max_backoff_s=30.0)
+            self.policy = RetryPolicy(
+                attempts=int(retries) + 1,
+                deadline_s=float(deadline_s),
+                attempt_timeout_s=float(timeout_s),
+                backoff_s=float(backoff_s),
+                max_backoff_s=30.0,
+            )
         except (TypeError, ValueError):
             raise EvalsuiteError(
                 f"invalid openai backend options retries={retries!r} timeout_s={timeout_s!r} backoff_s={backoff_s!r} deadline_s={deadline_s!r}",
@@ -84,7 +103,14 @@ class OpenAIBackend(Backend):
 
     def _first_model(self) -> str:
         url = f"{self.base_url}/models"
-        client = openai_client(self.base_url, self.api_key, self.policy.attempt_timeout_s, extra="openai", purpose="the openai backend", asynchronous=False)
+        client = openai_client(
+            self.base_url,
+            self.api_key,
+            self.policy.attempt_timeout_s,
+            extra="openai",
+            purpose="the openai backend",
+            asynchronous=False,
+        )
 
         def attempt(attempt: Attempt) -> Any:
             return client.models.list(timeout=attempt.timeout_s)
@@ -92,7 +118,9 @@ class OpenAIBackend(Backend):
         try:
             return call(attempt, self.policy, f"GET {url}").data[0].id
         except (EvalsuiteError, self.openai.OpenAIError, ValueError, AttributeError, IndexError, TypeError) as exc:
-            raise EvalsuiteError(f"could not list models at {url}: {describe(exc)}", hint="pass --backend-option model_name=NAME") from None
+            raise EvalsuiteError(
+                f"could not list models at {url}: {describe(exc)}", hint="pass --backend-option model_name=NAME"
+            ) from None
         finally:
             client.close()
 
@@ -116,7 +144,9 @@ class OpenAIBackend(Backend):
                 generations = await self._agenerate(requests[indices[0]], len(indices))
                 if len(generations) < len(indices):  # the server ignored `n`: the others one by one
                     self.n_served = False
-                    generations += await asyncio.gather(*(self.agenerate(requests[i]) for i in indices[len(generations):]))
+                    generations += await asyncio.gather(
+                        *(self.agenerate(requests[i]) for i in indices[len(generations) :])
+                    )
                 else:
                     self.n_served = True
             for index, generation in zip(indices, generations):
@@ -160,7 +190,9 @@ class OpenAIBackend(Backend):
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
             self._loop = loop
-            self._client = openai_client(self.base_url, self.api_key, self.policy.attempt_timeout_s, extra="openai", purpose="the openai backend")
+            self._client = openai_client(
+                self.base_url, self.api_key, self.policy.attempt_timeout_s, extra="openai", purpose="the openai backend"
+            )
             self._limit = asyncio.Semaphore(self.concurrency)
         assert self._limit is not None  # made above with the loop it belongs to
         return self._client, self._limit
@@ -172,8 +204,12 @@ class OpenAIBackend(Backend):
 
     async def _create(self, client: Any, request: GenerationRequest, timeout_s: float, n: int = 1) -> Any:
         common: dict[str, Any] = {
-            "model": self.model_name, "max_tokens": request.max_tokens, "temperature": request.temperature,
-            "seed": request_seed(request), "stop": request.stop, "timeout": timeout_s,
+            "model": self.model_name,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "seed": request_seed(request),
+            "stop": request.stop,
+            "timeout": timeout_s,
         }
         if request.top_p is not None:
             common["top_p"] = request.top_p
@@ -197,10 +233,19 @@ class OpenAIBackend(Backend):
             raise ValueError("no choices")
         usage = getattr(response, "usage", None)
         completion = getattr(usage, "completion_tokens", None) if len(choices) == 1 else None
-        return [self._choice(choice, request, getattr(usage, "prompt_tokens", None), completion, latency) for choice in choices]
+        return [
+            self._choice(choice, request, getattr(usage, "prompt_tokens", None), completion, latency)
+            for choice in choices
+        ]
 
-    def _choice(self, choice: Any, request: GenerationRequest, prompt_tokens: int | None, completion_tokens: int | None,
-                latency: float) -> Generation:
+    def _choice(
+        self,
+        choice: Any,
+        request: GenerationRequest,
+        prompt_tokens: int | None,
+        completion_tokens: int | None,
+        latency: float,
+    ) -> Generation:
         text = choice.text if self.api == "completions" else (choice.message.content or "")
         if not isinstance(text, str):
             raise TypeError(f"the generated text is a {type(text).__name__}")
@@ -214,12 +259,24 @@ class OpenAIBackend(Backend):
                 text += stop
             else:
                 finish = "eos"
-        return Generation(text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, finish_reason=finish,
-                          stop_string=stop, latency_s=latency)
+        return Generation(
+            text=text,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            finish_reason=finish,
+            stop_string=stop,
+            latency_s=latency,
+        )
 
     def info(self) -> dict[str, Any]:
-        return {"backend": self.name, "version": "1", "base_url": self.base_url, "model": self.model_name, "api": self.api,
-                "native_n": self.native_n}
+        return {
+            "backend": self.name,
+            "version": "1",
+            "base_url": self.base_url,
+            "model": self.model_name,
+            "api": self.api,
+            "native_n": self.native_n,
+        }
 
 
 class _Rejected(Exception):

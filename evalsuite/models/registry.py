@@ -12,8 +12,10 @@ from evalsuite.registry import Registry
 
 def _check_backend(name: str, value: Any) -> type[Backend]:
     if not (isinstance(value, type) and issubclass(value, Backend)):
-        raise EvalsuiteError(f"backend {name!r} is {value!r}, not a subclass of evalsuite.models.base.Backend",
-                             hint="point the entry point at a Backend subclass")
+        raise EvalsuiteError(
+            f"backend {name!r} is {value!r}, not a subclass of evalsuite.models.base.Backend",
+            hint="point the entry point at a Backend subclass",
+        )
     return value
 
 
@@ -73,7 +75,10 @@ def check_gguf(path: str) -> None:
     except OSError:
         return  # a missing file gets the backend's own message
     if magic != b"GGUF":
-        raise EvalsuiteError(f"{path} is not a GGUF file (it starts with {magic!r}, not b'GGUF')", hint="the llamacpp backend needs a .gguf model file; for a Hugging Face checkpoint use --backend hf")
+        raise EvalsuiteError(
+            f"{path} is not a GGUF file (it starts with {magic!r}, not b'GGUF')",
+            hint="the llamacpp backend needs a .gguf model file; for a Hugging Face checkpoint use --backend hf",
+        )
 
 
 def guess_backend(model: str) -> str:

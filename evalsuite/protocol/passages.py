@@ -60,7 +60,9 @@ def parse_passages(block: str) -> list[Passage]:
         if not chunk:
             continue
         title, sep, text = chunk.partition("\n")
-        passages.append(Passage(title=_unquote(title.strip()), text=text.strip()) if sep else Passage(title=None, text=chunk))
+        passages.append(
+            Passage(title=_unquote(title.strip()), text=text.strip()) if sep else Passage(title=None, text=chunk)
+        )
     return passages
 
 

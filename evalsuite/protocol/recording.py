@@ -18,7 +18,9 @@ from evalsuite.errors import DataError
 from evalsuite.protocol.search_r1 import INVALID_ACTION_PREFIX
 
 # Search-R1's observation is `\n\n<information>…</information>\n\n`; its invalid-action message is one line.
-_OBSERVATION = re.compile(r"\n\n<information>(.*?)</information>\n\n|\n" + re.escape(INVALID_ACTION_PREFIX) + r"[^\n]*\n", re.DOTALL)
+_OBSERVATION = re.compile(
+    r"\n\n<information>(.*?)</information>\n\n|\n" + re.escape(INVALID_ACTION_PREFIX) + r"[^\n]*\n", re.DOTALL
+)
 
 
 @dataclass
@@ -65,7 +67,9 @@ def load_recording(path: str | Path) -> dict[str, RecordedExample]:
         where = f"{path}: item {index}"
         output = item.get("output") if isinstance(item, dict) else None
         if not isinstance(output, dict) or "final_response" not in output or "id" not in item:
-            raise DataError(f"{where}: needs 'id' and 'output.final_response'", hint="use a FlashRAG intermediate_data file")
+            raise DataError(
+                f"{where}: needs 'id' and 'output.final_response'", hint="use a FlashRAG intermediate_data file"
+            )
         turns, observations = split_response(output["final_response"])
         examples[str(item["id"])] = RecordedExample(
             id=str(item["id"]),

@@ -26,7 +26,12 @@ INVALID_ACTION_PREFIX = "My previous action is invalid."
 
 # generation.py postprocess_predictions takes the first complete search or answer block,
 # `re.search(r"<(search|answer)>(.*?)</\1>", text, re.DOTALL)`; `first_block` has the same semantics in linear time.
-SEARCH, ANSWER, THINK, INFORMATION = TagPair.xml("search"), TagPair.xml("answer"), TagPair.xml("think"), TagPair.xml("information")
+SEARCH, ANSWER, THINK, INFORMATION = (
+    TagPair.xml("search"),
+    TagPair.xml("answer"),
+    TagPair.xml("think"),
+    TagPair.xml("information"),
+)
 MAX_THINK_SPANS = 50
 
 
@@ -59,8 +64,14 @@ def response_protocol(
 ) -> ResponseProtocol:
     """Search-R1's markers, with a method's own action parser, answer extraction and invalid-action message."""
     return ResponseProtocol(
-        search=SEARCH, answer=ANSWER, observation=INFORMATION, thinks=(THINK,), invalid_message=invalid_message,
-        parse_action=parse_action, extract_answer=extract_answer, parse_observation=parse_passages,
+        search=SEARCH,
+        answer=ANSWER,
+        observation=INFORMATION,
+        thinks=(THINK,),
+        invalid_message=invalid_message,
+        parse_action=parse_action,
+        extract_answer=extract_answer,
+        parse_observation=parse_passages,
     )
 
 

@@ -55,7 +55,9 @@ class ParsedTrajectory:
 
     @property
     def queries(self) -> list[str]:
-        return [q for turn in self.turns for q in (turn.sub_queries or ([turn.query] if turn.query is not None else []))]
+        return [
+            q for turn in self.turns for q in (turn.sub_queries or ([turn.query] if turn.query is not None else []))
+        ]
 
     @property
     def passages(self) -> list[Passage]:
@@ -159,7 +161,13 @@ def parse_response(text: str | bytes, protocol: ResponseProtocol) -> ParsedTraje
     pieces, cut_short = _split_turns(text, protocol)
     for number, piece in enumerate(pieces, start=1):
         action = protocol.parse_action(piece.text)
-        turn = Turn(text=piece.text, think=list(action.think), answer=action.answer, invalid_action=piece.invalid_message, extra=dict(action.extra))
+        turn = Turn(
+            text=piece.text,
+            think=list(action.think),
+            answer=action.answer,
+            invalid_action=piece.invalid_message,
+            extra=dict(action.extra),
+        )
         if piece.observation is not None:
             if action.kind != "search":
                 errors.append(f"turn {number}: an observation after a turn whose action is not a search")

@@ -19,7 +19,14 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from evalsuite.retrieval.bm25_build import DEFAULT_BLOCK_BYTES, TOKEN_PATTERN, Analyzer, build_bm25_files, load_stemmer, stopword_list
+from evalsuite.retrieval.bm25_build import (
+    DEFAULT_BLOCK_BYTES,
+    TOKEN_PATTERN,
+    Analyzer,
+    build_bm25_files,
+    load_stemmer,
+    stopword_list,
+)
 from evalsuite.retrieval.manifest import (
     IndexMismatchError,
     SavedIndexRetriever,
@@ -87,8 +94,17 @@ def build_bm25(
     if bm25_dir.exists():
         shutil.rmtree(bm25_dir)
     scan, stats = build_bm25_files(
-        Path(corpus), bm25_dir, out_dir, k1=k1, b=b, method=method, stopwords=stop_list, stemmer=stemmer,
-        workers=workers, block_bytes=block_bytes, progress=progress,
+        Path(corpus),
+        bm25_dir,
+        out_dir,
+        k1=k1,
+        b=b,
+        method=method,
+        stopwords=stop_list,
+        stemmer=stemmer,
+        workers=workers,
+        block_bytes=block_bytes,
+        progress=progress,
     )
     (bm25_dir / STOPWORDS_FILE).write_text(json.dumps(stop_list), encoding="utf-8")
     write_docstore(out_dir, scan)
@@ -108,7 +124,11 @@ def build_bm25(
     names = [OFFSETS_NAME] + [f"{BM25_DIR}/{p.name}" for p in sorted(bm25_dir.iterdir()) if p.is_file()]
     record_files(out_dir, manifest, names)
     seconds = time.perf_counter() - started
-    manifest["build"] = {"seconds": round(seconds, 3), "documents_per_second": round(scan.num_documents / max(seconds, 1e-9), 1), **stats}
+    manifest["build"] = {
+        "seconds": round(seconds, 3),
+        "documents_per_second": round(scan.num_documents / max(seconds, 1e-9), 1),
+        **stats,
+    }
     return write_manifest(out_dir, manifest)
 
 
@@ -126,7 +146,15 @@ class BM25Retriever(SavedIndexRetriever):
 
     kind = "bm25"
 
-    def __init__(self, index_dir: str | Path, manifest: dict[str, Any], *, corpus: str | Path | None = None, verify: str = "auto", mmap: bool = True):
+    def __init__(
+        self,
+        index_dir: str | Path,
+        manifest: dict[str, Any],
+        *,
+        corpus: str | Path | None = None,
+        verify: str = "auto",
+        mmap: bool = True,
+    ):
         import bm25s
 
         super().__init__(index_dir, manifest, corpus, verify)
@@ -135,10 +163,14 @@ class BM25Retriever(SavedIndexRetriever):
         self.memory_mapped = mmap
         num_docs = int(self._model.scores["num_docs"])
         if num_docs != len(self.docstore):
-            raise IndexMismatchError(f"{self.index_dir}: the BM25 matrix has {num_docs} documents, the corpus {len(self.docstore)}")
+            raise IndexMismatchError(
+                f"{self.index_dir}: the BM25 matrix has {num_docs} documents, the corpus {len(self.docstore)}"
+            )
         params = manifest["params"]
         stop_list = json.loads((bm25_dir / STOPWORDS_FILE).read_text(encoding="utf-8"))
-        self._tokenizer = QueryTokenizer(self._model.vocab_dict, stop_list, None if params["stemmer"] == "none" else params["stemmer"])
+        self._tokenizer = QueryTokenizer(
+            self._model.vocab_dict, stop_list, None if params["stemmer"] == "none" else params["stemmer"]
+        )
 
     def search(self, queries: list[str], k: int) -> list[list[Hit]]:
         """Top-`k` passages per query by BM25 score; passages with no query term (score 0) are not returned."""
@@ -180,5 +212,3 @@ def top_k_rows(scores: np.ndarray, k: int) -> np.ndarray:
         candidates = np.concatenate([above, tied])
     order = np.lexsort((candidates, -scores[candidates]))
     return candidates[order]
-
-

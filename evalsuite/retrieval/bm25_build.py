@@ -53,7 +53,9 @@ def stopword_list(stopwords: str | list[str] | None) -> list[str]:
         from bm25s.stopwords import STOPWORDS_EN
 
         if stopwords not in ("en", "english"):
-            raise EvalsuiteError(f"unknown stop-word list {stopwords!r}", hint="use 'en' or 'none', or pass a list of words")
+            raise EvalsuiteError(
+                f"unknown stop-word list {stopwords!r}", hint="use 'en' or 'none', or pass a list of words"
+            )
         return sorted(STOPWORDS_EN)
     return sorted(set(stopwords))
 
@@ -217,14 +219,18 @@ class CountedCorpus:
     spill_files: list[Path]
 
 
-def _map_blocks(path: Path, blocks: BlockReader, workers: int, stopwords: list[str], stemmer: str | None) -> Iterator[BlockCounts]:
+def _map_blocks(
+    path: Path, blocks: BlockReader, workers: int, stopwords: list[str], stemmer: str | None
+) -> Iterator[BlockCounts]:
     """`count_block` over the blocks in order, in `workers` processes with at most 2 blocks each in flight."""
     if workers <= 1:
         _init_worker(stopwords, stemmer)
         for block, offset, line in blocks:
             yield count_block(str(path), block, offset, line)
         return
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(stopwords, stemmer)) as pool:
+    with ProcessPoolExecutor(
+        workers, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(stopwords, stemmer)
+    ) as pool:
         pending: deque[Future] = deque()
         try:
             for block, offset, line in blocks:
@@ -284,10 +290,17 @@ def count_corpus(
 
         bar = tqdm(total=path.stat().st_size, desc="tokenize and count", unit="B", unit_scale=True)
     for counts in _map_blocks(path, blocks, workers, stopwords, stemmer):
-        remap = np.fromiter((vocab.setdefault(term, len(vocab)) for term in counts.terms), dtype=np.int64, count=len(counts.terms))
+        remap = np.fromiter(
+            (vocab.setdefault(term, len(vocab)) for term in counts.terms), dtype=np.int64, count=len(counts.terms)
+        )
         doc_freqs.add(remap, np.bincount(counts.term_ids, minlength=len(counts.terms)), len(vocab))
         spill = spill_dir / f"block-{len(spill_files):06d}.npz"
-        np.savez(spill, rows=(counts.rows + num_docs).astype(np.int32), terms=remap[counts.term_ids].astype(np.int32), counts=counts.counts)
+        np.savez(
+            spill,
+            rows=(counts.rows + num_docs).astype(np.int32),
+            terms=remap[counts.term_ids].astype(np.int32),
+            counts=counts.counts,
+        )
         spill_files.append(spill)
         offsets.append(counts.offsets)
         lengths.append(counts.lengths)
@@ -301,7 +314,13 @@ def count_corpus(
     _check_unique_ids(path, all_offsets, np.concatenate(hashes) if hashes else np.zeros(0, dtype=np.uint64))
     assert blocks.sha256 is not None
     scan = CorpusScan(path=path, sha256=blocks.sha256, size_bytes=blocks.size_bytes, offsets=all_offsets)
-    return CountedCorpus(scan, vocab, doc_freqs.array(len(vocab)), np.concatenate(lengths) if lengths else np.zeros(0, dtype=np.int64), spill_files)
+    return CountedCorpus(
+        scan,
+        vocab,
+        doc_freqs.array(len(vocab)),
+        np.concatenate(lengths) if lengths else np.zeros(0, dtype=np.int64),
+        spill_files,
+    )
 
 
 def _check_unique_ids(path: Path, offsets: np.ndarray, id_hashes: np.ndarray) -> None:
@@ -321,7 +340,10 @@ def _check_unique_ids(path: Path, offsets: np.ndarray, id_hashes: np.ndarray) ->
             doc_id = store.document(later).id
             if store.document(earlier).id == doc_id:
                 line = _line_of(path, int(offsets[later]))
-                raise DataError(f"{path}:{line}: duplicate id {doc_id!r} (first used at line {first_line_with_id(path, doc_id)})", hint="passage ids must be unique")
+                raise DataError(
+                    f"{path}:{line}: duplicate id {doc_id!r} (first used at line {first_line_with_id(path, doc_id)})",
+                    hint="passage ids must be unique",
+                )
     finally:
         store.close()
 
@@ -346,7 +368,9 @@ def idf_array(doc_freqs: np.ndarray, num_docs: int, method: str) -> np.ndarray:
 def write_score_matrix(counted: CountedCorpus, bm25_dir: Path, *, k1: float, b: float, method: str) -> int:
     """Pass 2: score every spilled triple as bm25s does and write the CSC arrays; returns the number of entries."""
     if method not in ("lucene", "robertson", "atire"):
-        raise EvalsuiteError(f"BM25 method {method!r} is not supported", hint="use lucene (the default), robertson or atire")
+        raise EvalsuiteError(
+            f"BM25 method {method!r} is not supported", hint="use lucene (the default), robertson or atire"
+        )
     from bm25s.scoring import _select_tfc_scorer
 
     tfc = _select_tfc_scorer(method)
@@ -364,7 +388,9 @@ def write_score_matrix(counted: CountedCorpus, bm25_dir: Path, *, k1: float, b: 
         with np.load(spill) as block:
             rows, terms, counts = block["rows"], block["terms"], block["counts"]
         # bm25s: idf (float32) * tf / (k1 * (1 - b + b * len / avg_len) + tf), the denominator in float64
-        scores = (idf[terms] * tfc(tf_array=counts, l_d=counted.lengths[rows], l_avg=avg_len, k1=k1, b=b)).astype(np.float32)
+        scores = (idf[terms] * tfc(tf_array=counts, l_d=counted.lengths[rows], l_avg=avg_len, k1=k1, b=b)).astype(
+            np.float32
+        )
         order = np.argsort(terms, kind="stable")  # rows ascend within each term: blocks come in corpus order
         sorted_terms = terms[order]
         unique, first, group_sizes = np.unique(sorted_terms, return_index=True, return_counts=True)
@@ -380,14 +406,27 @@ def write_score_matrix(counted: CountedCorpus, bm25_dir: Path, *, k1: float, b: 
     return nnz
 
 
-def write_bm25s_metadata(bm25_dir: Path, vocab: dict[str, int], *, num_docs: int, k1: float, b: float, method: str) -> None:
+def write_bm25s_metadata(
+    bm25_dir: Path, vocab: dict[str, int], *, num_docs: int, k1: float, b: float, method: str
+) -> None:
     """The vocabulary and parameter files as `bm25s.BM25.save` writes them."""
     import bm25s
     from bm25s.utils import json_functions
 
     with open(bm25_dir / VOCAB_FILE, "wt", encoding="utf-8") as handle:
         handle.write(json_functions.dumps(vocab, ensure_ascii=False))
-    params = dict(k1=k1, b=b, delta=0.5, method=method, idf_method=method, dtype="float32", int_dtype="int32", num_docs=num_docs, version=bm25s.__version__, backend="numpy")
+    params = dict(
+        k1=k1,
+        b=b,
+        delta=0.5,
+        method=method,
+        idf_method=method,
+        dtype="float32",
+        int_dtype="int32",
+        num_docs=num_docs,
+        version=bm25s.__version__,
+        backend="numpy",
+    )
     with open(bm25_dir / PARAMS_FILE, "w") as handle:
         json.dump(params, handle, indent=4)
 
@@ -416,29 +455,57 @@ def build_bm25_files(
         shutil.rmtree(spill_dir)
     try:
         started = time.perf_counter()
-        counted = count_corpus(corpus, spill_dir, stopwords=stopwords, stemmer=stemmer, workers=workers, block_bytes=block_bytes, progress=progress)
+        counted = count_corpus(
+            corpus,
+            spill_dir,
+            stopwords=stopwords,
+            stemmer=stemmer,
+            workers=workers,
+            block_bytes=block_bytes,
+            progress=progress,
+        )
         if counted.scan.num_documents == 0:
             raise EvalsuiteError(f"corpus {corpus} holds no documents")
         counted_at = time.perf_counter()
         nnz = write_score_matrix(counted, bm25_dir, k1=k1, b=b, method=method)
-        timings = {"count_seconds": round(counted_at - started, 3), "score_seconds": round(time.perf_counter() - counted_at, 3)}
+        timings = {
+            "count_seconds": round(counted_at - started, 3),
+            "score_seconds": round(time.perf_counter() - counted_at, 3),
+        }
     finally:
         shutil.rmtree(spill_dir, ignore_errors=True)
     write_bm25s_metadata(bm25_dir, counted.vocab, num_docs=counted.scan.num_documents, k1=k1, b=b, method=method)
-    stats = {"workers": workers, "block_bytes": block_bytes, "blocks": len(counted.spill_files), "nonzeros": nnz, "vocabulary_size": len(counted.vocab), **timings}
+    stats = {
+        "workers": workers,
+        "block_bytes": block_bytes,
+        "blocks": len(counted.spill_files),
+        "nonzeros": nnz,
+        "vocabulary_size": len(counted.vocab),
+        **timings,
+    }
     return counted.scan, stats
 
 
-def reference_bm25s_index(corpus: Path, out_dir: Path, *, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: str = "en", stemmer: str | None = "english") -> None:
+def reference_bm25s_index(
+    corpus: Path,
+    out_dir: Path,
+    *,
+    k1: float = 1.5,
+    b: float = 0.75,
+    method: str = "lucene",
+    stopwords: str = "en",
+    stemmer: str | None = "english",
+) -> None:
     """bm25s's own in-memory build of the same corpus (every passage's token ids in one list): the reference."""
     import bm25s
     from bm25s.tokenization import Tokenizer
 
     from evalsuite.retrieval.corpus import read_corpus
 
-    tokenizer = Tokenizer(lower=True, splitter=TOKEN_PATTERN, stopwords=stopword_list(stopwords), stemmer=load_stemmer(stemmer))
+    tokenizer = Tokenizer(
+        lower=True, splitter=TOKEN_PATTERN, stopwords=stopword_list(stopwords), stemmer=load_stemmer(stemmer)
+    )
     token_ids = list(tokenizer.streaming_tokenize((doc.contents for doc in read_corpus(corpus)), update_vocab=True))
     model = bm25s.BM25(k1=k1, b=b, method=method)
     model.index((token_ids, tokenizer.get_vocab_dict()), show_progress=False)
     model.save(str(out_dir), show_progress=False)
-

@@ -70,7 +70,9 @@ class CachedRetriever:
             chunk = unique[start : start + 500]
             marks = ",".join("?" * len(chunk))
             with self._lock:
-                rows = self._db.execute(f"SELECT key, hits FROM retrieval_cache WHERE key IN ({marks})", chunk).fetchall()
+                rows = self._db.execute(
+                    f"SELECT key, hits FROM retrieval_cache WHERE key IN ({marks})", chunk
+                ).fetchall()
             for key, hits in rows:
                 found[key] = [Hit.from_json(h) for h in json.loads(hits)]
         return found
@@ -99,7 +101,9 @@ class CachedRetriever:
             with self._lock:
                 self.underlying_calls += 1
                 self.underlying_queries += len(miss_queries)
-                self._db.executemany("INSERT OR REPLACE INTO retrieval_cache (key, index_hash, k, query, hits) VALUES (?,?,?,?,?)", rows)
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO retrieval_cache (key, index_hash, k, query, hits) VALUES (?,?,?,?,?)", rows
+                )
                 self._db.commit()
             found.update(zip(miss_keys, fresh))
         return [list(found[key]) for key in keys]

@@ -27,7 +27,9 @@ def document_from_row(obj: Any, where: str) -> Document:
     raw_id = obj.get("id")
     if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)):
         got = "missing" if raw_id is None else f"a {type(raw_id).__name__}"
-        raise DataError(f"{where}: 'id' must be a string (or an integer), got {got}", hint='every passage needs a unique "id"')
+        raise DataError(
+            f"{where}: 'id' must be a string (or an integer), got {got}", hint='every passage needs a unique "id"'
+        )
     doc_id = str(raw_id)
     if not doc_id.strip():
         raise DataError(f"{where}: empty 'id'")
@@ -106,7 +108,10 @@ class CorpusReader:
                 doc = parse_corpus_line(raw, where)
                 if doc.id in seen:
                     first = first_line_with_id(self.path, doc.id)
-                    raise DataError(f"{where}: duplicate id {doc.id!r} (first used at line {first})", hint="passage ids must be unique")
+                    raise DataError(
+                        f"{where}: duplicate id {doc.id!r} (first used at line {first})",
+                        hint="passage ids must be unique",
+                    )
                 seen.add(doc.id)
                 self._offsets.append(start)
                 yield doc
@@ -159,7 +164,9 @@ class DocStore:
         try:
             return document_from_row(json.loads(raw), f"{self.path}:row {row}")
         except ValueError as exc:
-            raise DataError(f"{self.path}: document row {row} no longer parses ({exc}); the corpus changed after indexing") from None
+            raise DataError(
+                f"{self.path}: document row {row} no longer parses ({exc}); the corpus changed after indexing"
+            ) from None
 
     def close(self) -> None:
         if self._mmap is not None:

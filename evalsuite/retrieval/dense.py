@@ -78,7 +78,9 @@ class DenseRetriever(SavedIndexRetriever):
             search_params["ef_search"] = ef_search
         if nprobe is not None:
             search_params["nprobe"] = nprobe
-        self._parts = [read_faiss(self.index_dir / name, mmap) for name in shard_names(int(params["faiss"].get("shards", 1)))]
+        self._parts = [
+            read_faiss(self.index_dir / name, mmap) for name in shard_names(int(params["faiss"].get("shards", 1)))
+        ]
         for part in self._parts:
             _apply_search_params(part, search_params)
         if len(self._parts) == 1:
@@ -89,7 +91,9 @@ class DenseRetriever(SavedIndexRetriever):
                 self.index.add_shard(part)
         self.memory_mapped = mmap
         if self.index.ntotal != len(self.docstore):
-            raise IndexMismatchError(f"{self.index_dir}: faiss holds {self.index.ntotal} vectors, the corpus {len(self.docstore)} documents")
+            raise IndexMismatchError(
+                f"{self.index_dir}: faiss holds {self.index.ntotal} vectors, the corpus {len(self.docstore)} documents"
+            )
         if faiss_gpu and hasattr(faiss, "get_num_gpus") and faiss.get_num_gpus() > 0:
             options = faiss.GpuMultipleClonerOptions()
             options.shard = True
@@ -122,7 +126,9 @@ class DenseRetriever(SavedIndexRetriever):
         parts = []
         for start in range(0, len(queries), self.batch_size):
             with self._lock:  # one encoder batch at a time, so a large request does not hold the lock throughout
-                vectors = self.encoder.encode_queries(list(queries[start : start + self.batch_size]), batch_size=self.batch_size)
+                vectors = self.encoder.encode_queries(
+                    list(queries[start : start + self.batch_size]), batch_size=self.batch_size
+                )
                 parts.append(self.index.search(vectors, kk))
         scores = np.concatenate([p[0] for p in parts])
         rows = np.concatenate([p[1] for p in parts])

@@ -39,7 +39,9 @@ EMBED_DIR = "embeddings"
 PROGRESS_FILE = "progress.json"
 
 
-def faiss_factory(kind: str, dim: int, num_docs: int, *, hnsw_m: int = 32, nlist: int | None = None, pq_m: int | None = None) -> tuple[str, dict[str, Any]]:
+def faiss_factory(
+    kind: str, dim: int, num_docs: int, *, hnsw_m: int = 32, nlist: int | None = None, pq_m: int | None = None
+) -> tuple[str, dict[str, Any]]:
     """The faiss factory string and its settings for a named kind, or a factory string given as is.
 
     `flat`: exact, 4 x dim bytes a vector. `hnsw`: graph over full vectors. `hnsw-sq8`: graph over 8-bit scalar
@@ -101,7 +103,9 @@ def build_dense(
     faiss = load_faiss()
     if devices is not None:
         if device is not None:
-            raise EvalsuiteError("give --device or --devices, not both", hint="--devices cuda:0 is the same as --device cuda:0")
+            raise EvalsuiteError(
+                "give --device or --devices, not both", hint="--devices cuda:0 is the same as --device cuda:0"
+            )
         devices = check_devices(devices)
         device = devices[0]
     spread = devices if devices is not None and len(devices) > 1 else None  # the devices of a multi-process pool
@@ -122,12 +126,22 @@ def build_dense(
     write_docstore(out_dir, reader)
     docstore = DocStore(reader.path, reader.offsets)
 
-    enc = Encoder(encoder, device=device, query_prefix=query_prefix, passage_prefix=passage_prefix, max_length=max_length, normalize=normalize)
+    enc = Encoder(
+        encoder,
+        device=device,
+        query_prefix=query_prefix,
+        passage_prefix=passage_prefix,
+        max_length=max_length,
+        normalize=normalize,
+    )
     settings = enc.settings()
     embed_dir = out_dir / EMBED_DIR
     state = {
         "corpus_sha256": reader.sha256,
-        "encoder": {k: settings[k] for k in ("name", "fingerprint", "dim", "query_prefix", "passage_prefix", "normalize", "max_length")},
+        "encoder": {
+            k: settings[k]
+            for k in ("name", "fingerprint", "dim", "query_prefix", "passage_prefix", "normalize", "max_length")
+        },
         "shard_size": shard_size,
         "num_documents": num_docs,
     }
@@ -138,7 +152,12 @@ def build_dense(
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=num_docs, initial=num_docs - sum(_shard_rows(shard, shard_size, num_docs) for shard in missing), desc="encode passages", unit="doc")
+        bar = tqdm(
+            total=num_docs,
+            initial=num_docs - sum(_shard_rows(shard, shard_size, num_docs) for shard in missing),
+            desc="encode passages",
+            unit="doc",
+        )
     t0 = time.perf_counter()
     with enc.spread_over(spread) if spread and missing else nullcontext():
         for shard in missing:
@@ -200,7 +219,9 @@ def _shard_rows(shard: int, shard_size: int, num_docs: int) -> int:
     return min(num_docs, (shard + 1) * shard_size) - shard * shard_size
 
 
-def _encode_shard(enc: Encoder, docstore: DocStore, embed_dir: Path, shard: int, shard_size: int, batch_size: int) -> None:
+def _encode_shard(
+    enc: Encoder, docstore: DocStore, embed_dir: Path, shard: int, shard_size: int, batch_size: int
+) -> None:
     """Encode one shard's passages and write them under a temporary name, renamed when complete (so a killed build
     leaves only whole shards)."""
     start = shard * shard_size
@@ -346,7 +367,13 @@ def import_faiss_index(
             "normalize": normalize,
             "max_length": max_length,
         },
-        "faiss": {"factory": "imported", "metric": metric_name, "dim": dim, "ntotal": ntotal, "source_file": str(faiss_path.resolve())},
+        "faiss": {
+            "factory": "imported",
+            "metric": metric_name,
+            "dim": dim,
+            "ntotal": ntotal,
+            "source_file": str(faiss_path.resolve()),
+        },
     }
     manifest = base_manifest("dense", reader, params)
     record_files(out_dir, manifest, [OFFSETS_NAME, FAISS_FILE])

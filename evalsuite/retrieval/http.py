@@ -16,7 +16,15 @@ from requests.adapters import HTTPAdapter
 
 from evalsuite.errors import EvalsuiteError, RequestRejected
 from evalsuite.retrieval.types import Hit, check_k, join_contents
-from evalsuite.retry import Attempt, CallFailed, RetryableStatus, RetryPolicy, call, retry_after_seconds, retryable_status
+from evalsuite.retry import (
+    Attempt,
+    CallFailed,
+    RetryableStatus,
+    RetryPolicy,
+    call,
+    retry_after_seconds,
+    retryable_status,
+)
 
 
 class RetrievalError(EvalsuiteError):
@@ -65,7 +73,13 @@ class HttpRetriever:
         self.base_url, self.url = _split_url(url)
         # (connect, read) seconds per attempt; the read timeout is also cut to the time left before the deadline
         self.connect_timeout_s, read_timeout_s = timeout if isinstance(timeout, tuple) else (timeout, timeout)
-        self.policy = RetryPolicy(attempts=retries + 1, deadline_s=deadline_s, attempt_timeout_s=read_timeout_s, backoff_s=backoff, max_backoff_s=max_backoff)
+        self.policy = RetryPolicy(
+            attempts=retries + 1,
+            deadline_s=deadline_s,
+            attempt_timeout_s=read_timeout_s,
+            backoff_s=backoff,
+            max_backoff_s=max_backoff,
+        )
         self.batch_size = batch_size
         self.pool_size = pool_size
         self.requests_sent = 0
@@ -92,7 +106,9 @@ class HttpRetriever:
         if response.status_code < 400:
             return response
         if retryable_status(response.status_code):
-            raise RetryableStatus(response.status_code, _error_message(response), retry_after_seconds(response.headers.get("retry-after")))
+            raise RetryableStatus(
+                response.status_code, _error_message(response), retry_after_seconds(response.headers.get("retry-after"))
+            )
         raise RetrievalRequestError(response.status_code, _error_message(response))
 
     def _request(self, method: str, url: str, payload: Any | None = None) -> requests.Response:
@@ -146,11 +162,15 @@ def _parse_result(response: requests.Response, expected: int) -> list[list[Hit]]
     except (ValueError, KeyError, TypeError):
         raise RetrievalError(f"retrieval server sent a body without 'result': {response.text[:300]!r}") from None
     if not isinstance(result, list) or len(result) != expected:
-        raise RetrievalError(f"retrieval server returned {len(result) if isinstance(result, list) else 'no'} result lists for {expected} queries")
+        raise RetrievalError(
+            f"retrieval server returned {len(result) if isinstance(result, list) else 'no'} result lists for {expected} queries"
+        )
     parsed: list[list[Hit]] = []
     for entries in result:
         if not isinstance(entries, list):
-            raise RetrievalError(f"retrieval server returned {type(entries).__name__} where a list of hits belongs: {entries!r:.200}")
+            raise RetrievalError(
+                f"retrieval server returned {type(entries).__name__} where a list of hits belongs: {entries!r:.200}"
+            )
         hits: list[Hit] = []
         for entry in entries:
             document = entry.get("document", entry) if isinstance(entry, dict) else None
@@ -160,7 +180,9 @@ def _parse_result(response: requests.Response, expected: int) -> list[list[Hit]]
             if contents is None:
                 contents = join_contents(str(document.get("title", "")), str(document.get("text", "")))
             score = entry.get("score") if "document" in entry else None
-            hits.append(Hit(doc_id=str(document.get("id", "")), contents=str(contents), score=_score(score), rank=len(hits) + 1))
+            hits.append(
+                Hit(doc_id=str(document.get("id", "")), contents=str(contents), score=_score(score), rank=len(hits) + 1)
+            )
         parsed.append(hits)
     return parsed
 

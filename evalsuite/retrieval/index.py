@@ -30,7 +30,9 @@ def _prepare_out_dir(out_dir: Path, overwrite: bool) -> None:
         entries = sorted(p.name for p in out_dir.iterdir())
         ours = (out_dir / BUILD_MARKER).exists() or set(entries) <= set(RESUMABLE)
         if (out_dir / MANIFEST_NAME).exists() and not overwrite:
-            raise EvalsuiteError(f"{out_dir} already holds an index", hint="choose another directory, or pass --overwrite")
+            raise EvalsuiteError(
+                f"{out_dir} already holds an index", hint="choose another directory, or pass --overwrite"
+            )
         if not ours and not overwrite:
             shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
             raise EvalsuiteError(
@@ -75,7 +77,9 @@ def build_index(
     _prepare_out_dir(out_dir, overwrite)
     if retriever == "bm25":
         if encoder is not None:
-            raise EvalsuiteError("an encoder is only used by the dense retriever", hint="drop --encoder, or use --retriever dense")
+            raise EvalsuiteError(
+                "an encoder is only used by the dense retriever", hint="drop --encoder, or use --retriever dense"
+            )
         from evalsuite.retrieval.bm25 import build_bm25
 
         build_bm25(corpus, out_dir, **params)

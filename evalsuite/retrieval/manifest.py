@@ -55,8 +55,14 @@ def corpus_record(reader: "CorpusReader | CorpusScan") -> dict[str, Any]:
     """The manifest's `corpus` section from a finished pass over the corpus."""
     if reader.sha256 is None:  # a programming error: the reader has not been iterated to its end
         raise ValueError(f"corpus_record({reader.path}) before a finished pass over the corpus")
-    record = CorpusRecord(path=str(reader.path.resolve()), name=reader.path.name, sha256=reader.sha256,
-                          size_bytes=reader.size_bytes, mtime_ns=reader.path.stat().st_mtime_ns, num_documents=reader.num_documents)
+    record = CorpusRecord(
+        path=str(reader.path.resolve()),
+        name=reader.path.name,
+        sha256=reader.sha256,
+        size_bytes=reader.size_bytes,
+        mtime_ns=reader.path.stat().st_mtime_ns,
+        num_documents=reader.num_documents,
+    )
     return record.model_dump(mode="json")
 
 
@@ -97,7 +103,9 @@ def read_manifest(index_dir: str | Path) -> dict[str, Any]:
     index_dir = Path(index_dir)
     path = index_dir / MANIFEST_NAME
     if not index_dir.is_dir():
-        raise IndexFormatError(f"index directory {index_dir} does not exist", hint="build one with `evalsuite index build`")
+        raise IndexFormatError(
+            f"index directory {index_dir} does not exist", hint="build one with `evalsuite index build`"
+        )
     if not path.is_file():
         raise IndexFormatError(
             f"{index_dir} has no {MANIFEST_NAME}: not an index directory, or its build did not finish",
@@ -125,10 +133,20 @@ def read_manifest(index_dir: str | Path) -> dict[str, Any]:
     return manifest
 
 
-REQUIRED_FIELDS: dict[str, type] = {"retriever": str, "corpus_hash": str, "corpus": dict, "params": dict, "files": dict, "index_hash": str}
+REQUIRED_FIELDS: dict[str, type] = {
+    "retriever": str,
+    "corpus_hash": str,
+    "corpus": dict,
+    "params": dict,
+    "files": dict,
+    "index_hash": str,
+}
 # The corpus record's required fields, checked by hand so a bad one is named in the manifest's own terms.
-REQUIRED_CORPUS_FIELDS: dict[str, type] = {name: field.annotation for name, field in CorpusRecord.model_fields.items()
-                                            if field.is_required() and field.annotation is not None}
+REQUIRED_CORPUS_FIELDS: dict[str, type] = {
+    name: field.annotation
+    for name, field in CorpusRecord.model_fields.items()
+    if field.is_required() and field.annotation is not None
+}
 
 
 def _check_fields(path: Path, manifest: dict[str, Any]) -> None:
@@ -139,10 +157,16 @@ def _check_fields(path: Path, manifest: dict[str, Any]) -> None:
     checks += [(key, corpus_section, kind, f"corpus.{key}") for key, kind in REQUIRED_CORPUS_FIELDS.items()]
     for key, section, kind, shown in checks:
         if key not in section:
-            raise IndexFormatError(f"{path}: the manifest has no '{shown}' field", hint="rebuild the index; index.json is written by `evalsuite index build`")
+            raise IndexFormatError(
+                f"{path}: the manifest has no '{shown}' field",
+                hint="rebuild the index; index.json is written by `evalsuite index build`",
+            )
         value = section[key]
         if not isinstance(value, kind) or isinstance(value, bool):
-            raise IndexFormatError(f"{path}: '{shown}' is {type(value).__name__}, not {getattr(kind, '__name__', kind)}", hint="rebuild the index")
+            raise IndexFormatError(
+                f"{path}: '{shown}' is {type(value).__name__}, not {getattr(kind, '__name__', kind)}",
+                hint="rebuild the index",
+            )
 
 
 def verify_files(index_dir: Path, manifest: dict[str, Any], full: bool = False) -> None:
@@ -154,7 +178,9 @@ def verify_files(index_dir: Path, manifest: dict[str, Any], full: bool = False) 
             raise IndexMismatchError(f"{index_dir}: index file {name} is missing")
         size = path.stat().st_size
         if name in sizes and size != sizes[name]:
-            raise IndexMismatchError(f"{path}: size {size} bytes, but the manifest records {sizes[name]}: the index file changed")
+            raise IndexMismatchError(
+                f"{path}: size {size} bytes, but the manifest records {sizes[name]}: the index file changed"
+            )
         if full and file_sha256(path) != digest:
             raise IndexMismatchError(f"{path}: sha256 differs from the manifest: the index file changed")
 
@@ -228,7 +254,9 @@ def open_docstore(index_dir: Path, manifest: dict[str, Any], corpus: str | Path 
     offsets = np.load(offsets_path, mmap_mode="r")
     expected = manifest["corpus"]["num_documents"]
     if offsets.shape[0] != expected:
-        raise IndexMismatchError(f"{index_dir}: the document store holds {offsets.shape[0]} documents, the manifest {expected}")
+        raise IndexMismatchError(
+            f"{index_dir}: the document store holds {offsets.shape[0]} documents, the manifest {expected}"
+        )
     return DocStore(corpus_path, offsets)
 
 

@@ -69,13 +69,25 @@ _DRAIN_FACTOR = 16  # read (and drop) oversized bodies up to this multiple of th
 
 
 def _type_name(value: Any) -> str:
-    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number", type(None): "null"}.get(type(value), type(value).__name__)
+    return {
+        dict: "object",
+        list: "array",
+        str: "string",
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
 
 
 def validate_request(payload: Any, default_topk: int, limits: ServerLimits) -> tuple[list[str], int, bool]:
     """(queries, topk, return_scores) from a decoded request body, or an `ApiError` saying what is wrong."""
     if not isinstance(payload, dict):
-        raise ApiError(422, "invalid_request", f'the request body must be a JSON object like {{"queries": ["..."], "topk": 3}}, got {_type_name(payload)}')
+        raise ApiError(
+            422,
+            "invalid_request",
+            f'the request body must be a JSON object like {{"queries": ["..."], "topk": 3}}, got {_type_name(payload)}',
+        )
     queries = payload.get("queries", _MISSING)
     if queries is _MISSING:
         raise ApiError(422, "invalid_request", "'queries' is required: a non-empty list of query strings")
@@ -84,13 +96,21 @@ def validate_request(payload: Any, default_topk: int, limits: ServerLimits) -> t
     if not queries:
         raise ApiError(422, "invalid_request", "'queries' is empty: send at least one query")
     if len(queries) > limits.max_queries:
-        raise ApiError(422, "too_many_queries", f"{len(queries)} queries in one request; the limit is {limits.max_queries}: split the batch")
+        raise ApiError(
+            422,
+            "too_many_queries",
+            f"{len(queries)} queries in one request; the limit is {limits.max_queries}: split the batch",
+        )
     total_chars = 0
     for i, query in enumerate(queries):
         if not isinstance(query, str):
             raise ApiError(422, "invalid_request", f"queries[{i}] must be a string, got {_type_name(query)}")
         if len(query) > limits.max_query_chars:
-            raise ApiError(422, "query_too_long", f"queries[{i}] has {len(query)} characters; the limit is {limits.max_query_chars}")
+            raise ApiError(
+                422,
+                "query_too_long",
+                f"queries[{i}] has {len(query)} characters; the limit is {limits.max_query_chars}",
+            )
         total_chars += len(query)
         if total_chars > limits.max_request_chars:
             raise ApiError(
@@ -101,7 +121,9 @@ def validate_request(payload: Any, default_topk: int, limits: ServerLimits) -> t
         try:
             query.encode("utf-8")
         except UnicodeEncodeError:
-            raise ApiError(422, "invalid_request", f"queries[{i}] is not valid Unicode (it holds a lone surrogate escape)") from None
+            raise ApiError(
+                422, "invalid_request", f"queries[{i}] is not valid Unicode (it holds a lone surrogate escape)"
+            ) from None
     topk = payload.get("topk")
     if topk is None:
         topk = default_topk
@@ -113,7 +135,9 @@ def validate_request(payload: Any, default_topk: int, limits: ServerLimits) -> t
         raise ApiError(422, "invalid_request", f"'topk' is {topk}; this server allows at most {limits.max_topk}")
     return_scores = payload.get("return_scores", False)
     if not isinstance(return_scores, bool):
-        raise ApiError(422, "invalid_request", f"'return_scores' must be true or false, got {_type_name(return_scores)}")
+        raise ApiError(
+            422, "invalid_request", f"'return_scores' must be true or false, got {_type_name(return_scores)}"
+        )
     return queries, topk, return_scores
 
 
@@ -129,7 +153,9 @@ async def _read_body(request: Request, limits: ServerLimits) -> bytes:
         async with asyncio.timeout(limits.body_timeout_s):
             return await _read_body_unbounded(request, limits.max_body_bytes)
     except TimeoutError:
-        raise ApiError(408, "body_timeout", f"the request body did not arrive within {limits.body_timeout_s:g} s") from None
+        raise ApiError(
+            408, "body_timeout", f"the request body did not arrive within {limits.body_timeout_s:g} s"
+        ) from None
 
 
 async def _read_body_unbounded(request: Request, limit: int) -> bytes:
@@ -145,7 +171,11 @@ async def _read_body_unbounded(request: Request, limit: int) -> bytes:
         elif size > limit * _DRAIN_FACTOR:
             break
     if size > limit:
-        raise ApiError(413, "body_too_large", f"the request body is {'over ' if size > limit * _DRAIN_FACTOR else ''}{size} bytes; the limit is {limit}")
+        raise ApiError(
+            413,
+            "body_too_large",
+            f"the request body is {'over ' if size > limit * _DRAIN_FACTOR else ''}{size} bytes; the limit is {limit}",
+        )
     return b"".join(chunks)
 
 
@@ -298,7 +328,9 @@ def raise_open_file_limit() -> None:
 
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         if hard == resource.RLIM_INFINITY or soft < hard:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else max(soft, 65536), hard))
+            resource.setrlimit(
+                resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else max(soft, 65536), hard)
+            )
     except (ImportError, ValueError, OSError):
         pass
 
@@ -313,7 +345,14 @@ def _announce(retriever: Retriever, host: str, port: int, workers: int) -> None:
     )
 
 
-def serve(retriever: Retriever, host: str = "127.0.0.1", port: int = 8000, default_topk: int = 3, limits: ServerLimits | None = None, access_log: bool = False) -> None:
+def serve(
+    retriever: Retriever,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    default_topk: int = 3,
+    limits: ServerLimits | None = None,
+    access_log: bool = False,
+) -> None:
     """Serve a retriever in this process until interrupted; prints the URL once the socket listens."""
     import uvicorn
 
@@ -329,7 +368,16 @@ def serve(retriever: Retriever, host: str = "127.0.0.1", port: int = 8000, defau
 WORKER_ENV = "EVALSUITE_RETRIEVAL_WORKER"
 
 
-def serve_workers(index: str, load_options: dict[str, Any], workers: int, host: str = "127.0.0.1", port: int = 8000, default_topk: int = 3, limits: ServerLimits | None = None, access_log: bool = False) -> None:
+def serve_workers(
+    index: str,
+    load_options: dict[str, Any],
+    workers: int,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    default_topk: int = 3,
+    limits: ServerLimits | None = None,
+    access_log: bool = False,
+) -> None:
     """Serve an index directory from `workers` processes (uvicorn's supervisor) sharing one listening socket.
 
     Each worker loads the index itself; BM25 arrays (and dense indexes loaded with `mmap`) are memory-mapped, so the
@@ -346,7 +394,15 @@ def serve_workers(index: str, load_options: dict[str, Any], workers: int, host: 
     sock = bind_socket(host, port)
     _announce(retriever, host, sock.getsockname()[1], workers)
     del retriever
-    os.environ[WORKER_ENV] = json.dumps({"index": str(index), "options": load_options, "default_topk": default_topk, "limits": asdict(limits), "workers": workers})
+    os.environ[WORKER_ENV] = json.dumps(
+        {
+            "index": str(index),
+            "options": load_options,
+            "default_topk": default_topk,
+            "limits": asdict(limits),
+            "workers": workers,
+        }
+    )
     config = uvicorn_config(f"{__name__}:worker_app", limits, factory=True, workers=workers, access_log=access_log)
     Multiprocess(config, sockets=[sock]).run()
 
@@ -384,7 +440,9 @@ class ServerThread:
         sock = bind_socket(self.host, self.port)
         self.port = sock.getsockname()[1]
         self._server = uvicorn.Server(uvicorn_config(self.app, self.limits))
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True, name="retrieval-server")
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, daemon=True, name="retrieval-server"
+        )
         self._thread.start()
         deadline = time.monotonic() + timeout
         while not self._server.started:

@@ -60,7 +60,9 @@ class Hit:
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> "Hit":
-        return cls(doc_id=str(obj["doc_id"]), contents=str(obj["contents"]), score=float(obj["score"]), rank=int(obj["rank"]))
+        return cls(
+            doc_id=str(obj["doc_id"]), contents=str(obj["contents"]), score=float(obj["score"]), rank=int(obj["rank"])
+        )
 
 
 def check_k(k: object) -> int:

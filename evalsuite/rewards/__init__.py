@@ -20,9 +20,15 @@ from evalsuite.rewards.subsearch import SubSearchReward
 
 
 def _check_reward(name: str, value: Any) -> type[MethodReward]:
-    if not (isinstance(value, type) and issubclass(value, MethodReward) and isinstance(getattr(value, "config_class", None), type)):
-        raise EvalsuiteError(f"reward {name!r} is {value!r}, not a MethodReward subclass with a config_class",
-                             hint="point the entry point at a subclass of evalsuite.rewards.MethodReward")
+    if not (
+        isinstance(value, type)
+        and issubclass(value, MethodReward)
+        and isinstance(getattr(value, "config_class", None), type)
+    ):
+        raise EvalsuiteError(
+            f"reward {name!r} is {value!r}, not a MethodReward subclass with a config_class",
+            hint="point the entry point at a subclass of evalsuite.rewards.MethodReward",
+        )
     return value
 
 
@@ -48,12 +54,25 @@ def get_reward(name: str, settings: dict[str, Any] | None = None, **objects: Any
     try:
         config = config_cls(**(settings or {}))
     except (TypeError, ValueError) as exc:
-        raise EvalsuiteError(f"bad settings for the {name} reward: {exc}", hint=f"fields: {', '.join(config_cls.__dataclass_fields__)}") from exc
+        raise EvalsuiteError(
+            f"bad settings for the {name} reward: {exc}", hint=f"fields: {', '.join(config_cls.__dataclass_fields__)}"
+        ) from exc
     build: Callable[..., MethodReward] = cls  # each reward's __init__ takes its config and objects of its own
     return build(config, **objects)
 
 
 __all__ = [
-    "REWARDS", "MethodReward", "OasesReward", "ProgressReward", "SearchP1Reward", "SearchR1Reward", "SmartSearchReward",
-    "SubSearchReward", "completion_text", "format_valid", "get_reward", "list_rewards", "register_reward",
+    "REWARDS",
+    "MethodReward",
+    "OasesReward",
+    "ProgressReward",
+    "SearchP1Reward",
+    "SearchR1Reward",
+    "SmartSearchReward",
+    "SubSearchReward",
+    "completion_text",
+    "format_valid",
+    "get_reward",
+    "list_rewards",
+    "register_reward",
 ]

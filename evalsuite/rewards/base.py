@@ -69,7 +69,10 @@ def samples(completions: Sequence[Any], columns: dict[str, Any]) -> list[Sample]
     """Build one Sample per completion; `golden_answers` is required, `turns`/`model_text` are used when present."""
     n = len(completions)
     if "golden_answers" not in columns:
-        raise EvalsuiteError("the reward needs a `golden_answers` column", hint="the training dataset must keep the task rows' golden_answers")
+        raise EvalsuiteError(
+            "the reward needs a `golden_answers` column",
+            hint="the training dataset must keep the task rows' golden_answers",
+        )
     for key, value in columns.items():
         if isinstance(value, list) and len(value) != n:
             raise EvalsuiteError(f"column {key!r} has {len(value)} values for {n} completions")
@@ -88,7 +91,17 @@ def samples(completions: Sequence[Any], columns: dict[str, Any]) -> list[Sample]
             parsed = parse_trajectory(text)
             turns, errors, model_text = parsed.turns, parsed.errors, parsed.model_text
         answer = extract_answer(model_text)  # the model's own text: an observation's or a message's tags never answer
-        out.append(Sample(text=text, turns=turns, model_text=model_text, answer=answer, golds=golds, protocol_errors=errors, row=row))
+        out.append(
+            Sample(
+                text=text,
+                turns=turns,
+                model_text=model_text,
+                answer=answer,
+                golds=golds,
+                protocol_errors=errors,
+                row=row,
+            )
+        )
     return out
 
 

@@ -59,7 +59,14 @@ class JudgeMatcher:
         if not policy or not reference:
             return [[False] * len(reference) for _ in policy]
         requests = [
-            JudgeRequest("train", "train", "coverage", f"p{i}-t{j}", COVERAGE_MATCH, {"question": question, "policy_query": p, "teacher_query": r})
+            JudgeRequest(
+                "train",
+                "train",
+                "coverage",
+                f"p{i}-t{j}",
+                COVERAGE_MATCH,
+                {"question": question, "policy_query": p, "teacher_query": r},
+            )
             for i, p in enumerate(policy)
             for j, r in enumerate(reference)
         ]
@@ -67,4 +74,7 @@ class JudgeMatcher:
         votes: dict[str, list[bool | None]] = {}
         for judgment in judgments:
             votes.setdefault(judgment.item, []).append(judgment.verdict)
-        return [[majority_vote(votes.get(f"p{i}-t{j}", [])) is True for j in range(len(reference))] for i in range(len(policy))]
+        return [
+            [majority_vote(votes.get(f"p{i}-t{j}", [])) is True for j in range(len(reference))]
+            for i in range(len(policy))
+        ]

@@ -53,14 +53,21 @@ class OasesReward(MethodReward):
         """One completion's components and total."""
         gammas = sample.row.get("state_scores")
         if gammas is None:
-            raise EvalsuiteError("the oases reward needs a `state_scores` column (γ_0..γ_T)", hint="train with the oases rollout, which evaluates every search state")
+            raise EvalsuiteError(
+                "the oases reward needs a `state_scores` column (γ_0..γ_T)",
+                hint="train with the oases rollout, which evaluates every search state",
+            )
         gammas = [float(g) for g in gammas]
         outcome = f1_score(sample.answer, sample.golds) if sample.answer is not None else 0.0
         process = sum(process_rewards(gammas)) if gammas else 0.0
         total = outcome + (self.settings.process_weight * process if self.settings.credit == "sum" else 0.0)
         return {
-            "outcome_f1": outcome, "process": process, "gamma_first": gammas[0] if gammas else 0.0,
-            "gamma_last": gammas[-1] if gammas else 0.0, "n_states": float(len(gammas)), "total": total,
+            "outcome_f1": outcome,
+            "process": process,
+            "gamma_first": gammas[0] if gammas else 0.0,
+            "gamma_last": gammas[-1] if gammas else 0.0,
+            "n_states": float(len(gammas)),
+            "total": total,
         }
 
     def score_batch(self, batch: list[Sample]) -> list[dict[str, float]]:

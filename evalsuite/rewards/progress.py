@@ -49,7 +49,12 @@ class ProgressReward(MethodReward):
             question = str(sample.row.get("question", ""))
             match = self.matcher(question, policy, teacher) if policy else []
             result = coverage(match, len(policy), len(teacher))
-            cov = {"coverage_f1": result.f1, "coverage_precision": result.precision, "coverage_recall": result.recall, "coverage_defined": 1.0}
+            cov = {
+                "coverage_f1": result.f1,
+                "coverage_precision": result.precision,
+                "coverage_recall": result.recall,
+                "coverage_defined": 1.0,
+            }
         total = em + fmt + self.settings.coverage_weight * cov["coverage_f1"]
         return {"em": em, "format": fmt, **cov, "total": total}
 

@@ -86,7 +86,17 @@ class SearchP1Reward(MethodReward):
 
     name = "search-p1"
     config_class = SearchP1RewardConfig
-    components = ("format", "plan_execution", "agreement", "self_consistency", "reference_alignment", "path", "em", "f1", "outcome")
+    components = (
+        "format",
+        "plan_execution",
+        "agreement",
+        "self_consistency",
+        "reference_alignment",
+        "path",
+        "em",
+        "f1",
+        "outcome",
+    )
 
     def __init__(self, config: SearchP1RewardConfig | None = None, matcher: Matcher | None = None):
         super().__init__()
@@ -156,8 +166,20 @@ class SearchP1Reward(MethodReward):
             em, f1, outcome = self.soft_outcome(sample.answer, sample.golds, path)
             fmt = soft_format(sample)
             total = c.format_weight * fmt + c.path_weight * path + c.outcome_weight * outcome
-            out.append({"format": fmt, "plan_execution": execution, "agreement": 0.0 if agreement is None else agreement, "self_consistency": sc,
-                        "reference_alignment": ra, "path": path, "em": em, "f1": f1, "outcome": outcome, "total": total})
+            out.append(
+                {
+                    "format": fmt,
+                    "plan_execution": execution,
+                    "agreement": 0.0 if agreement is None else agreement,
+                    "self_consistency": sc,
+                    "reference_alignment": ra,
+                    "path": path,
+                    "em": em,
+                    "f1": f1,
+                    "outcome": outcome,
+                    "total": total,
+                }
+            )
         return out
 
     def config(self) -> dict:

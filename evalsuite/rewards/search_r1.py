@@ -51,7 +51,9 @@ class SearchR1Reward(MethodReward):
         c = self.settings
         em = exact_match(sample.answer, sample.golds) if sample.answer is not None else 0.0
         valid = format_valid(sample)
-        hit = retrieval_hit((p.text if not p.title else f"{p.title} {p.text}" for t in sample.turns for p in t.passages), sample.golds)
+        hit = retrieval_hit(
+            (p.text if not p.title else f"{p.title} {p.text}" for t in sample.turns for p in t.passages), sample.golds
+        )
         if em:
             total = c.score if valid else c.score - c.structure_format_score
         elif valid:

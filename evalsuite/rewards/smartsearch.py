@@ -48,7 +48,17 @@ class SmartSearchReward(MethodReward):
 
     name = "smartsearch"
     config_class = SmartSearchRewardConfig
-    components = ("em", "f1", "outcome", "format", "process", "novelty", "usefulness", "query_score", "usefulness_judged")
+    components = (
+        "em",
+        "f1",
+        "outcome",
+        "format",
+        "process",
+        "novelty",
+        "usefulness",
+        "query_score",
+        "usefulness_judged",
+    )
 
     def __init__(self, config: SmartSearchRewardConfig | None = None):
         super().__init__()
@@ -73,7 +83,11 @@ class SmartSearchReward(MethodReward):
         fmt = self.settings.format_score if format_valid(sample) else 0.0
         judged = [u for u in useful if u is not None]
         return {
-            "em": em, "f1": f1, "outcome": outcome, "format": fmt, "process": process,
+            "em": em,
+            "f1": f1,
+            "outcome": outcome,
+            "format": fmt,
+            "process": process,
             "novelty": sum(novelty) / n if n else 0.0,
             "usefulness": sum(bool(u) for u in judged) / len(judged) if judged else 0.0,
             "query_score": sum(scores) / n if n else 0.0,

@@ -81,8 +81,10 @@ class SubSearchRewardConfig:
             raise ValueError(f"aggregation must be one of {', '.join(AGGREGATIONS)}, got {self.aggregation!r}")
         for name in ("beta", "beta_max"):
             if not 0.0 <= getattr(self, name) < 1.0:
-                raise ValueError(f"{name} must be in [0, 1): at 1 a wrong answer with a perfect process score would "
-                                 f"earn a correct answer's reward, got {getattr(self, name)}")
+                raise ValueError(
+                    f"{name} must be in [0, 1): at 1 a wrong answer with a perfect process score would "
+                    f"earn a correct answer's reward, got {getattr(self, name)}"
+                )
         if not 0.0 < self.ema_alpha <= 1.0:
             raise ValueError(f"ema_alpha must be in (0, 1], got {self.ema_alpha}")
         if self.over_decomposition_penalty < 0:
@@ -114,8 +116,12 @@ def answerability(turns: list[Turn], golds: list[str], needs_decomposition: bool
     rounds = _rounds(turns)
     if not rounds:
         return 0.0
-    hits = [0.0 if is_split(t) and not needs_decomposition else retrieval_hit([f"{p.title or ''} {p.text}" for p in t.passages], golds)
-            for t in rounds]
+    hits = [
+        0.0
+        if is_split(t) and not needs_decomposition
+        else retrieval_hit([f"{p.title or ''} {p.text}" for p in t.passages], golds)
+        for t in rounds
+    ]
     return sum(hits) / len(rounds)
 
 
@@ -138,7 +144,9 @@ def split_score(turn: Turn, needs_decomposition: bool, penalty: float = 1.0) -> 
     if not turn.sub_queries:
         return 0.0
     docs = _split_docs(turn)
-    distinct = sum(1 for i, d in enumerate(docs) if d and not any(j != i and d <= other for j, other in enumerate(docs)))
+    distinct = sum(
+        1 for i, d in enumerate(docs) if d and not any(j != i and d <= other for j, other in enumerate(docs))
+    )
     return distinct / len(turn.sub_queries)
 
 

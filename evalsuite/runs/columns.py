@@ -62,8 +62,11 @@ class ScoreColumns:
             by_task.setdefault(record.task, []).append(record)
         if is_sampled(records):
             parts = {task: sampled_task(task, rows) for task, rows in by_task.items()}
-            return cls({t: TaskColumns(p.ids, p.failed, p.metrics) for t, p in parts.items()},
-                       max(p.samples for p in parts.values()), sample_means={t: p.sample_means for t, p in parts.items()})
+            return cls(
+                {t: TaskColumns(p.ids, p.failed, p.metrics) for t, p in parts.items()},
+                max(p.samples for p in parts.values()),
+                sample_means={t: p.sample_means for t, p in parts.items()},
+            )
         tasks = {}
         for task, rows in by_task.items():
             names = sorted({name for row in rows for name in row.metrics})
@@ -71,8 +74,12 @@ class ScoreColumns:
                 ids=np.array([row.id for row in rows], dtype=str),
                 failed=np.array([row.status == "failed" for row in rows], dtype=bool),
                 # A failed example counts 0 on every metric whatever it carries (runs/summary.py's counted_value).
-                metrics={name: np.array([0.0 if row.status == "failed" else row.metrics.get(name, np.nan) for row in rows],
-                                        dtype=float) for name in names},
+                metrics={
+                    name: np.array(
+                        [0.0 if row.status == "failed" else row.metrics.get(name, np.nan) for row in rows], dtype=float
+                    )
+                    for name in names
+                },
             )
         return cls(tasks)
 
@@ -94,8 +101,9 @@ def cache_path(source_sha256: str, basis: str = "") -> Path:
     return cache_root() / "scores" / f"{key}.v{_FORMAT}.npz"
 
 
-def write_scores(run_dir: str | Path, records: Sequence[ExampleRecord], basis: str = "",
-                 counts: dict[str, int] | None = None) -> Path | None:
+def write_scores(
+    run_dir: str | Path, records: Sequence[ExampleRecord], basis: str = "", counts: dict[str, int] | None = None
+) -> Path | None:
     """Cache the columns of the records now in run_dir/predictions.jsonl under its content hash; None (and nothing
     written) without one."""
     predictions = Path(run_dir) / PREDICTIONS_FILE
@@ -146,11 +154,11 @@ def read_scores(run_dir: str | Path, basis: str = "") -> ScoreColumns | None:
             tasks, sample_means = {}, {}
             for t, task in enumerate(data["tasks"].tolist()):
                 prefix, means = f"{t}/{_METRIC_PREFIX}", f"{t}/{_SAMPLE_MEAN_PREFIX}"
-                metrics = {key[len(prefix):]: data[key] for key in data.files if key.startswith(prefix)}
+                metrics = {key[len(prefix) :]: data[key] for key in data.files if key.startswith(prefix)}
                 tasks[task] = TaskColumns(ids=data[f"{t}/ids"], failed=data[f"{t}/failed"], metrics=metrics)
-                if per_sample := {key[len(means):]: data[key] for key in data.files if key.startswith(means)}:
+                if per_sample := {key[len(means) :]: data[key] for key in data.files if key.startswith(means)}:
                     sample_means[task] = per_sample
-            counts = {key[len("count:"):]: int(data[key]) for key in data.files if key.startswith("count:")}
+            counts = {key[len("count:") :]: int(data[key]) for key in data.files if key.startswith("count:")}
             return ScoreColumns(tasks, int(data["samples"]), counts, sample_means)
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
         log.warning("%s: unreadable (%s); reading %s instead", path, exc, PREDICTIONS_FILE)

@@ -14,7 +14,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from evalsuite.protocol.trajectory import ParsedTrajectory
-from evalsuite.metrics.answer import ANSWER_CLOSE, ANSWER_OPEN, cover_exact_match, exact_match, extract_answer, normalize_answer, token_scores
+from evalsuite.metrics.answer import (
+    ANSWER_CLOSE,
+    ANSWER_OPEN,
+    cover_exact_match,
+    exact_match,
+    extract_answer,
+    normalize_answer,
+    token_scores,
+)
 
 # FlashRAG's reasoning pipelines record this when the turn limit is reached or a query cannot be parsed.
 FLASHRAG_NO_ANSWER = "No valid answer found"
@@ -66,13 +74,28 @@ def _last_turn_text(context: PredictionContext) -> str | None:
 
 
 PREDICTION_CONVENTIONS: list[tuple[str, Callable[[PredictionContext], str | None]]] = [
-    ("FlashRAG reasoning pipeline: a last turn without <answer> is recorded as that turn's whole text", _last_turn_text),
-    ("FlashRAG reasoning pipeline: turn limit reached or query not parsed, recorded as 'No valid answer found'", lambda c: FLASHRAG_NO_ANSWER),
+    (
+        "FlashRAG reasoning pipeline: a last turn without <answer> is recorded as that turn's whole text",
+        _last_turn_text,
+    ),
+    (
+        "FlashRAG reasoning pipeline: turn limit reached or query not parsed, recorded as 'No valid answer found'",
+        lambda c: FLASHRAG_NO_ANSWER,
+    ),
     ("the first <answer> block instead of the last", _first_answer),
     ("the last <answer> block without stripping white space", _unstripped_last_answer),
-    ("the answer read from the model's own text only (observations left out)", lambda c: extract_answer(c.parsed.model_text) or ""),
-    ("Search-R1 extract_solution over prompt + response (the prompt's example answer counts; one block gives None)", _with_prompt),
-    ("the whole response recorded when it has no <answer> block", lambda c: c.response.strip() if c.parsed.answer is None else None),
+    (
+        "the answer read from the model's own text only (observations left out)",
+        lambda c: extract_answer(c.parsed.model_text) or "",
+    ),
+    (
+        "Search-R1 extract_solution over prompt + response (the prompt's example answer counts; one block gives None)",
+        _with_prompt,
+    ),
+    (
+        "the whole response recorded when it has no <answer> block",
+        lambda c: c.response.strip() if c.parsed.answer is None else None,
+    ),
     ("a missing answer written as the string 'None'", lambda c: "None" if c.parsed.answer is None else None),
 ]
 
@@ -132,11 +155,18 @@ _NORMALIZATIONS = [
 ]
 # Per recorded metric: the alternative definitions that could have produced it.
 METRIC_CONVENTIONS: dict[str, list[tuple[str, Callable[[str, Sequence[str]], float]]]] = {
-    "em": [("cover-EM (gold contained in the prediction: FlashRAG acc, Search-R1 subem) recorded as em", cover_exact_match)]
+    "em": [
+        ("cover-EM (gold contained in the prediction: FlashRAG acc, Search-R1 subem) recorded as em", cover_exact_match)
+    ]
     + [(f"exact match with {name}", _em_with(fn)) for name, fn in _NORMALIZATIONS],
     "acc": [("exact match recorded as acc (cover-EM)", exact_match)]
     + [(f"cover-EM with {name}", _cover_with(fn)) for name, fn in _NORMALIZATIONS]
-    + [("prediction contained in a gold (the reverse containment)", lambda p, gs: float(any(normalize_answer(p) in normalize_answer(g) for g in gs)))],
+    + [
+        (
+            "prediction contained in a gold (the reverse containment)",
+            lambda p, gs: float(any(normalize_answer(p) in normalize_answer(g) for g in gs)),
+        )
+    ],
     "f1": [
         ("F1 without HotpotQA's yes/no/noanswer rule", _f1_without_yes_no_rule),
         ("F1 against the first gold answer only", lambda p, gs: token_scores(p, list(gs)[:1])["f1"]),
@@ -155,14 +185,26 @@ METRIC_FUNCTIONS: dict[str, Callable[[str, Sequence[str]], float]] = {
 }
 
 
-def explain_metric(metric: str, recorded: float, ours_prediction: str, recorded_prediction: str | None, golds: Sequence[str], tolerance: float = 1e-9) -> str | None:
+def explain_metric(
+    metric: str,
+    recorded: float,
+    ours_prediction: str,
+    recorded_prediction: str | None,
+    golds: Sequence[str],
+    tolerance: float = 1e-9,
+) -> str | None:
     """The convention under which `recorded` is this item's score; None if none explains it."""
 
     def same(value: float) -> bool:
         return abs(value - recorded) <= tolerance
 
     scorer = METRIC_FUNCTIONS.get(metric)
-    if scorer is not None and recorded_prediction is not None and recorded_prediction != ours_prediction and same(scorer(recorded_prediction, golds)):
+    if (
+        scorer is not None
+        and recorded_prediction is not None
+        and recorded_prediction != ours_prediction
+        and same(scorer(recorded_prediction, golds))
+    ):
         return "scored on the recorded prediction, which differs from ours (see its line)"
     if scorer is not None and (same(100 * scorer(ours_prediction, golds)) and recorded != 0):
         return "the same score on a 0-100 scale"
@@ -170,6 +212,8 @@ def explain_metric(metric: str, recorded: float, ours_prediction: str, recorded_
         for name, variant in METRIC_CONVENTIONS.get(metric, []):
             if same(variant(prediction, golds)):
                 return name
-    if scorer is not None and any(abs(round(scorer(ours_prediction, golds), digits) - recorded) <= tolerance for digits in (2, 3, 4)):
+    if scorer is not None and any(
+        abs(round(scorer(ours_prediction, golds), digits) - recorded) <= tolerance for digits in (2, 3, 4)
+    ):
         return "the same score rounded"
     return None

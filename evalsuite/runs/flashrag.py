@@ -51,7 +51,11 @@ RECORDED_METRICS = {"em": "em", "acc": "cover_em", "f1": "f1", "precision": "pre
 # What follows `{question}` in the user prompts of FlashRAG's reasoning_pipeline.py: ReasoningPipeline's (R1-Searcher)
 # "User:{question}\nAssistant: <think>", SearchR1Pipeline's "Question: {question}\n".
 _PROMPT_TAILS = ("\nAssistant: <think>", "\n")
-_CHAT_ASSISTANT_HEADERS = ("<|im_start|>assistant\n", "<|start_header_id|>assistant<|end_header_id|>\n\n", "<start_of_turn>model\n")
+_CHAT_ASSISTANT_HEADERS = (
+    "<|im_start|>assistant\n",
+    "<|start_header_id|>assistant<|end_header_id|>\n\n",
+    "<start_of_turn>model\n",
+)
 
 
 @dataclass
@@ -168,7 +172,9 @@ def _read_json_list(path: Path) -> list[ResultItem]:
         raise DataError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})", hint=_LAYOUT_HINT) from None
     if not isinstance(items, list):
         keys = f" with keys {', '.join(list(items)[:5])}" if isinstance(items, dict) else ""
-        raise DataError(f"{path}: unknown layout: a JSON {type(items).__name__}{keys}, not a list of results", hint=_LAYOUT_HINT)
+        raise DataError(
+            f"{path}: unknown layout: a JSON {type(items).__name__}{keys}, not a list of results", hint=_LAYOUT_HINT
+        )
     return [ResultItem(f"{path}: item {index}", item) for index, item in enumerate(items)]
 
 
@@ -180,7 +186,10 @@ def _read_jsonl(path: Path) -> list[ResultItem]:
         try:
             items.append(ResultItem(f"{path}:{number}", json.loads(line)))
         except json.JSONDecodeError as exc:
-            raise DataError(f"{path}:{number}: invalid JSON ({exc.msg})", hint="each line of a .jsonl result file is one result object") from None
+            raise DataError(
+                f"{path}:{number}: invalid JSON ({exc.msg})",
+                hint="each line of a .jsonl result file is one result object",
+            ) from None
     return items
 
 
@@ -195,7 +204,10 @@ def read_metric_score(path: Path) -> dict[str, float]:
             averages[name.strip()] = float(value)
         except ValueError:
             if not sep:
-                raise DataError(f"{path}:{number}: expected 'metric: value', got {line[:60]!r}", hint="FlashRAG writes lines like 'em: 0.35'") from None
+                raise DataError(
+                    f"{path}:{number}: expected 'metric: value', got {line[:60]!r}",
+                    hint="FlashRAG writes lines like 'em: 0.35'",
+                ) from None
             continue  # a non-numeric entry (e.g. a list) is not an average to check
     return averages
 
@@ -239,7 +251,9 @@ def infer_task(path: Path, config: dict[str, Any] | None = None) -> str:
     # `nq_2026_…` (FlashRAG), `nq.json`, `hotpotqa-<model>_temp0.0….jsonl` (R1-Searcher's eval script)
     matches = [name for low, name in names.items() if any(stem.startswith(low + sep) for sep in "_.-")]
     if not matches:
-        raise EvalsuiteError(f"cannot infer the task of {path} from its name", hint="pass --task NAME (see `evalsuite tasks`)")
+        raise EvalsuiteError(
+            f"cannot infer the task of {path} from its name", hint="pass --task NAME (see `evalsuite tasks`)"
+        )
     return max(matches, key=len)
 
 
@@ -310,7 +324,10 @@ def _unknown_layout(source: ResultSource, item: ResultItem) -> DataError:
     else:
         looked = "; ".join(f"{name}: {layout.looks_for()}" for name, layout in LAYOUTS.items())
         message = f"{item.where}: unknown result layout ({where} {', '.join(keys[:12])}); looked for {looked}"
-    return DataError(message, hint=f"pass --pipeline NAME ({', '.join(LAYOUTS)}) or --fields prediction=PATH,response=PATH,golds=PATH,id=PATH")
+    return DataError(
+        message,
+        hint=f"pass --pipeline NAME ({', '.join(LAYOUTS)}) or --fields prediction=PATH,response=PATH,golds=PATH,id=PATH",
+    )
 
 
 def extract_item(item: ResultItem, layout: ResultLayout, position: int) -> ExtractedItem:
@@ -328,7 +345,10 @@ def extract_item(item: ResultItem, layout: ResultLayout, position: int) -> Extra
     question = require_path(data, fields.question, "question", where, layout) if fields.question else ""
     golds = golds_of(require_path(data, fields.golds, "golds", where, layout))
     if golds is None:
-        raise DataError(f"{where}: '{fields.golds}' must be a list of strings (or one string)", hint="map the gold answers with --fields golds=PATH")
+        raise DataError(
+            f"{where}: '{fields.golds}' must be a list of strings (or one string)",
+            hint="map the gold answers with --fields golds=PATH",
+        )
     recorded_output = data.get("output")
     output: dict[str, Any] = recorded_output if isinstance(recorded_output, dict) else {}
     response = _response(data, output, str(question), layout)
@@ -346,11 +366,19 @@ def extract_item(item: ResultItem, layout: ResultLayout, position: int) -> Extra
     scores = dict(scores) if isinstance(scores, dict) else {}
     part = data if layout.container is None else output
     scores.update({k: v for k, v in part.items() if any(re.fullmatch(p, k) for p in layout.recorded)})
-    prompt = lookup(data, fields.prompt) if fields.prompt else (output.get("prompt") if layout.response_in_prompt else None)
+    prompt = (
+        lookup(data, fields.prompt) if fields.prompt else (output.get("prompt") if layout.response_in_prompt else None)
+    )
     stop = output.get("stop_reason", output.get("finish_reason", data.get("stop_reason_final")))
     return ExtractedItem(
-        example_id, str(question), golds, None if prediction is None else str(prediction), response,
-        _prompt_of(prompt, response) if prompt is not MISSING else None, scores, None if stop is None else str(stop),
+        example_id,
+        str(question),
+        golds,
+        None if prediction is None else str(prediction),
+        response,
+        _prompt_of(prompt, response) if prompt is not MISSING else None,
+        scores,
+        None if stop is None else str(stop),
     )
 
 
@@ -375,8 +403,11 @@ def method_of(layout: ResultLayout, response: str | None) -> str | None:
 
 
 def records_from_source(
-    source: ResultSource, task: str | None = None, parse: Callable[[str], ParsedTrajectory] = parse_trajectory,
-    layout: ResultLayout | None = None, parser_of: Callable[[str], Callable[[str], ParsedTrajectory]] | None = None,
+    source: ResultSource,
+    task: str | None = None,
+    parse: Callable[[str], ParsedTrajectory] = parse_trajectory,
+    layout: ResultLayout | None = None,
+    parser_of: Callable[[str], Callable[[str], ParsedTrajectory]] | None = None,
 ) -> tuple[str, list[ExampleRecord], list[RecordedScore]]:
     """Each result item as an ExampleRecord (unscored) plus what the source recorded. The prediction is what the
     writer scored (FlashRAG's `pred`); the response, where the writer keeps one, is parsed into turns with `parse`
@@ -390,11 +421,17 @@ def records_from_source(
     for position, item in enumerate(source.items):
         fields = extract_item(item, layout, position)
         if fields.id in seen:
-            raise DataError(f"{item.where}: duplicate id {fields.id!r}", hint="each question may appear once per result file")
+            raise DataError(
+                f"{item.where}: duplicate id {fields.id!r}", hint="each question may appear once per result file"
+            )
         seen.add(fields.id)
         method = method_of(layout, fields.response)
         parser = parser_of(method) if method and parser_of else parse
-        parsed = parser(fields.response) if layout.parse_turns and fields.response is not None else ParsedTrajectory(turns=[], answer=None)
+        parsed = (
+            parser(fields.response)
+            if layout.parse_turns and fields.response is not None
+            else ParsedTrajectory(turns=[], answer=None)
+        )
         if layout.passages and fields.response is not None:
             split_observations(parsed, fields.response, layout)
         prediction = parsed.answer if layout.parse_prediction else fields.prediction
@@ -407,8 +444,16 @@ def records_from_source(
             metadata["parsed_answer"] = parsed.answer  # what the turns say, beside the prediction the writer scored
         records.append(
             ExampleRecord(
-                id=fields.id, task=task_name, split=split, question=fields.question, golden_answers=fields.golds, prediction=prediction,
-                trajectory=fields.response or "", turns=parsed.turns, protocol_errors=parsed.errors, stop_reason=fields.stop_reason,
+                id=fields.id,
+                task=task_name,
+                split=split,
+                question=fields.question,
+                golden_answers=fields.golds,
+                prediction=prediction,
+                trajectory=fields.response or "",
+                turns=parsed.turns,
+                protocol_errors=parsed.errors,
+                stop_reason=fields.stop_reason,
                 metadata=metadata,
             )
         )
@@ -419,8 +464,12 @@ def records_from_source(
         parsed_from = fields.response if layout.parse_prediction else None
         recorded.append(
             RecordedScore(
-                id=fields.id, pred=recorded_pred, metric_score=fields.scores,
-                context=PredictionContext(response=parsed_from, prompt=fields.prompt, parsed=parsed) if parsed_from is not None else None,
+                id=fields.id,
+                pred=recorded_pred,
+                metric_score=fields.scores,
+                context=PredictionContext(response=parsed_from, prompt=fields.prompt, parsed=parsed)
+                if parsed_from is not None
+                else None,
             )
         )
     return task_name, records, recorded
@@ -448,7 +497,10 @@ def check_against_task_data(source: ResultSource, records: list[ExampleRecord], 
 
     splits = available_splits(data_dir, task)
     if not splits:
-        raise DataError(f"{data_dir}: no data for task {task!r}", hint="pass --data-dir with the benchmark files, or --task with the file's benchmark")
+        raise DataError(
+            f"{data_dir}: no data for task {task!r}",
+            hint="pass --data-dir with the benchmark files, or --task with the file's benchmark",
+        )
     ids, questions = set(), set()
     for split in splits:
         for row in load_split(task, split, data_dir).rows:
@@ -462,7 +514,9 @@ def check_against_task_data(source: ResultSource, records: list[ExampleRecord], 
             )
 
 
-def compare_with_recorded(records: list[ExampleRecord], recorded: list[RecordedScore], tolerance: float = 1e-9) -> list[Difference]:
+def compare_with_recorded(
+    records: list[ExampleRecord], recorded: list[RecordedScore], tolerance: float = 1e-9
+) -> list[Difference]:
     """Every recorded prediction and per-item score we do not reproduce, each with the convention that explains it."""
     differences: list[Difference] = []
     for record, original in zip(records, recorded):
@@ -479,7 +533,9 @@ def compare_with_recorded(records: list[ExampleRecord], recorded: list[RecordedS
     return differences
 
 
-def compare_averages(source: ResultSource, records: list[ExampleRecord], recorded: list[RecordedScore], tolerance: float = 1e-6) -> list[Difference]:
+def compare_averages(
+    source: ResultSource, records: list[ExampleRecord], recorded: list[RecordedScore], tolerance: float = 1e-6
+) -> list[Difference]:
     """metric_score.txt's averages against the mean of our scores, explained by the per-item scores the file holds."""
     if source.metric_file is None or not records:
         return []
@@ -503,7 +559,9 @@ def compare_averages(source: ResultSource, records: list[ExampleRecord], recorde
             why = "the same average on a 0-100 scale"
         else:
             why = None
-        differences.append(Difference(source.metric_file.name, f"average {mine}", f"{ours:.6f}", f"{theirs} {value:.6f}", why))
+        differences.append(
+            Difference(source.metric_file.name, f"average {mine}", f"{ours:.6f}", f"{theirs} {value:.6f}", why)
+        )
     return differences
 
 

@@ -61,14 +61,18 @@ class ResultLayout:
     # runs R1-Searcher's tags, its SearchR1Pipeline subclass Search-R1's, with the same output keys).
     method_markers: tuple[tuple[str, str], ...] = ()
     question_pattern: str | None = None  # where a writer keeps no question: read it from the response (group 1)
-    recorded: tuple[str, ...] = ()  # patterns of further keys (under `container`) holding the writer's own per-item scores
+    recorded: tuple[
+        str, ...
+    ] = ()  # patterns of further keys (under `container`) holding the writer's own per-item scores
     response_in_prompt: bool = False  # FlashRAG reasoning pipelines append the generation to `output.prompt`
     # The response follows a search protocol whose turns `Method.parse` reads. The other FlashRAG pipelines' generations
     # are plain text (an answer, a Self-Ask chain, IRCoT thoughts): kept as the trajectory, never parsed into turns
     # a search protocol would count as invalid actions.
     parse_turns: bool = False
     parse_prediction: bool = False  # the prediction is the answer parsed from the response (no `pred` to take)
-    check: Callable[[Mapping[str, Any]], bool] | None = field(default=None, compare=False)  # tells apart same-key writers
+    check: Callable[[Mapping[str, Any]], bool] | None = field(
+        default=None, compare=False
+    )  # tells apart same-key writers
     # The writer's own reading, where it differs from ours (each cites the writer's function):
     # the generation, from a record whose response field holds more than it (ZeroSearch: prompt + response);
     read_response: Callable[[Mapping[str, Any]], str | None] | None = field(default=None, compare=False)
@@ -101,12 +105,27 @@ _FLASHRAG = "RUC-NLPIR/FlashRAG"
 _SEQUENTIAL_KEYS = frozenset({"prompt", "retrieval_result", "refine_result", "rewrite_query", "raw_pred"})
 
 
-def _flashrag(name: str, writer: str, *, required: set[str], allowed: AbstractSet[str] = frozenset(), patterns: tuple[str, ...] = (),
-              save_notes: tuple[str, ...] = (), response: str | None = None, **options: Any) -> ResultLayout:
+def _flashrag(
+    name: str,
+    writer: str,
+    *,
+    required: set[str],
+    allowed: AbstractSet[str] = frozenset(),
+    patterns: tuple[str, ...] = (),
+    save_notes: tuple[str, ...] = (),
+    response: str | None = None,
+    **options: Any,
+) -> ResultLayout:
     """A FlashRAG pipeline: `output.pred` evaluated, `output.metric_score` recorded, keys under `output`."""
     return ResultLayout(
-        name, f"{_FLASHRAG} {writer}", FieldMap(response=response), frozenset(required | {"pred"}), frozenset(allowed),
-        patterns, save_notes=save_notes, **options,
+        name,
+        f"{_FLASHRAG} {writer}",
+        FieldMap(response=response),
+        frozenset(required | {"pred"}),
+        frozenset(allowed),
+        patterns,
+        save_notes=save_notes,
+        **options,
     )
 
 
@@ -132,7 +151,9 @@ _RESEARCH_PIPELINE = (
     "L79-171 (`<|begin_of_documents|>` blocks, pred = the first <answer> stripped); extract_answer / remove_boxed / "
     "last_boxed_only_string: verl/utils/reward_score/re_search.py (zeocax/verl@588c245 L48-56, L58-69, L71-98)"
 )
-_RESEARCH_RUN_EVAL = "scripts/evaluation/run_eval.py@205fc92 research() L80-88, save_note = --save_note or the method name L136"
+_RESEARCH_RUN_EVAL = (
+    "scripts/evaluation/run_eval.py@205fc92 research() L80-88, save_note = --save_note or the method name L136"
+)
 _ZEROSEARCH_WRITER = (
     "verl/trainer/main_ppo.py AccManager.__call__ (YuchenFan48/ZeroSearch@9fb5935 L96-147; cx9941/CriticSearch@70c64c8 "
     "the same): one {prompt: decode(prompt ids), response_str: decode(valid prompt + response ids), ground_truth: target "
@@ -238,66 +259,122 @@ FLASHRAG_PIPELINES: dict[str, ResultLayout] = {
     layout.name: layout
     for layout in (
         _flashrag(
-            "sequential", "flashrag/pipeline/pipeline.py@6195456 SequentialPipeline.run L82-130 and .naive_run L71-80 (update_output "
+            "sequential",
+            "flashrag/pipeline/pipeline.py@6195456 SequentialPipeline.run L82-130 and .naive_run L71-80 (update_output "
             "'prompt', 'retrieval_result', 'refine_result', 'pred'); BasicPipeline.evaluate L26-41 applies pred_process_fun",
-            required=set(), allowed=_SEQUENTIAL_KEYS,
-            save_notes=("naive", "zero-shot", "AAR-contriever", "AAR-ANCE", "longllmlingua", "recomp-abstractive", "recomp-extractive",
-                        "selective-context", "trace", "spring"),
+            required=set(),
+            allowed=_SEQUENTIAL_KEYS,
+            save_notes=(
+                "naive",
+                "zero-shot",
+                "AAR-contriever",
+                "AAR-ANCE",
+                "longllmlingua",
+                "recomp-abstractive",
+                "recomp-extractive",
+                "selective-context",
+                "trace",
+                "spring",
+            ),
             response="output.raw_pred|output.pred",
         ),
         _flashrag(
-            "conditional", "flashrag/pipeline/pipeline.py@6195456 ConditionalPipeline.run L161-179 (update_output 'judge_result': bool per item)",
-            required={"judge_result"}, allowed=_SEQUENTIAL_KEYS, save_notes=("skr",), response="output.pred", check=_judge_is(bool),
+            "conditional",
+            "flashrag/pipeline/pipeline.py@6195456 ConditionalPipeline.run L161-179 (update_output 'judge_result': bool per item)",
+            required={"judge_result"},
+            allowed=_SEQUENTIAL_KEYS,
+            save_notes=("skr",),
+            response="output.pred",
+            check=_judge_is(bool),
         ),
         _flashrag(
-            "adaptive", "flashrag/pipeline/pipeline.py@6195456 AdaptivePipeline.run L231-253 (judge_result 'A'/'B'/'C'; 'C' items run IRCOTPipeline)",
-            required={"judge_result"}, allowed=_SEQUENTIAL_KEYS, patterns=(r"intermediate_output_iter\d+", "scores"),
-            save_notes=("adaptive-rag",), response="output.raw_pred|output.pred", check=_judge_is(str),
+            "adaptive",
+            "flashrag/pipeline/pipeline.py@6195456 AdaptivePipeline.run L231-253 (judge_result 'A'/'B'/'C'; 'C' items run IRCOTPipeline)",
+            required={"judge_result"},
+            allowed=_SEQUENTIAL_KEYS,
+            patterns=(r"intermediate_output_iter\d+", "scores"),
+            save_notes=("adaptive-rag",),
+            response="output.raw_pred|output.pred",
+            check=_judge_is(str),
         ),
         _flashrag(
-            "replug", "flashrag/pipeline/branching_pipeline.py@16074be REPLUGPipeline.run L32-60 (update_output 'retrieval_result', 'doc_scores', 'pred')",
-            required={"doc_scores"}, allowed={"retrieval_result"}, save_notes=("replug",), response="output.pred",
+            "replug",
+            "flashrag/pipeline/branching_pipeline.py@16074be REPLUGPipeline.run L32-60 (update_output 'retrieval_result', 'doc_scores', 'pred')",
+            required={"doc_scores"},
+            allowed={"retrieval_result"},
+            save_notes=("replug",),
+            response="output.pred",
         ),
         _flashrag(
-            "sure", "flashrag/pipeline/branching_pipeline.py@16074be SuRePipeline.run L167-250 ('candidates', 'all_summary', 'val_scores', 'ranking_scores'; pred = best candidate)",
-            required={"candidates"}, allowed={"retrieval_result", "all_summary", "val_scores", "ranking_scores"}, save_notes=("SuRe",),
+            "sure",
+            "flashrag/pipeline/branching_pipeline.py@16074be SuRePipeline.run L167-250 ('candidates', 'all_summary', 'val_scores', 'ranking_scores'; pred = best candidate)",
+            required={"candidates"},
+            allowed={"retrieval_result", "all_summary", "val_scores", "ranking_scores"},
+            save_notes=("SuRe",),
         ),
         _flashrag(
-            "iterative", "flashrag/pipeline/active_pipeline.py@16074be IterativePipeline.run L19-52 ('retrieval_result_iter_k', 'prompt_iter_k', 'pred_iter_k'; pred = last pred_iter)",
-            required={"pred_iter_0"}, allowed={"retrieval_result"}, patterns=(r"retrieval_result_iter_\d+", r"prompt_iter_\d+", r"pred_iter_\d+"),
-            save_notes=("iter-retgen",), response="output.pred",
+            "iterative",
+            "flashrag/pipeline/active_pipeline.py@16074be IterativePipeline.run L19-52 ('retrieval_result_iter_k', 'prompt_iter_k', 'pred_iter_k'; pred = last pred_iter)",
+            required={"pred_iter_0"},
+            allowed={"retrieval_result"},
+            patterns=(r"retrieval_result_iter_\d+", r"prompt_iter_\d+", r"pred_iter_\d+"),
+            save_notes=("iter-retgen",),
+            response="output.pred",
         ),
         _flashrag(
-            "self-rag", "flashrag/pipeline/active_pipeline.py@16074be SelfRAGPipeline.run_batch_pred L618-675 ('retrieval_flag', 'prompt' list, 'critic_result'; pred post-processed)",
-            required={"retrieval_flag"}, allowed={"retrieval_result", "prompt", "critic_result", "intermediate_result"}, save_notes=("self-rag",),
+            "self-rag",
+            "flashrag/pipeline/active_pipeline.py@16074be SelfRAGPipeline.run_batch_pred L618-675 ('retrieval_flag', 'prompt' list, 'critic_result'; pred post-processed)",
+            required={"retrieval_flag"},
+            allowed={"retrieval_result", "prompt", "critic_result", "intermediate_result"},
+            save_notes=("self-rag",),
         ),
         _flashrag(
-            "flare", "flashrag/pipeline/active_pipeline.py@16074be FLAREPipeline.run_item L733-778 ('judge_result_iter{k}', 'gen_iter_{k}', 'retrieval_result'; pred = the sentences joined)",
-            required={"judge_result_iter0"}, allowed={"retrieval_result"}, patterns=(r"judge_result_iter\d+", r"gen_iter_\d+"),
-            save_notes=("flare",), response="output.pred",
+            "flare",
+            "flashrag/pipeline/active_pipeline.py@16074be FLAREPipeline.run_item L733-778 ('judge_result_iter{k}', 'gen_iter_{k}', 'retrieval_result'; pred = the sentences joined)",
+            required={"judge_result_iter0"},
+            allowed={"retrieval_result"},
+            patterns=(r"judge_result_iter\d+", r"gen_iter_\d+"),
+            save_notes=("flare",),
+            response="output.pred",
         ),
         _flashrag(
-            "self-ask", "flashrag/pipeline/active_pipeline.py@16074be SelfAskPipeline.run_item L823-893, run L895-900 + flashrag/utils selfask_pred_parse (raw_pred = the chain, pred = 'So the final answer is:' line)",
-            required={"raw_pred", "intermediate_output_iter0"}, allowed={"retrieval_result"}, patterns=(r"intermediate_output_iter\d+",),
-            save_notes=("Ret-Robust", "ret-robust", "selfask"), response="output.raw_pred", check=_iteration_outputs_are(str),
+            "self-ask",
+            "flashrag/pipeline/active_pipeline.py@16074be SelfAskPipeline.run_item L823-893, run L895-900 + flashrag/utils selfask_pred_parse (raw_pred = the chain, pred = 'So the final answer is:' line)",
+            required={"raw_pred", "intermediate_output_iter0"},
+            allowed={"retrieval_result"},
+            patterns=(r"intermediate_output_iter\d+",),
+            save_notes=("Ret-Robust", "ret-robust", "selfask"),
+            response="output.raw_pred",
+            check=_iteration_outputs_are(str),
         ),
         _flashrag(
-            "ircot", "flashrag/pipeline/active_pipeline.py@16074be IRCOTPipeline.run_item L924-973, run L975-980 + flashrag/utils ircot_pred_parse (raw_pred = thoughts joined, pred = after 'So the answer is:')",
-            required={"raw_pred"}, allowed={"retrieval_result", "scores"}, patterns=(r"intermediate_output_iter\d+",),
-            save_notes=("ircot",), response="output.raw_pred", check=_iteration_outputs_are(dict),
+            "ircot",
+            "flashrag/pipeline/active_pipeline.py@16074be IRCOTPipeline.run_item L924-973, run L975-980 + flashrag/utils ircot_pred_parse (raw_pred = thoughts joined, pred = after 'So the answer is:')",
+            required={"raw_pred"},
+            allowed={"retrieval_result", "scores"},
+            patterns=(r"intermediate_output_iter\d+",),
+            save_notes=("ircot",),
+            response="output.raw_pred",
+            check=_iteration_outputs_are(dict),
         ),
         _flashrag(
-            "rqrag", "flashrag/pipeline/active_pipeline.py RQRAGPipeline.run ('paths' = best path {prompt, depth, done, "
+            "rqrag",
+            "flashrag/pipeline/active_pipeline.py RQRAGPipeline.run ('paths' = best path {prompt, depth, done, "
             "final_answer, confidence}; pred = final_answer; read from a FlashRAG-derived copy of the file the index holds unnamed, "
             "FlashRAG's active_pipeline.py@16074be predating the class; flashrag/pipeline/__init__.py@f792919 L4 imports it, "
             "examples/methods/run_exp.py@8e16b75 rqrag() runs it)",
-            required={"paths"}, save_notes=("rqrag",),
+            required={"paths"},
+            save_notes=("rqrag",),
         ),
         _flashrag(
-            "reasoning", "flashrag/pipeline/reasoning_pipeline.py@8e16b75 ReasoningPipeline.run L82-145, which SearchR1Pipeline (read from "
+            "reasoning",
+            "flashrag/pipeline/reasoning_pipeline.py@8e16b75 ReasoningPipeline.run L82-145, which SearchR1Pipeline (read from "
             "an unnamed later copy) inherits ('prompt' = prompt + every step and _retrieved_docs_to_string L70-80, 'finish_flag', 'finish_reason', 'retrieval_results', 'retrieved_times')",
-            required={"prompt", "finish_flag"}, allowed={"retrieval_results", "retrieved_times", "finish_reason"},
-            save_notes=("r1-searcher", "search-r1", "searchr1"), response_in_prompt=True, parse_turns=True,
+            required={"prompt", "finish_flag"},
+            allowed={"retrieval_results", "retrieved_times", "finish_reason"},
+            save_notes=("r1-searcher", "search-r1", "searchr1"),
+            response_in_prompt=True,
+            parse_turns=True,
             method_markers=(("<|begin_of_query|>", "r1-searcher"), ("<search>", "search-r1")),
         ),
     )
@@ -316,9 +393,23 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
             "hold Search-R1's `Doc i(Title: t) text` lines)",
             FieldMap(prediction=None, response="output.final_response", prompt="output.query"),
             required=frozenset({"final_response"}),
-            allowed=frozenset({"query", "pred", "stop_reason", "prompt", "stop_matched_idx", "stop_matched_text", "prompt_tokens",
-                               "completion_tokens", "remain_length"}),
-            patterns=(r"search_r1_\w+",), parse_prediction=True, parse_turns=True, recorded=(r"search_r1_\w+",),
+            allowed=frozenset(
+                {
+                    "query",
+                    "pred",
+                    "stop_reason",
+                    "prompt",
+                    "stop_matched_idx",
+                    "stop_matched_text",
+                    "prompt_tokens",
+                    "completion_tokens",
+                    "remain_length",
+                }
+            ),
+            patterns=(r"search_r1_\w+",),
+            parse_prediction=True,
+            parse_turns=True,
+            recorded=(r"search_r1_\w+",),
         ),
         ResultLayout(
             "r1-searcher-eval",
@@ -329,8 +420,21 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
             "L378-383; and an unnamed evaluation/eval_search_loacl.py without idx, closing queries with <|end_of_query|>)",
             FieldMap(prediction="pred_ans", response="gen_text_store", golds="answer", id="idx|#", scores=None),
             required=frozenset({"question", "answer", "pred_ans"}),
-            allowed=frozenset({"idx", "gen_text_store", "stop_reason_final", "generated_text", "search_count", "gendoc_count", "stop_reason", "chat_prompt"}),
-            container=None, method="r1-searcher", parse_turns=True,
+            allowed=frozenset(
+                {
+                    "idx",
+                    "gen_text_store",
+                    "stop_reason_final",
+                    "generated_text",
+                    "search_count",
+                    "gendoc_count",
+                    "stop_reason",
+                    "chat_prompt",
+                }
+            ),
+            container=None,
+            method="r1-searcher",
+            parse_turns=True,
             passages=(("<|begin_of_documents|>", "<|end_of_documents|>", r1_searcher_passages),),
         ),
         ResultLayout(
@@ -341,7 +445,10 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
             FieldMap(prediction=None, response="response", golds="ground_truth", id="id|#", question=None, scores=None),
             required=frozenset({"response", "ground_truth", "data_source"}),
             allowed=frozenset({"llm_score", "prompt_tokens", "completion_tokens", "id", "question"}),
-            container=None, parse_prediction=True, parse_turns=True, recorded=("llm_score",),
+            container=None,
+            parse_prediction=True,
+            parse_turns=True,
+            recorded=("llm_score",),
             question_pattern=r"Question: (.*?)\n",  # llm_judge.py extract_question
         ),
         ResultLayout(
@@ -349,9 +456,14 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
             f"ReSearch (Agent-RL/ReSearch, later ReCall; read from the copy SevenFo/ReSearch): {_RESEARCH_PIPELINE} and the "
             f"same keys from R1SearcherPipeline.run_item (method r1r); {_RESEARCH_RUN_EVAL}; FlashRAG's Evaluator scores pred",
             FieldMap(prediction="output.pred", response="output.final_response"),
-            required=frozenset({"final_response", "pred"}), save_notes=("research", "r1r"), parse_turns=True,
+            required=frozenset({"final_response", "pred"}),
+            save_notes=("research", "r1r"),
+            parse_turns=True,
             method_markers=(("<|begin_of_query|>", "r1-searcher"), ("<result>", "oases")),
-            passages=(("<result>", "</result>", blank_line_passages), ("<|begin_of_documents|>", "<|end_of_documents|>", blank_line_passages)),
+            passages=(
+                ("<result>", "</result>", blank_line_passages),
+                ("<|begin_of_documents|>", "<|end_of_documents|>", blank_line_passages),
+            ),
             # a Search-R1 reproduction keeps the same two keys in some files: its observations are <information> blocks
             check=lambda output: "<information>" not in str(output.get("final_response")),
         ),
@@ -359,20 +471,44 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
             "zerosearch-validation",
             f"ZeroSearch (Alibaba-NLP/ZeroSearch holds only its README here; read from two forks that keep its trainer): "
             f"{_ZEROSEARCH_WRITER}; {_ZEROSEARCH_SCORE}",
-            FieldMap(prediction=None, response="response_str", golds="ground_truth", id="#", question=None, scores=None, prompt="prompt"),
+            FieldMap(
+                prediction=None,
+                response="response_str",
+                golds="ground_truth",
+                id="#",
+                question=None,
+                scores=None,
+                prompt="prompt",
+            ),
             required=frozenset({"prompt", "response_str", "ground_truth", "em_score", "f1_score"}),
-            container=None, parse_prediction=True, parse_turns=True, recorded=("em_score", "f1_score"),
+            container=None,
+            parse_prediction=True,
+            parse_turns=True,
+            recorded=("em_score", "f1_score"),
             question_pattern=r"Question: (.*?)\n",  # Search-R1's make_prefix, which ZeroSearch's data keeps
-            read_response=zerosearch_response, predict=zerosearch_prediction,
+            read_response=zerosearch_response,
+            predict=zerosearch_prediction,
         ),
         ResultLayout(
             "stepsearch-predictions",
             f"StepSearch (Zillwang/StepSearch holds only its README and a shell script here; read from the copy "
             f"WANGKANG1717/StepSearch): {_STEPSEARCH_WRITER}; {_STEPSEARCH_SCORE}",
-            FieldMap(prediction=None, response="response", golds="ground_truth", id="id", question=None, scores=None, prompt="prompt"),
+            FieldMap(
+                prediction=None,
+                response="response",
+                golds="ground_truth",
+                id="id",
+                question=None,
+                scores=None,
+                prompt="prompt",
+            ),
             required=frozenset({"id", "data_source", "prompt", "response", "ground_truth"}),
-            container=None, parse_prediction=True, parse_turns=True, question_pattern=r"Question: (.*?)\n",
-            predict=stepsearch_prediction, passages=(("<information>", "</information>", stepsearch_passages),),
+            container=None,
+            parse_prediction=True,
+            parse_turns=True,
+            question_pattern=r"Question: (.*?)\n",
+            predict=stepsearch_prediction,
+            passages=(("<information>", "</information>", stepsearch_passages),),
         ),
     )
 }
@@ -417,8 +553,14 @@ def parse_fields(text: str) -> ResultLayout:
         raise EvalsuiteError("--fields names neither prediction nor response", hint=FIELDS_HINT)
     base = FieldMap(prediction=None, scores=None, id="#")
     fields = replace(base, **mapping)
-    return ResultLayout("fields", f"--fields {text}", fields, container=None, parse_prediction=fields.prediction is None,
-                        parse_turns=fields.response is not None)
+    return ResultLayout(
+        "fields",
+        f"--fields {text}",
+        fields,
+        container=None,
+        parse_prediction=fields.prediction is None,
+        parse_turns=fields.response is not None,
+    )
 
 
 FIELDS_HINT = "pass --fields prediction=PATH,response=PATH,golds=PATH,id=PATH,question=PATH (dotted paths into each record, e.g. output.pred)"

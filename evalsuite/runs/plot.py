@@ -28,8 +28,10 @@ def save_figure(fig, path: str | Path) -> Path:
     """`fig` written to `path` (PNG or SVG, by its suffix); an unwritable path is one line."""
     path = Path(path)
     if path.suffix.lower() not in PLOT_FORMATS:
-        raise EvalsuiteError(f"cannot write a plot to {path}: unknown format {path.suffix or '(none)'}",
-                             hint=f"name the file with one of {', '.join(PLOT_FORMATS)}")
+        raise EvalsuiteError(
+            f"cannot write a plot to {path}: unknown format {path.suffix or '(none)'}",
+            hint=f"name the file with one of {', '.join(PLOT_FORMATS)}",
+        )
     import matplotlib
 
     # No date and a fixed id salt keep SVG output byte-stable across runs.
@@ -39,14 +41,15 @@ def save_figure(fig, path: str | Path) -> Path:
         with matplotlib.rc_context({"svg.hashsalt": "evalsuite"}):
             fig.savefig(path, dpi=150, metadata=metadata)
     except OSError as exc:
-        raise EvalsuiteError(f"cannot write a plot to {path}: {exc.strerror or exc}", hint="choose a writable file path") from None
+        raise EvalsuiteError(
+            f"cannot write a plot to {path}: {exc.strerror or exc}", hint="choose a writable file path"
+        ) from None
     return path
 
 
 def percent_scale(metric: str) -> float:
     """×100 for a metric its declaration prints as a percent (evalsuite.metrics.registry), else as it is."""
     return 100.0 if is_registered(metric) and get_metric(metric).percent else 1.0
-
 
 
 def run_metrics_figure(metrics, metric: str = "em", title: str = ""):

@@ -74,16 +74,20 @@ def _scores(record: ExampleRecord) -> str:
 def example_markdown(record: ExampleRecord) -> str:
     """One example as TensorBoard's text plugin shows it (Markdown): question, golds, prediction, scores, trajectory."""
     lines = [
-        f"**{record.task} {record.id}**: {record.question}", "",
-        f"gold: {' | '.join(record.golden_answers)}  ", f"prediction: {record.prediction}  ",
-        f"scores: {_scores(record)}" if record.status == "ok" else f"failed: {record.error}", "",
+        f"**{record.task} {record.id}**: {record.question}",
+        "",
+        f"gold: {' | '.join(record.golden_answers)}  ",
+        f"prediction: {record.prediction}  ",
+        f"scores: {_scores(record)}" if record.status == "ok" else f"failed: {record.error}",
+        "",
     ]
     lines += ["    " + line for line in record.trajectory.splitlines()]  # an indented block keeps the tags literal
     return "\n".join(lines)
 
 
-def report_run(destinations: list[str], run_dir: Path, metrics: MetricsFile, records: list[ExampleRecord],
-               name: str) -> list[str]:
+def report_run(
+    destinations: list[str], run_dir: Path, metrics: MetricsFile, records: list[ExampleRecord], name: str
+) -> list[str]:
     """Send the run to each destination; returns one line per destination saying where it went."""
     sample = sample_records(records)
     where = []
@@ -109,8 +113,11 @@ def _to_tensorboard(log_dir: Path, metrics: MetricsFile, sample: list[ExampleRec
     values = [Summary.Value(tag=tag, simple_value=value) for tag, value in scalars(metrics).items()]
     text = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="text"))
     for record in sample:
-        tensor = TensorProto(dtype=7, string_val=[example_markdown(record).encode("utf-8")],  # 7: DT_STRING
-                             tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=1)]))
+        tensor = TensorProto(
+            dtype=7,
+            string_val=[example_markdown(record).encode("utf-8")],  # 7: DT_STRING
+            tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=1)]),
+        )
         values.append(Summary.Value(tag=f"trajectories/{record.task}/{record.id}", metadata=text, tensor=tensor))
     writer.add_event(Event(wall_time=now, step=0, summary=Summary(value=values)))
     writer.close()
@@ -119,16 +126,20 @@ def _to_tensorboard(log_dir: Path, metrics: MetricsFile, sample: list[ExampleRec
 
 def _to_wandb(run_dir: Path, metrics: MetricsFile, sample: list[ExampleRecord], name: str) -> str:
     wandb = require("wandb", "wandb", "--report-to wandb")
-    run = wandb.init(project=os.environ.get("WANDB_PROJECT", "evalsuite"), name=name, dir=str(run_dir),
-                     job_type="evaluation", config={"run_directory": str(run_dir)})
+    run = wandb.init(
+        project=os.environ.get("WANDB_PROJECT", "evalsuite"),
+        name=name,
+        dir=str(run_dir),
+        job_type="evaluation",
+        config={"run_directory": str(run_dir)},
+    )
     try:
         numbers = scalars(metrics)
         run.log(numbers)
         run.summary.update(numbers)
         columns = ["task", "id", "question", "golds", "prediction", "status", "scores", "trajectory"]
         rows: list[list[Any]] = [
-            [r.task, r.id, r.question, " | ".join(r.golden_answers), r.prediction, r.status,
-             _scores(r), r.trajectory]
+            [r.task, r.id, r.question, " | ".join(r.golden_answers), r.prediction, r.status, _scores(r), r.trajectory]
             for r in sample
         ]
         run.log({"trajectories": wandb.Table(columns=columns, data=rows)})

@@ -38,9 +38,11 @@ def is_sampled(records: Sequence[ExampleRecord]) -> bool:
     sampled = next((r for r in records if r.sample is not None), None)
     greedy = next((r for r in records if r.sample is None), None)
     if sampled is not None and greedy is not None:
-        raise DataError(f"the run mixes sampled records ({sampled.task}/{sampled.id} sample {sampled.sample}) and greedy "
-                        f"ones ({greedy.task}/{greedy.id})",
-                        hint="keep sampled (--samples K) and greedy runs in separate run directories")
+        raise DataError(
+            f"the run mixes sampled records ({sampled.task}/{sampled.id} sample {sampled.sample}) and greedy "
+            f"ones ({greedy.task}/{greedy.id})",
+            hint="keep sampled (--samples K) and greedy runs in separate run directories",
+        )
     return sampled is not None
 
 
@@ -57,8 +59,10 @@ def sampled_task(task: str, rows: Sequence[ExampleRecord]) -> SampledTask:
     for row in rows:
         samples = by_id.setdefault(row.id, {})
         if row.sample in samples:
-            raise DataError(f"{task}/{row.id}: sample {row.sample} is recorded twice",
-                            hint="each sample of a question is recorded once; rerun the run into a fresh directory")
+            raise DataError(
+                f"{task}/{row.id}: sample {row.sample} is recorded twice",
+                hint="each sample of a question is recorded once; rerun the run into a fresh directory",
+            )
         samples[int(row.sample or 0)] = row
     k = max(max(s) + 1 for s in by_id.values())
     ids = list(by_id)
@@ -69,8 +73,9 @@ def sampled_task(task: str, rows: Sequence[ExampleRecord]) -> SampledTask:
     answers: list[list[str | None]] = []
     for q, question in enumerate(ids):
         samples = by_id[question]
-        answers.append([None if samples[j].prediction is None else normalize(samples[j].prediction)
-                        for j in sorted(samples)])
+        answers.append(
+            [None if samples[j].prediction is None else normalize(samples[j].prediction) for j in sorted(samples)]
+        )
         for j, row in samples.items():
             for name in names:
                 matrix[name][q, j] = row.metrics.get(name, 0.0)

@@ -28,8 +28,18 @@ MANIFEST_VERSIONS_READ = (1, 2)
 # old scores are then not comparable. A change to one metric bumps that metric's own `MetricSpec.version` instead.
 METRIC_CONVENTION = "flashrag-squad-v1"
 # What every run was scored with before metrics.json recorded its metric versions (all at version 1).
-LEGACY_METRICS = ("em", "cover_em", "f1", "precision", "recall", "retrieval_hit", "n_searches", "n_turns", "n_invalid",
-                  "has_answer")
+LEGACY_METRICS = (
+    "em",
+    "cover_em",
+    "f1",
+    "precision",
+    "recall",
+    "retrieval_hit",
+    "n_searches",
+    "n_turns",
+    "n_invalid",
+    "has_answer",
+)
 
 MANIFEST_FILE = "manifest.json"
 PREDICTIONS_FILE = "predictions.jsonl"
@@ -211,8 +221,13 @@ class DecodingSection(ManifestSection):
     seeding: str | None = None
 
 
-SECTIONS: dict[str, type[ManifestSection]] = {"model": ModelSection, "backend": BackendSection, "retriever": RetrieverSection,
-                                              "corpus": CorpusSection, "decoding": DecodingSection}
+SECTIONS: dict[str, type[ManifestSection]] = {
+    "model": ModelSection,
+    "backend": BackendSection,
+    "retriever": RetrieverSection,
+    "corpus": CorpusSection,
+    "decoding": DecodingSection,
+}
 
 
 class Manifest(Provenance):
@@ -318,9 +333,11 @@ def manifest_from_json(obj: object, where: str) -> Manifest:
     if version is None:
         raise DataError(f"{where}: not an evalsuite run manifest (no field 'schema_version')", hint=MANIFEST_HINT)
     if version not in MANIFEST_VERSIONS_READ:
-        raise DataError(f"{where}: field 'schema_version': manifest version {version!r} is not one this evalsuite reads "
-                        f"({', '.join(map(str, MANIFEST_VERSIONS_READ))})",
-                        hint="read it with the evalsuite that wrote it, or upgrade evalsuite")
+        raise DataError(
+            f"{where}: field 'schema_version': manifest version {version!r} is not one this evalsuite reads "
+            f"({', '.join(map(str, MANIFEST_VERSIONS_READ))})",
+            hint="read it with the evalsuite that wrote it, or upgrade evalsuite",
+        )
     if version == 1:
         obj = _migrate_v1(obj)
     try:
@@ -328,8 +345,10 @@ def manifest_from_json(obj: object, where: str) -> Manifest:
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        raise DataError(f"{where}: not a valid run manifest: field '{field}': {first['msg']}",
-                        hint="restore the manifest written by `evalsuite run`, or run again into a new -o directory") from None
+        raise DataError(
+            f"{where}: not a valid run manifest: field '{field}': {first['msg']}",
+            hint="restore the manifest written by `evalsuite run`, or run again into a new -o directory",
+        ) from None
 
 
 class MetricSummary(BaseModel):

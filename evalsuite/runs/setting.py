@@ -41,14 +41,26 @@ KNOWN_CORPORA: tuple[KnownCorpus, ...] = (
     # Search-R1's release (PeterJinGo/wiki-18-corpus), docs/retrieval.md.
     KnownCorpus(key="wiki18", label="wiki-18", num_passages=21_015_324),
     # ../shared/data/corpus/wiki18_sample.jsonl: the development sample of wiki-18.
-    KnownCorpus(key="wiki18-sample", label="wiki-18 sample", num_passages=10_813,
-                sha256="609bfd8ea834cfe05ce1ffddead0859f8571bcba29713da4a99be7ce0b03724f"),
+    KnownCorpus(
+        key="wiki18-sample",
+        label="wiki-18 sample",
+        num_passages=10_813,
+        sha256="609bfd8ea834cfe05ce1ffddead0859f8571bcba29713da4a99be7ce0b03724f",
+    ),
     # ../shared/data/corpus/multihop_contexts.jsonl: the multi-hop benchmarks' context paragraphs.
-    KnownCorpus(key="multihop-contexts", label="multi-hop contexts", num_passages=27_761,
-                sha256="4eb61224456d711a1dbad86fb06fb46981a7b81c968a2789e08501c3b0e806e1"),
+    KnownCorpus(
+        key="multihop-contexts",
+        label="multi-hop contexts",
+        num_passages=27_761,
+        sha256="4eb61224456d711a1dbad86fb06fb46981a7b81c968a2789e08501c3b0e806e1",
+    ),
     # The shipped AD-QA corpus as its index writes it (tasks/adqa/index.py; `--retriever adqa`).
-    KnownCorpus(key="adqa", label="AD-QA corpus", num_passages=7_111,
-                sha256="3f3aef80b990176b2ce0bd0763f5ae3b13f2d5b30572338d84d8725fa3ca5196"),
+    KnownCorpus(
+        key="adqa",
+        label="AD-QA corpus",
+        num_passages=7_111,
+        sha256="3f3aef80b990176b2ce0bd0763f5ae3b13f2d5b30572338d84d8725fa3ca5196",
+    ),
 )
 
 
@@ -80,7 +92,9 @@ def corpus_name_key(name: str | None) -> str | None:
     stem = re.sub(r"(\.(jsonl|json|tsv|parquet|gz))+$", "", name.strip().lower().rsplit("/", 1)[-1])
     key = _letters_and_digits(stem)
     # a known corpus is declared by its key or by its label (`evalsuite submit` writes the label: "AD-QA corpus")
-    return next((c.key for c in KNOWN_CORPORA if key in (_letters_and_digits(c.key), _letters_and_digits(c.label))), key)
+    return next(
+        (c.key for c in KNOWN_CORPORA if key in (_letters_and_digits(c.key), _letters_and_digits(c.label))), key
+    )
 
 
 class CorpusIdentity(BaseModel):
@@ -106,7 +120,7 @@ class CorpusIdentity(BaseModel):
         return known.key if known else None
 
     def label(self) -> str:
-        """"wiki-18 sample" for a content match; "wiki-18 (by passage count only: 21,015,324; sha256 not pinned)"
+        """ "wiki-18 sample" for a content match; "wiki-18 (by passage count only: 21,015,324; sha256 not pinned)"
         where only the count can be matched; otherwise "custom corpus (N passages, sha …)", whatever the file is
         called."""
         known = self.known()
@@ -166,7 +180,9 @@ class RetrieverSetting(BaseModel):
         encoder = ""
         if self.encoder is not None:
             revision = self.encoder.revision.removeprefix("sha256:")[:12] if self.encoder.revision else None
-            encoder = f" ({self.encoder.key or 'encoder ' + str(self.encoder.name)}{' @ ' + revision if revision else ''})"
+            encoder = (
+                f" ({self.encoder.key or 'encoder ' + str(self.encoder.name)}{' @ ' + revision if revision else ''})"
+            )
         return f"{', '.join(sorted(self.names)) or self.spec or 'index'}{encoder}"
 
 
@@ -180,9 +196,13 @@ def _identity(model: type[BaseModel], section: CorpusSection | EncoderSection | 
 def _retriever(manifest: Manifest) -> RetrieverSetting:
     section = manifest.retriever
     kinds = {section.name, section.retriever, section.kind}
-    return RetrieverSetting(index_hash=section.index_hash, spec=section.spec,
-                            names=frozenset(name_key(str(v)) for v in kinds if v),
-                            encoder=_identity(EncoderIdentity, section.encoder), corpus=_identity(CorpusIdentity, section.corpus))
+    return RetrieverSetting(
+        index_hash=section.index_hash,
+        spec=section.spec,
+        names=frozenset(name_key(str(v)) for v in kinds if v),
+        encoder=_identity(EncoderIdentity, section.encoder),
+        corpus=_identity(CorpusIdentity, section.corpus),
+    )
 
 
 def _corpus(manifest: Manifest, retriever: RetrieverSetting) -> CorpusIdentity | None:
@@ -216,14 +236,26 @@ class RunSetting(BaseModel):
     @classmethod
     def from_manifest(cls, manifest: Manifest) -> RunSetting:
         retriever = _retriever(manifest)
-        return cls(kind=manifest.kind, method=manifest.method, model=manifest.model, backend=manifest.backend,
-                   decoding=manifest.decoding.model_dump(),
-                   prompt_template_hash=manifest.prompt_template_hash, retriever=retriever,
-                   corpus=_corpus(manifest, retriever), topk=manifest.topk, max_turns=manifest.max_turns,
-                   tasks=list(manifest.tasks), splits=dict(manifest.splits), subset=manifest.subset,
-                   subset_ids_hash=dict(manifest.subset_ids_hash),
-                   task_rows={task: (files or {}).get("rows_sha256") for task, files in sorted((manifest.data_files or {}).items())},
-                   shard=getattr(manifest, "shard", None))
+        return cls(
+            kind=manifest.kind,
+            method=manifest.method,
+            model=manifest.model,
+            backend=manifest.backend,
+            decoding=manifest.decoding.model_dump(),
+            prompt_template_hash=manifest.prompt_template_hash,
+            retriever=retriever,
+            corpus=_corpus(manifest, retriever),
+            topk=manifest.topk,
+            max_turns=manifest.max_turns,
+            tasks=list(manifest.tasks),
+            splits=dict(manifest.splits),
+            subset=manifest.subset,
+            subset_ids_hash=dict(manifest.subset_ids_hash),
+            task_rows={
+                task: (files or {}).get("rows_sha256") for task, files in sorted((manifest.data_files or {}).items())
+            },
+            shard=getattr(manifest, "shard", None),
+        )
 
     @property
     def corpus_key(self) -> str | None:
@@ -237,8 +269,13 @@ class RunSetting(BaseModel):
         """What the run records of each setting a submission declares: method, corpus (identified by content),
         retriever (its names and known encoder), top-k and turns. An evalsuite run records them all (None or no
         retriever: not used); an import leaves out what the imported file does not say."""
-        values: dict[str, Any] = {"method": self.method, "corpus": self.corpus, "retriever": self.retriever.keys(),
-                                  "topk": self.topk, "max_turns": self.max_turns}
+        values: dict[str, Any] = {
+            "method": self.method,
+            "corpus": self.corpus,
+            "retriever": self.retriever.keys(),
+            "topk": self.topk,
+            "max_turns": self.max_turns,
+        }
         if self.kind == "import":
             values = {k: v for k, v in values.items() if v not in (None, set())}
         return values

@@ -52,7 +52,9 @@ def read_predictions(path: Path, *, repair: bool = False) -> list[ExampleRecord]
     if not path.exists():
         return records
     if not path.is_file():  # a pipe or a device would block or never end; run directories may be someone else's
-        raise DataError(f"{path}: not a regular file", hint="predictions.jsonl is a file written by `evalsuite run` or `score`")
+        raise DataError(
+            f"{path}: not a regular file", hint="predictions.jsonl is a file written by `evalsuite run` or `score`"
+        )
     data = path.read_bytes()
     lines = data.split(b"\n")
     good_bytes = 0
@@ -78,7 +80,9 @@ def read_predictions(path: Path, *, repair: bool = False) -> list[ExampleRecord]
         try:
             records.append(ExampleRecord.model_validate(obj))
         except ValidationError as exc:
-            raise DataError(f"{path}:{lineno}: not a valid example record: {exc.errors()[0]['msg']} at {exc.errors()[0]['loc']}") from None
+            raise DataError(
+                f"{path}:{lineno}: not a valid example record: {exc.errors()[0]['msg']} at {exc.errors()[0]['loc']}"
+            ) from None
         good_bytes += len(raw) + 1
     return records
 
@@ -95,7 +99,9 @@ def write_error(path: Path, exc: OSError) -> EvalsuiteError:
             f"cannot write {path}: the disk is full",
             hint="free some space, then rerun the same command with --resume (finished examples on disk are kept)",
         )
-    return EvalsuiteError(f"cannot write {path}: {exc.strerror or exc}", hint="check that the directory is writable and has space")
+    return EvalsuiteError(
+        f"cannot write {path}: {exc.strerror or exc}", hint="check that the directory is writable and has space"
+    )
 
 
 def _write_all(handle: Any, data: bytes) -> None:
@@ -281,6 +287,9 @@ class RunDirectory:
         try:
             return MetricsFile.model_validate_json(self.metrics_path.read_text(encoding="utf-8"))
         except ValidationError as exc:
-            raise DataError(f"{self.metrics_path}: not a valid metrics file: {_first_error(exc)}", hint="rebuild it with `evalsuite score`") from None
+            raise DataError(
+                f"{self.metrics_path}: not a valid metrics file: {_first_error(exc)}",
+                hint="rebuild it with `evalsuite score`",
+            ) from None
         except FileNotFoundError:
             raise EvalsuiteError(f"{self.path} has no {METRICS_FILE}", hint="run `evalsuite score` on it") from None

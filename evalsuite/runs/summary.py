@@ -15,8 +15,13 @@ from evalsuite.stats.resample import bootstrap_means, percentile_interval, strea
 from evalsuite.tasks.registry import get_task
 
 
-def mean_ci(values: np.ndarray, confidence: float = 0.95, resamples: int = intervals.INTERVAL_RESAMPLES,
-            seed: int = intervals.INTERVAL_SEED, key: str = "") -> MetricSummary:
+def mean_ci(
+    values: np.ndarray,
+    confidence: float = 0.95,
+    resamples: int = intervals.INTERVAL_RESAMPLES,
+    seed: int = intervals.INTERVAL_SEED,
+    key: str = "",
+) -> MetricSummary:
     """Mean with a seeded percentile-bootstrap interval of any scores (judge verdicts, ...); n < 2 gives a point.
 
     Run metrics go through `summarize`, which picks the interval each metric declares (evalsuite.stats.intervals).
@@ -72,11 +77,13 @@ def summarize(records: list[ExampleRecord]) -> MetricsFile:
         if sampled:
             # one row per question: K samples are never counted as K questions (evalsuite.runs.sampled)
             samples[task] = part = sampled_task(task, rows)
-            tasks[task] = TaskSummary(n=part.ids.size, n_failed=int(part.failed.sum()),
-                                      metrics=_column_summaries(task, part.metrics))
+            tasks[task] = TaskSummary(
+                n=part.ids.size, n_failed=int(part.failed.sum()), metrics=_column_summaries(task, part.metrics)
+            )
             continue
-        tasks[task] = TaskSummary(n=len(rows), n_failed=sum(r.status == "failed" for r in rows),
-                                  metrics=task_metric_summaries(task, rows))
+        tasks[task] = TaskSummary(
+            n=len(rows), n_failed=sum(r.status == "failed" for r in rows), metrics=task_metric_summaries(task, rows)
+        )
     groups: dict[str, list[str]] = {"general": [], "multi-hop": [], "all": list(tasks)}
     for task in tasks:
         category = _category(task)
@@ -91,10 +98,16 @@ def summarize(records: list[ExampleRecord]) -> MetricsFile:
             for name in averaged_metrics(tasks[members[0]].metrics)
             if all(name in tasks[t].metrics for t in members)
         }
-    ci = {"binary": intervals.method_name("wilson"), "continuous": intervals.method_name("bootstrap"),
-          "bounded": intervals.method_name("effective_wilson"), "over_samples": intervals.method_name("cluster_wilson"),
-          "resamples": intervals.INTERVAL_RESAMPLES, "seed": intervals.INTERVAL_SEED, "confidence": intervals.CONFIDENCE,
-          "failed_examples": "score 0 and count in n"}
+    ci = {
+        "binary": intervals.method_name("wilson"),
+        "continuous": intervals.method_name("bootstrap"),
+        "bounded": intervals.method_name("effective_wilson"),
+        "over_samples": intervals.method_name("cluster_wilson"),
+        "resamples": intervals.INTERVAL_RESAMPLES,
+        "seed": intervals.INTERVAL_SEED,
+        "confidence": intervals.CONFIDENCE,
+        "failed_examples": "score 0 and count in n",
+    }
     versions = metric_versions({name for summary in tasks.values() for name in summary.metrics})
     extra: dict[str, object] = {"ci": ci}
     if sampled:

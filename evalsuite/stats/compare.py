@@ -106,15 +106,27 @@ class Comparison:
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready form (tuple keys become 'system/task')."""
+
         def flat(d: Mapping[tuple[str, str], object]) -> dict[str, object]:
             return {f"{s}/{t}": asdict(v) for (s, t), v in d.items()}  # type: ignore[call-overload]
 
         return {
-            "metric": self.metric, "baseline": self.baseline, "systems": self.systems, "tasks": self.tasks,
-            "groups": self.groups, "means": flat(self.means), "differences": flat(self.differences),
-            "averages": flat(self.averages), "average_differences": flat(self.average_differences),
-            "n_resamples": self.n_resamples, "n_permutations": self.n_permutations, "seed": self.seed,
-            "confidence": self.confidence, "alpha": self.alpha, "correction": self.correction, "notes": self.notes,
+            "metric": self.metric,
+            "baseline": self.baseline,
+            "systems": self.systems,
+            "tasks": self.tasks,
+            "groups": self.groups,
+            "means": flat(self.means),
+            "differences": flat(self.differences),
+            "averages": flat(self.averages),
+            "average_differences": flat(self.average_differences),
+            "n_resamples": self.n_resamples,
+            "n_permutations": self.n_permutations,
+            "seed": self.seed,
+            "confidence": self.confidence,
+            "alpha": self.alpha,
+            "correction": self.correction,
+            "notes": self.notes,
             "interval_methods": self.interval_methods,
         }
 
@@ -162,12 +174,29 @@ def compare(
     if baseline not in names:
         raise EvalsuiteError(f"baseline {baseline!r} is not among the systems {names}")
     if correction not in CORRECTION_FAMILIES:
-        raise EvalsuiteError(f"unknown correction family {correction!r}", hint=f"choose one of {', '.join(CORRECTION_FAMILIES)}")
+        raise EvalsuiteError(
+            f"unknown correction family {correction!r}", hint=f"choose one of {', '.join(CORRECTION_FAMILIES)}"
+        )
     by_name = {s.name: s for s in systems}
     tasks = _ordered_tasks(systems)
     group_members = {g: list(ts) for g, ts in (groups or {}).items()}
-    result = Comparison(metric, baseline, names, tasks, group_members, {}, {}, {}, {}, n_resamples, n_permutations, seed,
-                        confidence, alpha, CORRECTION_FAMILIES[correction])
+    result = Comparison(
+        metric,
+        baseline,
+        names,
+        tasks,
+        group_members,
+        {},
+        {},
+        {},
+        {},
+        n_resamples,
+        n_permutations,
+        seed,
+        confidence,
+        alpha,
+        CORRECTION_FAMILIES[correction],
+    )
 
     def one_task(task: str) -> tuple[Comparison, _TaskDraws]:
         part = replace(result, means={}, differences={}, notes=[], interval_methods=[])
@@ -202,7 +231,9 @@ def declared_test(metric: str) -> SignificanceTest:
     return declared or "randomization"
 
 
-def _estimates(result: Comparison, task: str, names: list[str], matrix: np.ndarray, by_name: Mapping[str, SystemScores]) -> None:
+def _estimates(
+    result: Comparison, task: str, names: list[str], matrix: np.ndarray, by_name: Mapping[str, SystemScores]
+) -> None:
     """Each system's mean and interval: the run's stored interval when it matches these scores, else the same method."""
     n = matrix.shape[1]
     method = method_name(interval_method(result.metric))
@@ -217,13 +248,21 @@ def _estimates(result: Comparison, task: str, names: list[str], matrix: np.ndarr
         result.means[(name, task)] = Estimate(float(matrix[j].mean()), stored.low, stored.high, n)
 
 
-def _paired_task(result: Comparison, task: str, present: list[str], by_name: Mapping[str, SystemScores],
-                 test: TestChoice, mid_p: bool = False) -> _TaskDraws:
+def _paired_task(
+    result: Comparison,
+    task: str,
+    present: list[str],
+    by_name: Mapping[str, SystemScores],
+    test: TestChoice,
+    mid_p: bool = False,
+) -> _TaskDraws:
     baseline = result.baseline
     # Resampled in one canonical order (baseline, then by name): the shared bootstrap's score patterns are keyed in
     # row order, so rows in argument order made the numbers depend on the order of runs on the command line.
     order = [baseline] + sorted(n for n in present if n != baseline)
-    _, matrix = aligned_matrix({n: by_name[n].tasks[task] for n in order}, reference=baseline, where=task, sort_ids=True)
+    _, matrix = aligned_matrix(
+        {n: by_name[n].tasks[task] for n in order}, reference=baseline, where=task, sort_ids=True
+    )
     n = matrix.shape[1]
     means, diffs = resample.paired_means(matrix, result.n_resamples, result.seed, task)
     _estimates(result, task, order, matrix, by_name)
@@ -237,8 +276,10 @@ def _paired_task(result: Comparison, task: str, present: list[str], by_name: Map
     chosen = declared_test(result.metric) if test == "auto" else test
     binary = chosen == "mcnemar"
     if binary and not is_binary(matrix):
-        raise EvalsuiteError(f"{task}: McNemar's test needs 0/1 scores but {result.metric} is not binary",
-                             hint="use --test randomization (McNemar pairs 0/1 outcomes only)")
+        raise EvalsuiteError(
+            f"{task}: McNemar's test needs 0/1 scores but {result.metric} is not binary",
+            hint="use --test randomization (McNemar pairs 0/1 outcomes only)",
+        )
     only_sys = only_base = None
     if binary:
         base_row = matrix[0]
@@ -253,16 +294,27 @@ def _paired_task(result: Comparison, task: str, present: list[str], by_name: Map
         test_name = "approximate-randomization-mid-p" if mid_p else "approximate-randomization"
     for j, name in enumerate(order[1:]):
         result.differences[(name, task)] = Difference(
-            system=name, baseline=baseline, task=task, n=n, difference=float(obs_diff[j]),
-            ci_low=float(ci_low[j]), ci_high=float(ci_high[j]), test=test_name, p_value=float(p_test[j]),
-            p_bootstrap=float(p_boot[j]), p_holm=None, significant=False,
+            system=name,
+            baseline=baseline,
+            task=task,
+            n=n,
+            difference=float(obs_diff[j]),
+            ci_low=float(ci_low[j]),
+            ci_high=float(ci_high[j]),
+            test=test_name,
+            p_value=float(p_test[j]),
+            p_bootstrap=float(p_boot[j]),
+            p_holm=None,
+            significant=False,
             only_system=None if only_sys is None else int(only_sys[j]),
             only_baseline=None if only_base is None else int(only_base[j]),
         )
     return drawn
 
 
-def _unpaired_task(result: Comparison, task: str, present: list[str], by_name: Mapping[str, SystemScores]) -> _TaskDraws:
+def _unpaired_task(
+    result: Comparison, task: str, present: list[str], by_name: Mapping[str, SystemScores]
+) -> _TaskDraws:
     # Without the baseline there is nothing to pair; each system gets its own interval (ids may differ).
     columns = []
     for name in present:
@@ -291,7 +343,9 @@ def _correct(result: Comparison, correction: CorrectionFamily) -> None:
         adjusted = holm([result.differences[k].p_value for k in keys])
         for key, p_adj in zip(keys, adjusted):
             d = result.differences[key]
-            result.differences[key] = Difference(**{**asdict(d), "p_holm": float(p_adj), "significant": bool(p_adj <= result.alpha)})
+            result.differences[key] = Difference(
+                **{**asdict(d), "p_holm": float(p_adj), "significant": bool(p_adj <= result.alpha)}
+            )
 
 
 def _average(result: Comparison, group: str, members: list[str], draws: Mapping[str, _TaskDraws]) -> None:
@@ -315,7 +369,16 @@ def _average(result: Comparison, group: str, members: list[str], draws: Mapping[
         d_low, d_high = resample.percentile_interval(diff_draws, result.confidence)
         p = float(resample.bootstrap_pvalue(diff_draws, obs)[0])
         result.average_differences[(system, group)] = Difference(
-            system=system, baseline=result.baseline, task=group, n=n, difference=float(obs[0]),
-            ci_low=float(d_low[0]), ci_high=float(d_high[0]), test="stratified-bootstrap", p_value=p,
-            p_bootstrap=p, p_holm=None, significant=p <= result.alpha,
+            system=system,
+            baseline=result.baseline,
+            task=group,
+            n=n,
+            difference=float(obs[0]),
+            ci_low=float(d_low[0]),
+            ci_high=float(d_high[0]),
+            test="stratified-bootstrap",
+            p_value=p,
+            p_bootstrap=p,
+            p_holm=None,
+            significant=p <= result.alpha,
         )

@@ -62,7 +62,9 @@ def method_name(method: IntervalMethod) -> str:
     if method == "wilson":
         return "Wilson score interval"
     if method == "effective_wilson":
-        return f"Wilson score interval at the effective sample size n/deff (deff = s²/(p̂(1−p̂)) within [{DEFF_FLOOR}, 1])"
+        return (
+            f"Wilson score interval at the effective sample size n/deff (deff = s²/(p̂(1−p̂)) within [{DEFF_FLOOR}, 1])"
+        )
     if method == "cluster_wilson":
         return "Wilson score interval over questions at the effective sample size n/deff (deff = s²/(p̂(1−p̂)) within [1/64, 1])"
     return f"percentile bootstrap ({INTERVAL_RESAMPLES} resamples, seed {INTERVAL_SEED}, one stream per benchmark)"
@@ -87,7 +89,9 @@ def design_effects(scores: np.ndarray, floor: float = DEFF_FLOOR) -> np.ndarray:
     return np.clip(ratio, floor, 1.0)
 
 
-def effective_wilson(scores: np.ndarray, confidence: float = CONFIDENCE, floor: float = DEFF_FLOOR) -> tuple[np.ndarray, np.ndarray]:
+def effective_wilson(
+    scores: np.ndarray, confidence: float = CONFIDENCE, floor: float = DEFF_FLOOR
+) -> tuple[np.ndarray, np.ndarray]:
     """Wilson's interval of each row's mean of [0, 1] scores at its effective sample size n / deff."""
     effective_n = scores.shape[1] / design_effects(scores, floor)
     return wilson(scores.mean(axis=1) * effective_n, effective_n, confidence)
@@ -109,13 +113,17 @@ def mean_intervals(metric: str, scores: np.ndarray, key: str, confidence: float 
     method = interval_method(metric)
     if method == "wilson":
         if not resample.is_binary(scores):
-            raise EvalsuiteError(f"{metric} is declared binary but {key} holds scores other than 0 and 1",
-                                 hint="rescore the run with `evalsuite score`, or declare the metric continuous")
+            raise EvalsuiteError(
+                f"{metric} is declared binary but {key} holds scores other than 0 and 1",
+                hint="rescore the run with `evalsuite score`, or declare the metric continuous",
+            )
         low, high = wilson(scores.sum(axis=1), n, confidence)
     elif method in ("effective_wilson", "cluster_wilson"):
         if np.any((scores < 0.0) | (scores > 1.0)):
-            raise EvalsuiteError(f"{metric} is declared bounded in [0, 1] but {key} holds scores outside it",
-                                 hint="rescore the run with `evalsuite score`, or declare the metric's interval 'bootstrap'")
+            raise EvalsuiteError(
+                f"{metric} is declared bounded in [0, 1] but {key} holds scores outside it",
+                hint="rescore the run with `evalsuite score`, or declare the metric's interval 'bootstrap'",
+            )
         floor = DEFF_FLOOR if method == "effective_wilson" else CLUSTER_DEFF_FLOOR
         low, high = effective_wilson(scores, confidence, floor)
     elif n < 2:

@@ -342,7 +342,9 @@ def sign_flip_means(diffs: np.ndarray, n_permutations: int, seed: int, key: str)
     return out / n
 
 
-def grouped_sign_flip_sums(sizes: np.ndarray, counts: np.ndarray, n_permutations: int, rng: np.random.Generator) -> np.ndarray:
+def grouped_sign_flip_sums(
+    sizes: np.ndarray, counts: np.ndarray, n_permutations: int, rng: np.random.Generator
+) -> np.ndarray:
     """Sums Σ ±|d| under random signs, for `counts[i]` differences of size `sizes[i]`.
 
     The positives among the examples of one size are a popcount of that many random bits (a Binomial(count, ½)

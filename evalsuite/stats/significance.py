@@ -55,8 +55,10 @@ class BootstrapResult:
 def _as_pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if a.shape != b.shape or a.ndim != 1:
-        raise EvalsuiteError(f"paired scores must be two 1-D arrays of equal length, got shapes {a.shape} and {b.shape}",
-                             hint="pair the systems by example id first (evalsuite.stats.align_by_id)")
+        raise EvalsuiteError(
+            f"paired scores must be two 1-D arrays of equal length, got shapes {a.shape} and {b.shape}",
+            hint="pair the systems by example id first (evalsuite.stats.align_by_id)",
+        )
     if a.size == 0:
         raise EvalsuiteError("no examples to compare")
     return a, b
@@ -84,15 +86,21 @@ def mcnemar_exact(a: np.ndarray, b: np.ndarray) -> McNemarResult:
     """Exact McNemar test on paired binary scores (EM, cover-EM)."""
     a, b = _as_pair(a, b)
     if not (is_binary(a) and is_binary(b)):
-        raise EvalsuiteError("McNemar's test needs 0/1 scores per example",
-                             hint="use approximate_randomization for continuous metrics such as F1")
+        raise EvalsuiteError(
+            "McNemar's test needs 0/1 scores per example",
+            hint="use approximate_randomization for continuous metrics such as F1",
+        )
     only_a = int(np.sum((a == 1.0) & (b == 0.0)))
     only_b = int(np.sum((a == 0.0) & (b == 1.0)))
     return McNemarResult(n=a.size, only_a=only_a, only_b=only_b, p_value=float(mcnemar_pvalues(only_a, only_b)))
 
 
 def approximate_randomization(
-    a: np.ndarray, b: np.ndarray, n_permutations: int = 10_000, seed: int = DEFAULT_SEED, key: str = "",
+    a: np.ndarray,
+    b: np.ndarray,
+    n_permutations: int = 10_000,
+    seed: int = DEFAULT_SEED,
+    key: str = "",
     mid_p: bool = False,
 ) -> RandomizationResult:
     """Paired approximate randomization: swap the two systems' scores per example at random (for F1 and other
@@ -106,7 +114,12 @@ def approximate_randomization(
 
 
 def paired_bootstrap(
-    a: np.ndarray, b: np.ndarray, n_resamples: int = 10_000, seed: int = DEFAULT_SEED, confidence: float = 0.95, key: str = ""
+    a: np.ndarray,
+    b: np.ndarray,
+    n_resamples: int = 10_000,
+    seed: int = DEFAULT_SEED,
+    confidence: float = 0.95,
+    key: str = "",
 ) -> BootstrapResult:
     """Paired bootstrap of A − B: the same resampled examples for both systems (sacrebleu), p = (c + 1)/(B + 1).
 
@@ -145,7 +158,13 @@ def stratified_bootstrap(
 
 
 def _bootstrap_result(
-    diffs: np.ndarray, observed: float, n: int, n_resamples: int, seed: int, confidence: float, test: str = "paired-bootstrap"
+    diffs: np.ndarray,
+    observed: float,
+    n: int,
+    n_resamples: int,
+    seed: int,
+    confidence: float,
+    test: str = "paired-bootstrap",
 ) -> BootstrapResult:
     low, high = resample.percentile_interval(diffs[:, None], confidence)
     p = float(resample.bootstrap_pvalue(diffs[:, None], np.array([observed]))[0])

@@ -24,7 +24,6 @@ from evalsuite.tasks.packaged import packaged_split_file
 from evalsuite.tasks.registry import get_task
 
 
-
 @dataclass
 class GoldBasis:
     """What a run's table scores are computed against: for each task the run's manifest names, the registry split
@@ -49,8 +48,10 @@ class GoldBasis:
         if self.missing:
             names = ", ".join(f"{t}/{s}" for t, s in self.missing)
             tasks = " ".join(sorted({t for t, _ in self.missing}))
-            parts.append(f"{'' if found else run + ': '}scores as stored in predictions.jsonl for {names} (gold file not found "
-                         f"here: `evalsuite data download --tasks {tasks}`, or set EVALSUITE_DATA_DIR)")
+            parts.append(
+                f"{'' if found else run + ': '}scores as stored in predictions.jsonl for {names} (gold file not found "
+                f"here: `evalsuite data download --tasks {tasks}`, or set EVALSUITE_DATA_DIR)"
+            )
         if self.unknown_ids:
             parts.append(f"{self.unknown_ids} examples not in their registry split kept their stored scores")
         return "; ".join(parts) + "."

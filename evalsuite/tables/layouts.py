@@ -59,9 +59,18 @@ def _progress_plan(_: list[str]) -> ColumnPlan:
 
 def _oases_plan(_: list[str]) -> ColumnPlan:
     plan: ColumnPlan = [
-        (task_label(t), [LayoutColumn(f"{t}.f1", "F1", (t,), "f1"), LayoutColumn(f"{t}.em", "EM", (t,), "em")]) for t in OASES_TASKS
+        (task_label(t), [LayoutColumn(f"{t}.f1", "F1", (t,), "f1"), LayoutColumn(f"{t}.em", "EM", (t,), "em")])
+        for t in OASES_TASKS
     ]
-    plan.append(("Avg.", [LayoutColumn("avg.f1", "F1", OASES_TASKS, "f1", True), LayoutColumn("avg.em", "EM", OASES_TASKS, "em", True)]))
+    plan.append(
+        (
+            "Avg.",
+            [
+                LayoutColumn("avg.f1", "F1", OASES_TASKS, "f1", True),
+                LayoutColumn("avg.em", "EM", OASES_TASKS, "em", True),
+            ],
+        )
+    )
     return plan
 
 
@@ -77,7 +86,12 @@ def _compact_plan(tasks: list[str]) -> ColumnPlan:
 LAYOUTS: dict[str, Layout] = {
     layout.name: layout
     for layout in (
-        Layout("progress-table1", "Progress Table 1: General QA / Multi-hop QA, multi-hop and combined averages", _progress_plan, True),
+        Layout(
+            "progress-table1",
+            "Progress Table 1: General QA / Multi-hop QA, multi-hop and combined averages",
+            _progress_plan,
+            True,
+        ),
         Layout("oases-table1", "OASES Table 1: F1 and EM per benchmark and their averages", _oases_plan),
         Layout("compact", "the runs' own benchmarks, in registry order, and their average", _compact_plan),
     )
@@ -110,8 +124,9 @@ def _scaled(value: float, metric: str) -> float:
     return value * 100 if is_percent(metric) else value
 
 
-def _value_cell(estimate: Estimate | None, diff: Difference | None, metric: str, with_ci: bool,
-                sd: float | None = None) -> Cell:
+def _value_cell(
+    estimate: Estimate | None, diff: Difference | None, metric: str, with_ci: bool, sd: float | None = None
+) -> Cell:
     if estimate is None:
         return Cell("–")
     marks = ""
@@ -119,9 +134,14 @@ def _value_cell(estimate: Estimate | None, diff: Difference | None, metric: str,
         marks = BETTER if diff.difference > 0 else WORSE
     # The bounds, never "± half-width": Wilson's and the bootstrap's intervals are asymmetric near 0 and 1.
     # "± sd" is the spread over a multi-seed run's seeds, a description of the seeds, not an interval.
-    detail = " ".join(part for part in (
-        f"± {format_value(sd, metric)}" if sd is not None else "",
-        f"[{format_value(estimate.ci_low, metric)}, {format_value(estimate.ci_high, metric)}]" if with_ci else "") if part)
+    detail = " ".join(
+        part
+        for part in (
+            f"± {format_value(sd, metric)}" if sd is not None else "",
+            f"[{format_value(estimate.ci_low, metric)}, {format_value(estimate.ci_high, metric)}]" if with_ci else "",
+        )
+        if part
+    )
     return Cell(format_value(estimate.mean, metric), _scaled(estimate.mean, metric), marks, detail=detail)
 
 
@@ -154,9 +174,18 @@ def build_run_table(
     comparisons = {}
     for m in metrics:
         groups = {c.key: list(c.tasks) for _, cols in plan for c in cols if c.average and (c.metric or metric) == m}
-        comparisons[m] = compare([r.scores(m) for r in runs], baseline, metric=m, groups=groups, test=test,
-                                 n_resamples=n_resamples, n_permutations=n_permutations, seed=seed,
-                                 correction=correction, mid_p=mid_p)
+        comparisons[m] = compare(
+            [r.scores(m) for r in runs],
+            baseline,
+            metric=m,
+            groups=groups,
+            test=test,
+            n_resamples=n_resamples,
+            n_permutations=n_permutations,
+            seed=seed,
+            correction=correction,
+            mid_p=mid_p,
+        )
     marks, notes = settings_notes(runs, baseline)
     rows = []
     for run in runs:
@@ -166,29 +195,67 @@ def build_run_table(
                 comp = comparisons[c.metric or metric]
                 sd = run.seed_sd(comp.metric, c.tasks)
                 if c.average:
-                    cells[c.key] = _value_cell(comp.averages.get((run.name, c.key)), comp.average_differences.get((run.name, c.key)), comp.metric, with_ci, sd)
+                    cells[c.key] = _value_cell(
+                        comp.averages.get((run.name, c.key)),
+                        comp.average_differences.get((run.name, c.key)),
+                        comp.metric,
+                        with_ci,
+                        sd,
+                    )
                 else:
                     task = c.tasks[0]
-                    cells[c.key] = _value_cell(comp.means.get((run.name, task)), comp.differences.get((run.name, task)), comp.metric, with_ci, sd)
+                    cells[c.key] = _value_cell(
+                        comp.means.get((run.name, task)),
+                        comp.differences.get((run.name, task)),
+                        comp.metric,
+                        with_ci,
+                        sd,
+                    )
         rows.append(Row([run.name], cells, marks.get(run.name, "")))
     # Best/second only for scores, not for counts such as n_searches; in the direction the metric declares.
-    column_groups = [ColumnGroup(title, [Column(c.key, c.label, highlight=is_percent(c.metric or metric),
-                                                higher_is_better=higher_is_better(c.metric or metric)) for c in cols])
-                     for title, cols in plan]
-    table = Table(title=f"{layout.name} ({', '.join(metrics)})", lead_headers=["Method"], column_groups=column_groups,
-                  row_groups=[RowGroup("", rows)])
+    column_groups = [
+        ColumnGroup(
+            title,
+            [
+                Column(
+                    c.key,
+                    c.label,
+                    highlight=is_percent(c.metric or metric),
+                    higher_is_better=higher_is_better(c.metric or metric),
+                )
+                for c in cols
+            ],
+        )
+        for title, cols in plan
+    ]
+    table = Table(
+        title=f"{layout.name} ({', '.join(metrics)})",
+        lead_headers=["Method"],
+        column_groups=column_groups,
+        row_groups=[RowGroup("", rows)],
+    )
     mark_best(table)
-    table.footnotes = _footnotes(comparisons, layout, baseline, with_ci, plan, run_tasks) + _seed_notes(runs, metrics) + notes
+    table.footnotes = (
+        _footnotes(comparisons, layout, baseline, with_ci, plan, run_tasks) + _seed_notes(runs, metrics) + notes
+    )
     return RunTable(table, comparisons)
 
 
-def _footnotes(comparisons: dict[str, Comparison], layout: Layout, baseline: str, with_ci: bool, plan: ColumnPlan,
-               run_tasks: list[str]) -> list[str]:
+def _footnotes(
+    comparisons: dict[str, Comparison],
+    layout: Layout,
+    baseline: str,
+    with_ci: bool,
+    plan: ColumnPlan,
+    run_tasks: list[str],
+) -> list[str]:
     comp = next(iter(comparisons.values()))
     tests = sorted({d.test for c in comparisons.values() for d in c.differences.values()})
     percent = [m for m in comparisons if is_percent(m)]
     scale = f"Scores ×100 for {', '.join(percent)}; bold: best, underline: second best per column. " if percent else ""
-    permutations = f", {comp.n_permutations} permutations" if any(t.startswith("approximate-randomization") for t in tests) else ""
+    permutations = (
+        f", {comp.n_permutations} permutations" if any(t.startswith("approximate-randomization") for t in tests) else ""
+    )
     notes = [
         scale + "Averages are macro-averages over the benchmarks named.",
         f"{BETTER}/{WORSE}: significantly higher/lower than the baseline {baseline} (p ≤ {comp.alpha} after Holm–Bonferroni {_family_text(comp)}; "
@@ -197,8 +264,10 @@ def _footnotes(comparisons: dict[str, Comparison], layout: Layout, baseline: str
     ]
     if with_ci:
         methods = "; ".join(dict.fromkeys(m for c in comparisons.values() for m in c.interval_methods))
-        notes.append(f"[low, high]: each run's own {comp.confidence:.0%} interval of the mean, as in its metrics.json: {methods}. "
-                     f"Averages: dataset-stratified bootstrap, {comp.n_resamples} resamples.")
+        notes.append(
+            f"[low, high]: each run's own {comp.confidence:.0%} interval of the mean, as in its metrics.json: {methods}. "
+            f"Averages: dataset-stratified bootstrap, {comp.n_resamples} resamples."
+        )
     if layout.domain_marks:
         notes.append("†/⋆: in-domain/out-of-domain benchmarks for the NQ + HotpotQA training mix (Search-R1 protocol).")
     shown = {t for _, cols in plan for c in cols for t in c.tasks}
@@ -215,21 +284,29 @@ def _seed_notes(runs: Sequence[RunData], metrics: list[str]) -> list[str]:
     seeded = [f"{r.name} (K = {r.columns.samples})" for r in runs if r.columns.samples > 1]
     if not seeded or not any(m.endswith("_avg") for m in metrics):
         return []
-    return [f"± sd: standard deviation over the seeds (samples) of a multi-seed run of its mean (of each benchmark, or of "
-            f"the average), {', '.join(seeded)}. Means, intervals and tests take each question as one cluster: its "
-            f"avg@K over the seeds, never K independent questions."]
+    return [
+        f"± sd: standard deviation over the seeds (samples) of a multi-seed run of its mean (of each benchmark, or of "
+        f"the average), {', '.join(seeded)}. Means, intervals and tests take each question as one cluster: its "
+        f"avg@K over the seeds, never K independent questions."
+    ]
 
 
 def _family_text(comparison: Comparison) -> str:
     """The family Holm's correction ran over, in words."""
-    return {"holm across systems, per benchmark": "across the runs on each benchmark",
-            "holm across all systems and benchmarks": "across every run and benchmark"}.get(
-        comparison.correction, "across the benchmarks of each run")
+    return {
+        "holm across systems, per benchmark": "across the runs on each benchmark",
+        "holm across all systems and benchmarks": "across every run and benchmark",
+    }.get(comparison.correction, "across the benchmarks of each run")
 
 
-_TEST_NAMES = {"mcnemar-exact": "McNemar (exact)", "approximate-randomization": "randomization", "paired-bootstrap": "bootstrap",
-               "stratified-bootstrap": "stratified bootstrap", "mcnemar-mid-p": "McNemar (mid-p)",
-               "approximate-randomization-mid-p": "randomization (mid-p)"}
+_TEST_NAMES = {
+    "mcnemar-exact": "McNemar (exact)",
+    "approximate-randomization": "randomization",
+    "paired-bootstrap": "bootstrap",
+    "stratified-bootstrap": "stratified bootstrap",
+    "mcnemar-mid-p": "McNemar (mid-p)",
+    "approximate-randomization-mid-p": "randomization (mid-p)",
+}
 
 
 def format_p(p: float | None) -> str:
@@ -242,13 +319,22 @@ def format_p(p: float | None) -> str:
 def differences_table(comparison: Comparison, order: Sequence[str]) -> Table:
     """One row per benchmark and system: mean, difference from the baseline with its interval, test and p-values."""
     m = comparison.metric
-    columns = [Column("n", "n", False), Column("mean", m, False), Column("diff", "Δ", False),
-               Column("ci", f"{comparison.confidence:.0%} CI of Δ", False), Column("test", "test", False),
-               Column("p", "p", False), Column("p_holm", "p (Holm)", False)]
+    columns = [
+        Column("n", "n", False),
+        Column("mean", m, False),
+        Column("diff", "Δ", False),
+        Column("ci", f"{comparison.confidence:.0%} CI of Δ", False),
+        Column("test", "test", False),
+        Column("p", "p", False),
+        Column("p_holm", "p (Holm)", False),
+    ]
     groups = []
     targets = [(t, task_label(t), comparison.means, comparison.differences) for t in comparison.tasks]
-    targets += [(g, f"Average ({', '.join(task_label(t) for t in ts)})", comparison.averages, comparison.average_differences)
-                for g, ts in comparison.groups.items() if any((s, g) in comparison.averages for s in order)]
+    targets += [
+        (g, f"Average ({', '.join(task_label(t) for t in ts)})", comparison.averages, comparison.average_differences)
+        for g, ts in comparison.groups.items()
+        if any((s, g) in comparison.averages for s in order)
+    ]
     for key, title, means, diffs in targets:
         rows = []
         for system in order:
@@ -260,7 +346,11 @@ def differences_table(comparison: Comparison, order: Sequence[str]) -> Table:
             if d is not None:
                 sign = "+" if d.difference >= 0 else ""
                 cells |= {
-                    "diff": Cell(f"{sign}{format_value(d.difference, m)}", _scaled(d.difference, m), BETTER if d.significant and d.difference > 0 else WORSE if d.significant else ""),
+                    "diff": Cell(
+                        f"{sign}{format_value(d.difference, m)}",
+                        _scaled(d.difference, m),
+                        BETTER if d.significant and d.difference > 0 else WORSE if d.significant else "",
+                    ),
                     "ci": Cell(f"[{format_value(d.ci_low, m)}, {format_value(d.ci_high, m)}]"),
                     "test": Cell(_TEST_NAMES.get(d.test, d.test)),
                     "p": Cell(format_p(d.p_value), d.p_value),
@@ -271,9 +361,13 @@ def differences_table(comparison: Comparison, order: Sequence[str]) -> Table:
         if rows:
             groups.append(RowGroup(title, rows))
     return Table(
-        title=f"Paired differences from {comparison.baseline} ({m})", lead_headers=["System"],
-        column_groups=[ColumnGroup("", columns)], row_groups=groups,
-        footnotes=[f"Δ and its interval: paired bootstrap over the same resampled examples ({comparison.n_resamples} resamples, "
-                   f"seed {comparison.seed}); p: the paired test named; p (Holm): Holm–Bonferroni {_family_text(comparison)}; "
-                   f"{BETTER}/{WORSE}: p (Holm) ≤ {comparison.alpha} (averages: stratified bootstrap p, uncorrected)."],
+        title=f"Paired differences from {comparison.baseline} ({m})",
+        lead_headers=["System"],
+        column_groups=[ColumnGroup("", columns)],
+        row_groups=groups,
+        footnotes=[
+            f"Δ and its interval: paired bootstrap over the same resampled examples ({comparison.n_resamples} resamples, "
+            f"seed {comparison.seed}); p: the paired test named; p (Holm): Holm–Bonferroni {_family_text(comparison)}; "
+            f"{BETTER}/{WORSE}: p (Holm) ≤ {comparison.alpha} (averages: stratified bootstrap p, uncorrected)."
+        ],
     )

@@ -88,7 +88,15 @@ def mark_best(table: Table, scope: Literal["table", "group"] = "table") -> None:
         if not column.highlight:
             continue
         for rows in scopes:
-            cells = [r.cells[column.key] for r in rows if column.key in r.cells and r.cells[column.key].value is not None]
+            cells = [
+                r.cells[column.key] for r in rows if column.key in r.cells and r.cells[column.key].value is not None
+            ]
             distinct = sorted({c.value for c in cells}, reverse=column.higher_is_better)  # type: ignore[type-var]
             for cell in cells:
-                cell.emphasis = "best" if cell.value == distinct[0] else "second" if len(distinct) > 1 and cell.value == distinct[1] else ""
+                cell.emphasis = (
+                    "best"
+                    if cell.value == distinct[0]
+                    else "second"
+                    if len(distinct) > 1 and cell.value == distinct[1]
+                    else ""
+                )

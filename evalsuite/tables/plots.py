@@ -28,7 +28,9 @@ def plot_bars(comparison: Comparison, order: Sequence[str], path: str | Path) ->
         # a percentile interval of very few examples can miss its own mean; matplotlib refuses negative whiskers
         low = np.array([max(e.mean - e.ci_low, 0.0) * scale if e else 0.0 for e in ests])
         high = np.array([max(e.ci_high - e.mean, 0.0) * scale if e else 0.0 for e in ests])
-        ax.bar(x + (i - (len(order) - 1) / 2) * width, means, width, yerr=np.vstack([low, high]), capsize=3, label=system)
+        ax.bar(
+            x + (i - (len(order) - 1) / 2) * width, means, width, yerr=np.vstack([low, high]), capsize=3, label=system
+        )
     ax.set_xticks(x, [task_label(t) for t in tasks])
     ax.set_ylabel(f"{comparison.metric}" + (" (%)" if scale == 100 else ""))
     ax.set_title(f"{comparison.metric} per benchmark, {comparison.confidence:.0%} intervals", fontsize="medium")
@@ -48,19 +50,27 @@ def plot_forest(comparison: Comparison, path: str | Path) -> Path:
     ax = fig.add_subplot()
     y = np.arange(len(rows))[::-1]
     diffs = np.array([d.difference for d in rows]) * scale
-    err = np.maximum(np.array([[d.difference - d.ci_low for d in rows], [d.ci_high - d.difference for d in rows]]), 0.0) * scale
+    err = (
+        np.maximum(np.array([[d.difference - d.ci_low for d in rows], [d.ci_high - d.difference for d in rows]]), 0.0)
+        * scale
+    )
     colors = ["tab:red" if d.significant else "tab:gray" for d in rows]
     for i, color in enumerate(colors):
         ax.errorbar(diffs[i], y[i], xerr=err[:, i : i + 1], fmt="o", color=color, capsize=3)
     ax.axvline(0.0, color="black", linewidth=0.8)
     ax.set_yticks(y, labels, fontsize="small")
-    ax.set_xlabel(f"Δ {comparison.metric}" + (" (points)" if scale == 100 else "") + f", {comparison.confidence:.0%} paired-bootstrap interval")
+    ax.set_xlabel(
+        f"Δ {comparison.metric}"
+        + (" (points)" if scale == 100 else "")
+        + f", {comparison.confidence:.0%} paired-bootstrap interval"
+    )
     fig.suptitle(f"vs baseline {comparison.baseline} (red: significant after Holm)", fontsize="medium")
     return save_figure(fig, path)
 
 
-def plot_top_entries(series: Mapping[str, Mapping[str, Any]], tasks: Sequence[str], metric: str, path: str | Path,
-                     title: str = "") -> Path | None:
+def plot_top_entries(
+    series: Mapping[str, Mapping[str, Any]], tasks: Sequence[str], metric: str, path: str | Path, title: str = ""
+) -> Path | None:
     """Grouped bars of several systems' stored summaries (`series`: label → task → an object with mean, ci_low and
     ci_high, e.g. a metrics.json summary): one group per task, whiskers at each 95% interval. None when empty."""
     if not series or not tasks:
@@ -76,8 +86,14 @@ def plot_top_entries(series: Mapping[str, Mapping[str, Any]], tasks: Sequence[st
         low = np.array([max(v.mean - v.ci_low, 0.0) * scale if v is not None else 0.0 for v in values])
         high = np.array([max(v.ci_high - v.mean, 0.0) * scale if v is not None else 0.0 for v in values])
         # `$` starts matplotlib's math text: a submitted name is drawn as typed
-        ax.bar(x + (i - (len(series) - 1) / 2) * width, means, width, yerr=np.vstack([low, high]), capsize=3,
-               label=label.replace("$", r"\$"))
+        ax.bar(
+            x + (i - (len(series) - 1) / 2) * width,
+            means,
+            width,
+            yerr=np.vstack([low, high]),
+            capsize=3,
+            label=label.replace("$", r"\$"),
+        )
     ax.set_xticks(x, [task_label(t) for t in tasks])
     ax.set_ylabel(metric + (" (%)" if scale == 100 else ""))
     ax.set_title(title or f"{metric} per benchmark, 95% intervals", fontsize="medium")

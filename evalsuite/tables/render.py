@@ -49,6 +49,7 @@ def _group_starts(table: Table) -> dict[int, str]:
 
 # ---------------------------------------------------------------- Markdown
 
+
 def _md_cell(cell: Cell) -> str:
     text = cell.text
     if cell.emphasis == "best":
@@ -77,11 +78,33 @@ def render_markdown(table: Table) -> str:
 # ---------------------------------------------------------------- LaTeX
 
 _LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
-    "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-    "†": r"$^{\dagger}$", "⋆": r"$^{\star}$", "∗": r"$^{*}$", "‡": r"$^{\ddagger}$", "§": r"$^{\S}$",
-    "▲": r"$^{\blacktriangle}$", "×": r"$\times$", "≤": r"$\leq$", "≥": r"$\geq$", "·": r"$\cdot$", "▼": r"$^{\blacktriangledown}$", "±": r"$\pm$", "Δ": r"$\Delta$", "–": "--", "−": "$-$",
-    "<": r"\textless{}", ">": r"\textgreater{}",
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "†": r"$^{\dagger}$",
+    "⋆": r"$^{\star}$",
+    "∗": r"$^{*}$",
+    "‡": r"$^{\ddagger}$",
+    "§": r"$^{\S}$",
+    "▲": r"$^{\blacktriangle}$",
+    "×": r"$\times$",
+    "≤": r"$\leq$",
+    "≥": r"$\geq$",
+    "·": r"$\cdot$",
+    "▼": r"$^{\blacktriangledown}$",
+    "±": r"$\pm$",
+    "Δ": r"$\Delta$",
+    "–": "--",
+    "−": "$-$",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
 }
 
 
@@ -103,7 +126,9 @@ def _tex_group_header(table: Table) -> list[str]:
     cells, rules, col = [""] * len(table.lead_headers), [], len(table.lead_headers) + 1
     for group in table.column_groups:
         span = len(group.columns)
-        cells.append(rf"\multicolumn{{{span}}}{{c}}{{{latex_escape(group.title)}}}" if span > 1 else latex_escape(group.title))
+        cells.append(
+            rf"\multicolumn{{{span}}}{{c}}{{{latex_escape(group.title)}}}" if span > 1 else latex_escape(group.title)
+        )
         if group.title:
             rules.append(rf"\cmidrule(lr){{{col}-{col + span - 1}}}")
         col += span
@@ -114,7 +139,9 @@ def render_latex(table: Table) -> str:
     """A booktabs `table` environment (needs \\usepackage{booktabs,amssymb}); best \\textbf, second \\underline."""
     headers = [latex_escape(h) for h in table.lead_headers] + [latex_escape(c.label) for c in table.columns]
     body = _body(table, _tex_cell, latex_escape)
-    grid = tabulate(body, headers=headers, tablefmt="latex_raw", colalign=_align(table), disable_numparse=True).split("\n")
+    grid = tabulate(body, headers=headers, tablefmt="latex_raw", colalign=_align(table), disable_numparse=True).split(
+        "\n"
+    )
     # tabulate's latex_raw grid: [begin, hline, header, hline, *rows, hline, end]
     begin, header, rows, end = grid[0], grid[2], grid[4:-2], grid[-1]
     width = len(headers)
@@ -123,7 +150,9 @@ def render_latex(table: Table) -> str:
         rows[index:index] = ([r"\midrule"] if index else []) + block
     lines = [r"\begin{table}[t]", r"\centering"]
     if table.title or table.caption:
-        lines.append(rf"\caption{{{latex_escape(' '.join(x for x in (table.title + '.' if table.title else '', table.caption) if x))}}}")
+        lines.append(
+            rf"\caption{{{latex_escape(' '.join(x for x in (table.title + '.' if table.title else '', table.caption) if x))}}}"
+        )
     lines += [begin, r"\toprule"]
     if table.has_column_groups:
         lines += [line for line in _tex_group_header(table) if line]
@@ -135,6 +164,7 @@ def render_latex(table: Table) -> str:
 
 
 # ---------------------------------------------------------------- HTML
+
 
 def _html_cell(cell: Cell) -> str:
     text = html.escape(cell.text)
@@ -148,27 +178,40 @@ def _html_cell(cell: Cell) -> str:
 def render_html(table: Table) -> str:
     """An HTML <table> with a spanning group header, row-group rows, a caption and footnotes."""
     headers = [html.escape(h) for h in table.lead_headers] + [html.escape(c.label) for c in table.columns]
-    grid = tabulate(_body(table, _html_cell, html.escape), headers=headers, tablefmt="unsafehtml", colalign=_align(table),
-                    disable_numparse=True).split("\n")
+    grid = tabulate(
+        _body(table, _html_cell, html.escape),
+        headers=headers,
+        tablefmt="unsafehtml",
+        colalign=_align(table),
+        disable_numparse=True,
+    ).split("\n")
     # tabulate's unsafehtml grid: [<table>, <thead>, header row, </thead>, <tbody>, *rows, </tbody>, </table>]
     head, rows, tail = grid[:3], grid[5:-2], grid[-2:]
     width = len(headers)
     for index, title in sorted(_group_starts(table).items(), reverse=True):
-        rows.insert(index, f'<tr class="row-group"><th colspan="{width}" style="text-align: left;">{html.escape(title)}</th></tr>')
+        rows.insert(
+            index,
+            f'<tr class="row-group"><th colspan="{width}" style="text-align: left;">{html.escape(title)}</th></tr>',
+        )
     if table.has_column_groups:
         spans = [f'<th colspan="{len(table.lead_headers)}"></th>'] if table.lead_headers else []
         spans += [f'<th colspan="{len(g.columns)}">{html.escape(g.title)}</th>' for g in table.column_groups]
         head.insert(2, "<tr>" + "".join(spans) + "</tr>")
-    caption = " ".join(x for x in (f"<b>{html.escape(table.title)}.</b>" if table.title else "", html.escape(table.caption)) if x)
+    caption = " ".join(
+        x for x in (f"<b>{html.escape(table.title)}.</b>" if table.title else "", html.escape(table.caption)) if x
+    )
     if caption:
         head.insert(1, f"<caption>{caption}</caption>")
     parts = [*head, "</thead>", "<tbody>", *rows, *tail]
     if table.footnotes:
-        parts.append('<ul class="footnotes">' + "".join(f"<li>{html.escape(n)}</li>" for n in table.footnotes) + "</ul>")
+        parts.append(
+            '<ul class="footnotes">' + "".join(f"<li>{html.escape(n)}</li>" for n in table.footnotes) + "</ul>"
+        )
     return "\n".join(parts) + "\n"
 
 
 # ---------------------------------------------------------------- CSV
+
 
 def render_csv(table: Table) -> str:
     """Wide CSV: the row group, the lead cells, then one column per value column holding the printed number only."""
@@ -177,11 +220,14 @@ def render_csv(table: Table) -> str:
     writer.writerow(["group", *_flat_headers(table)])
     for group in table.row_groups:
         for row in group.rows:
-            writer.writerow([group.title, *row.lead] + [row.cells[c.key].text if c.key in row.cells else "" for c in table.columns])
+            writer.writerow(
+                [group.title, *row.lead] + [row.cells[c.key].text if c.key in row.cells else "" for c in table.columns]
+            )
     return out.getvalue()
 
 
 # ---------------------------------------------------------------- terminal
+
 
 def rich_table(table: Table):
     """The table as a rich renderable: bold best, underlined second, group titles over their first column."""
@@ -189,19 +235,28 @@ def rich_table(table: Table):
     from rich.table import Table as RichTable
 
     title = " ".join(x for x in (table.title, table.caption) if x)
-    rich = RichTable(title=escape(title) if title else None, caption=escape("\n".join(table.footnotes)) or None,
-                     caption_justify="left")
+    rich = RichTable(
+        title=escape(title) if title else None,
+        caption=escape("\n".join(table.footnotes)) or None,
+        caption_justify="left",
+    )
     for header in table.lead_headers:
         rich.add_column(escape(header), justify="left")
     for group in table.column_groups:
         for i, column in enumerate(group.columns):
             top = group.title if i == 0 else ""
-            rich.add_column(escape(f"{top}\n{column.label}" if table.has_column_groups else column.label), justify="right")
+            rich.add_column(
+                escape(f"{top}\n{column.label}" if table.has_column_groups else column.label), justify="right"
+            )
 
     def cell(c: Cell) -> str:
         style = {"best": "bold", "second": "underline"}.get(c.emphasis)
         text = escape(c.text)
-        return (f"[{style}]{text}[/{style}]" if style else text) + escape(c.marks) + (f" {escape(c.detail)}" if c.detail else "")
+        return (
+            (f"[{style}]{text}[/{style}]" if style else text)
+            + escape(c.marks)
+            + (f" {escape(c.detail)}" if c.detail else "")
+        )
 
     body = _body(table, cell, escape)
     starts = _group_starts(table)

@@ -22,7 +22,9 @@ from evalsuite.stats.intervals import Interval, method_name
 # The settings that make two rows comparable (docs/architecture.md); a row that differs from the baseline is marked.
 SETTING_FIELDS = ("corpus", "retriever", "topk", "max_turns", "subset")
 SETTINGS_MARK = "§"
-JUDGMENTS_FILE = "judgments.jsonl"  # evalsuite.judges.evaluate.JUDGMENTS_FILE, named here to import it only when present
+JUDGMENTS_FILE = (
+    "judgments.jsonl"  # evalsuite.judges.evaluate.JUDGMENTS_FILE, named here to import it only when present
+)
 
 
 @dataclass
@@ -55,14 +57,19 @@ class RunData:
                 first = int(np.flatnonzero(missing)[0])
                 known = ", ".join(sorted(m for m, v in data.metrics.items() if not np.isnan(v[first]))) or "none"
                 judged = per_sample_name(metric) in JUDGED_METRICS
-                raise DataError(f"{where}: example {str(data.ids[first])!r} ({task}) has no metric {metric!r} (it has: {known})",
-                                hint=f"judge every example: evalsuite judge {self.path} --panel PANEL.yaml --metrics accuracy"
-                                if judged else "pick another --metric or rescore the run with `evalsuite score`")
+                raise DataError(
+                    f"{where}: example {str(data.ids[first])!r} ({task}) has no metric {metric!r} (it has: {known})",
+                    hint=f"judge every example: evalsuite judge {self.path} --panel PANEL.yaml --metrics accuracy"
+                    if judged
+                    else "pick another --metric or rescore the run with `evalsuite score`",
+                )
             by_id = dict(zip(data.ids.tolist(), np.where(np.isnan(values), 0.0, values).tolist()))
             if len(by_id) != data.ids.size:
                 unique, counts = np.unique(data.ids, return_counts=True)
-                raise DataError(f"{where}: example id {str(unique[counts > 1][0])!r} appears twice in task {task!r}",
-                                hint="a run holds each example once; rescore or deduplicate the run")
+                raise DataError(
+                    f"{where}: example id {str(unique[counts > 1][0])!r} appears twice in task {task!r}",
+                    hint="a run holds each example once; rescore or deduplicate the run",
+                )
             tasks[task] = by_id
         return SystemScores(self.name, tasks, self._stored_intervals(metric))
 
@@ -98,8 +105,13 @@ class RunData:
         setting = RunSetting.from_manifest(self.manifest)
         # The corpus by content (a known corpus's name only when its passages and hash match), the retriever by its
         # kind and known encoder: two rows are comparable when these agree, whatever their files are called.
-        values = {"corpus": setting.corpus_label(), "retriever": setting.retriever.label(), "topk": setting.topk,
-                  "max_turns": setting.max_turns, "subset": setting.subset}
+        values = {
+            "corpus": setting.corpus_label(),
+            "retriever": setting.retriever.label(),
+            "topk": setting.topk,
+            "max_turns": setting.max_turns,
+            "subset": setting.subset,
+        }
         return {k: "not recorded" if v in (None, "", {}) else str(v) for k, v in values.items()}
 
 
@@ -111,7 +123,10 @@ def load_runs(paths: Sequence[str | Path]) -> list[RunData]:
     cached for its exact bytes and those gold files (runs/columns.py).
     """
     if not paths:
-        raise EvalsuiteError("no run directories given", hint="pass one or more directories written by `evalsuite run` or `evalsuite score`")
+        raise EvalsuiteError(
+            "no run directories given",
+            hint="pass one or more directories written by `evalsuite run` or `evalsuite score`",
+        )
     dirs = [RunDirectory(p) for p in paths]
     names = [d.path.resolve().name for d in dirs]
     runs = []
@@ -134,7 +149,9 @@ def load_runs(paths: Sequence[str | Path]) -> list[RunData]:
 
             add_judged_columns(directory.path, columns)
         if not columns.tasks:
-            raise DataError(f"{directory.predictions_path}: no examples", hint="the run has not written predictions yet")
+            raise DataError(
+                f"{directory.predictions_path}: no examples", hint="the run has not written predictions yet"
+            )
         runs.append(RunData(name, directory.path, manifest, columns, _current_metrics(directory), basis))
     if len({r.name for r in runs}) != len(runs):
         raise EvalsuiteError("two run directories have the same name and parent", hint="pass each run once")
@@ -148,8 +165,11 @@ def _current_metrics(directory: RunDirectory) -> MetricsFile | None:
     except (EvalsuiteError, ValueError):
         return None
     ci = metrics.extra.get("ci") or {}
-    current = (ci.get("binary") == method_name("wilson") and ci.get("continuous") == method_name("bootstrap")
-               and ci.get("bounded") == method_name("effective_wilson"))
+    current = (
+        ci.get("binary") == method_name("wilson")
+        and ci.get("continuous") == method_name("bootstrap")
+        and ci.get("bounded") == method_name("effective_wilson")
+    )
     return metrics if current else None
 
 
@@ -164,16 +184,27 @@ def resolve_baseline(runs: Sequence[RunData], wanted: str | None) -> str:
     if len(by_method) == 1:
         return by_method[0]
     if len(by_method) > 1:
-        raise EvalsuiteError(f"baseline {wanted!r} matches the method of several runs: {', '.join(by_method)}",
-                             hint="pass the run's directory name instead")
-    raise EvalsuiteError(f"baseline {wanted!r} is not one of the runs", hint=did_you_mean(wanted, names, f"runs: {', '.join(names)}", cutoff=0.3))
+        raise EvalsuiteError(
+            f"baseline {wanted!r} matches the method of several runs: {', '.join(by_method)}",
+            hint="pass the run's directory name instead",
+        )
+    raise EvalsuiteError(
+        f"baseline {wanted!r} is not one of the runs",
+        hint=did_you_mean(wanted, names, f"runs: {', '.join(names)}", cutoff=0.3),
+    )
 
 
 def settings_notes(runs: Sequence[RunData], reference: str) -> tuple[dict[str, str], list[str]]:
     """Row marks for runs whose settings differ from the reference run, and provenance footnotes."""
     by_name = {r.name: r for r in runs}
     base = by_name[reference].settings()
-    labels = {"corpus": "corpus", "retriever": "retriever", "topk": "top-k", "max_turns": "max turns", "subset": "subset"}
+    labels = {
+        "corpus": "corpus",
+        "retriever": "retriever",
+        "topk": "top-k",
+        "max_turns": "max turns",
+        "subset": "subset",
+    }
     notes = ["Settings of " + reference + ": " + ", ".join(f"{labels[k]} {base[k]}" for k in SETTING_FIELDS) + "."]
     marks = {}
     for run in runs:
@@ -181,11 +212,15 @@ def settings_notes(runs: Sequence[RunData], reference: str) -> tuple[dict[str, s
         differ = [k for k in SETTING_FIELDS if own[k] != base[k]]
         if differ and run.name != reference:
             marks[run.name] = SETTINGS_MARK
-            notes.append(f"{SETTINGS_MARK} {run.name} differs: " + ", ".join(f"{labels[k]} {own[k]}" for k in differ) + ".")
+            notes.append(
+                f"{SETTINGS_MARK} {run.name} differs: " + ", ".join(f"{labels[k]} {own[k]}" for k in differ) + "."
+            )
     sources = []
     for run in runs:
         origin = run.manifest.source.get("path") if run.manifest.source else None
         sources.append(f"{run.name} = {run.path}" + (f" (imported from {Path(origin).name})" if origin else ""))
     notes.append("Runs: " + "; ".join(sources) + ".")
-    notes.extend(run.golds.note(run.name) for run in runs if run.golds is not None and (run.golds.found or run.golds.missing))
+    notes.extend(
+        run.golds.note(run.name) for run in runs if run.golds is not None and (run.golds.found or run.golds.missing)
+    )
     return marks, notes

@@ -55,7 +55,10 @@ def data_dirs(data_dir: str | Path | None = None) -> list[DataDir]:
     A folder the user named explicitly must exist; the download cache is only listed once something is in it.
     """
     found: list[DataDir] = []
-    for label, value, hint in (("--data-dir", data_dir, "check --data-dir"), (f"${DATA_DIR_ENV}", os.environ.get(DATA_DIR_ENV), f"check ${DATA_DIR_ENV}")):
+    for label, value, hint in (
+        ("--data-dir", data_dir, "check --data-dir"),
+        (f"${DATA_DIR_ENV}", os.environ.get(DATA_DIR_ENV), f"check ${DATA_DIR_ENV}"),
+    ):
         if value:
             path = Path(value)
             if not path.is_dir():
@@ -75,7 +78,9 @@ def read_manifest(directory: Path) -> dict[str, dict]:
     try:
         return json.loads(path.read_text(encoding="utf-8"))["files"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise DataError(f"{path}: unreadable download record ({exc})", hint="delete it and run `evalsuite data download` again") from None
+        raise DataError(
+            f"{path}: unreadable download record ({exc})", hint="delete it and run `evalsuite data download` again"
+        ) from None
 
 
 def check_downloaded(path: Path, task: str) -> None:
@@ -85,7 +90,10 @@ def check_downloaded(path: Path, task: str) -> None:
     if entry.get("task") != task:
         raise DataError(f"{path}: holds rows of task {entry.get('task')!r}, not {task!r}", hint=again)
     if file_sha256(path) != entry.get("sha256"):
-        raise DataError(f"{path}: content differs from the download ({entry.get('rows')} rows from {entry.get('source')})", hint=again)
+        raise DataError(
+            f"{path}: content differs from the download ({entry.get('rows')} rows from {entry.get('source')})",
+            hint=again,
+        )
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -117,8 +125,10 @@ def hub_unreachable(timeout_s: float = 3.0) -> str | None:
 
 def offline_hint(files: str) -> str:
     """How to go on without the hub, named in every offline error: a local mirror, or local task files."""
-    return (f"with a local folder laid out like {HUB_DATASET}: `evalsuite data download --from DIR`; or put {files} in a "
-            f"folder and pass --data-dir DIR to the command that reads them (or set ${DATA_DIR_ENV})")
+    return (
+        f"with a local folder laid out like {HUB_DATASET}: `evalsuite data download --from DIR`; or put {files} in a "
+        f"folder and pass --data-dir DIR to the command that reads them (or set ${DATA_DIR_ENV})"
+    )
 
 
 def quiet_hub_clients() -> None:
@@ -138,8 +148,10 @@ def download_split(task: Task, split: str, dest: Path, source: str | None = None
     config = task.hub_config or task.name
     local = Path(repo).is_dir()
     if not local and (why := hub_unreachable()) is not None:
-        raise EvalsuiteError(f"the Hugging Face hub cannot be reached ({why}): {repo} not downloaded",
-                             hint=offline_hint(f"{task.name}.{split}.jsonl"))
+        raise EvalsuiteError(
+            f"the Hugging Face hub cannot be reached ({why}): {repo} not downloaded",
+            hint=offline_hint(f"{task.name}.{split}.jsonl"),
+        )
     datasets = require("datasets", "hf", "downloading benchmarks")
     quiet_hub_clients()
     if not sys.stderr.isatty():
@@ -148,8 +160,10 @@ def download_split(task: Task, split: str, dest: Path, source: str | None = None
         # force_redownload: `data download` means fetch now, never an older copy from the `datasets` cache
         dataset = datasets.load_dataset(repo, config, split=split, download_mode="force_redownload")
     except Exception as exc:  # the hub client raises many types (ConnectionError, OfflineModeIsEnabled, ...)
-        raise EvalsuiteError(f"could not load {repo} ({config}, split {split}): {first_line(exc)}",
-                             hint=None if local else offline_hint(f"{task.name}.{split}.jsonl")) from None
+        raise EvalsuiteError(
+            f"could not load {repo} ({config}, split {split}): {first_line(exc)}",
+            hint=None if local else offline_hint(f"{task.name}.{split}.jsonl"),
+        ) from None
     where = f"{repo}/{config}:{split}"
     raw = [dict(obj) for obj in dataset]
     check_unique_ids([row_from_dict(obj, f"{where}:row {i + 1}") for i, obj in enumerate(raw)], where)
@@ -157,8 +171,14 @@ def download_split(task: Task, split: str, dest: Path, source: str | None = None
     target = dest / f"{task.name}.{split}.jsonl"
     _write_atomically(target, "".join(json.dumps(obj, ensure_ascii=False) + "\n" for obj in raw))
     origin = f"local mirror {repo}" if Path(repo).is_dir() else f"hf://{repo}"
-    record = DownloadedFile(task.name, split, len(raw), file_sha256(target), f"{origin}/{config}/{split}",
-                            datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    record = DownloadedFile(
+        task.name,
+        split,
+        len(raw),
+        file_sha256(target),
+        f"{origin}/{config}/{split}",
+        datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
     files = read_manifest(dest)
     files[target.name] = asdict(record)
     _write_atomically(dest / MANIFEST, json.dumps({"files": files}, indent=2, sort_keys=True) + "\n")

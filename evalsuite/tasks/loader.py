@@ -70,7 +70,11 @@ def local_split_file(data_dir: Path, task: str, split: str) -> Path | None:
 
 def available_splits(data_dir: Path, task: str) -> list[str]:
     """Split names found for a task in a data directory."""
-    splits = {p.name[len(task) + 1 :].rsplit(".", 1)[0] for p in data_dir.glob(f"{task}.*") if p.suffix in (".jsonl", ".parquet")}
+    splits = {
+        p.name[len(task) + 1 :].rsplit(".", 1)[0]
+        for p in data_dir.glob(f"{task}.*")
+        if p.suffix in (".jsonl", ".parquet")
+    }
     if (data_dir / task).is_dir():
         splits |= {p.stem for p in (data_dir / task).iterdir() if p.suffix in (".jsonl", ".parquet")}
     return sorted(splits)
@@ -86,19 +90,30 @@ def read_jsonl_rows(path: Path) -> list[TaskRow]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise DataError(f"{where}: not valid UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1})", hint="save the file as UTF-8") from None
+                raise DataError(
+                    f"{where}: not valid UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1})",
+                    hint="save the file as UTF-8",
+                ) from None
             if not line.strip():
                 continue
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise DataError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})", hint="each line must be one complete JSON object") from None
+                raise DataError(
+                    f"{where}: invalid JSON ({exc.msg} at column {exc.colno})",
+                    hint="each line must be one complete JSON object",
+                ) from None
             except RecursionError:
-                raise DataError(f"{where}: the JSON is nested too deeply to read", hint="flatten the row's metadata") from None
+                raise DataError(
+                    f"{where}: the JSON is nested too deeply to read", hint="flatten the row's metadata"
+                ) from None
             rows.append(row_from_dict(obj, where))
             lines.append(lineno)
     if not rows:
-        raise DataError(f"{path}: the task file has no rows", hint="give one JSON object per line: {\"id\", \"question\", \"golden_answers\"}")
+        raise DataError(
+            f"{path}: the task file has no rows",
+            hint='give one JSON object per line: {"id", "question", "golden_answers"}',
+        )
     check_unique_ids(rows, str(path), lines)
     return rows
 
@@ -118,20 +133,28 @@ def _local_hint(task: Task, directory: Path | None) -> str:
     if directory is None:
         return f"offline? {offline_hint(f'{task.name}.<split>.jsonl')}; online, `evalsuite data download` caches them"
     found = available_splits(directory, task.name)
-    return f"no {task.name}.<split>.jsonl for this split in {directory}; splits found there: {', '.join(found) or 'none'}"
+    return (
+        f"no {task.name}.<split>.jsonl for this split in {directory}; splits found there: {', '.join(found) or 'none'}"
+    )
 
 
 def load_from_hub(task: Task, split: str, directory: Path | None = None) -> list[TaskRow]:
     """Load a split from the FlashRAG hub dataset, with an offline error that says how to use local files."""
     if task.hub_path is None:
-        raise EvalsuiteError(f"task {task.name!r} has no split {split!r} and no hub location", hint=_local_hint(task, directory))
+        raise EvalsuiteError(
+            f"task {task.name!r} has no split {split!r} and no hub location", hint=_local_hint(task, directory)
+        )
     try:
         datasets = require("datasets", "hf", f"loading {task.name} from the Hugging Face hub")
     except EvalsuiteError as exc:
-        raise EvalsuiteError(f"{exc.message} (no local file for {task.name} split {split!r})", hint=_local_hint(task, directory)) from None
+        raise EvalsuiteError(
+            f"{exc.message} (no local file for {task.name} split {split!r})", hint=_local_hint(task, directory)
+        ) from None
     if (why := hub_unreachable()) is not None:  # one quick check, not the hub client's retries
-        raise EvalsuiteError(f"no local {task.name} {split} file, and the Hugging Face hub cannot be reached ({why})",
-                             hint=_local_hint(task, directory))
+        raise EvalsuiteError(
+            f"no local {task.name} {split} file, and the Hugging Face hub cannot be reached ({why})",
+            hint=_local_hint(task, directory),
+        )
     quiet_hub_clients()
     try:
         dataset = datasets.load_dataset(task.hub_path, task.hub_config or task.name, split=split)
@@ -176,8 +199,14 @@ def load_split(
 def locate_split(task: Task, split: str, data_dir: str | Path | None = None) -> dict:
     """Where a split would be read from, without loading it: the folder (by how it was named), the file, its row
     count and its origin (a download's source, a local file, the package); `found_in` is 'not found' or 'error'."""
-    status = {"task": task.name, "split": split, "found_in": "not found", "path": None, "rows": None,
-              "origin": f"hub {task.hub_path} (evalsuite data download --tasks {task.name})" if task.hub_path else "-"}
+    status = {
+        "task": task.name,
+        "split": split,
+        "found_in": "not found",
+        "path": None,
+        "rows": None,
+        "origin": f"hub {task.hub_path} (evalsuite data download --tasks {task.name})" if task.hub_path else "-",
+    }
     try:
         found = find_split_file(task, split, data_dir)
     except EvalsuiteError as exc:
@@ -193,7 +222,12 @@ def locate_split(task: Task, split: str, data_dir: str | Path | None = None) -> 
 
         rows = packaged_splits(task).get(split)
         if rows is not None:
-            return {**status, "found_in": "package", "rows": rows, "origin": f"packaged with evalsuite ({task.packaged_data})"}
+            return {
+                **status,
+                "found_in": "package",
+                "rows": rows,
+                "origin": f"packaged with evalsuite ({task.packaged_data})",
+            }
     return status
 
 

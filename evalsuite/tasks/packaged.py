@@ -29,7 +29,9 @@ def read_manifest(packaged_data: str) -> dict:
     """The release manifest (file hashes, seed, statistics) of a packaged data set."""
     path = packaged_dir(packaged_data) / MANIFEST
     if not path.is_file():
-        raise DataError(f"{path}: packaged data manifest is missing", hint="reinstall evalsuite (the package data is incomplete)")
+        raise DataError(
+            f"{path}: packaged data manifest is missing", hint="reinstall evalsuite (the package data is incomplete)"
+        )
     return json.loads(path.read_text(encoding="utf-8"))
 
 

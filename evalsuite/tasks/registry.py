@@ -58,7 +58,9 @@ class Task:
             object.__setattr__(self, "metrics", ())
         object.__setattr__(self, "metrics", tuple(self.metrics))
         if self.replaces_default_metrics and not self.metrics:
-            raise ValueError(f"task {self.name!r} replaces the default metrics with none: name the metrics it is scored with")
+            raise ValueError(
+                f"task {self.name!r} replaces the default metrics with none: name the metrics it is scored with"
+            )
 
     @property
     def in_domain(self) -> bool:
@@ -113,7 +115,9 @@ class MetricChoice(_Strict):
     @model_validator(mode="after")
     def _one_mode(self) -> MetricChoice:
         if (self.add is None) == (self.replace is None):
-            raise ValueError("metrics needs exactly one of add: [...] (besides the default metrics) or replace: [...] (instead of them)")
+            raise ValueError(
+                "metrics needs exactly one of add: [...] (besides the default metrics) or replace: [...] (instead of them)"
+            )
         if self.replace is not None and not self.replace:
             raise ValueError("metrics.replace is empty: name the metrics the task is scored with")
         return self
@@ -138,16 +142,26 @@ class TaskDeclaration(_Strict):
     @classmethod
     def _bare_metric_list(cls, data: Any) -> Any:
         if isinstance(data, dict) and isinstance(data.get("metrics"), list):
-            raise ValueError("metrics is a bare list: say whether it adds to the default metrics (metrics: {add: [...]}) "
-                             "or replaces them (metrics: {replace: [...]})")
+            raise ValueError(
+                "metrics is a bare list: say whether it adds to the default metrics (metrics: {add: [...]}) "
+                "or replaces them (metrics: {replace: [...]})"
+            )
         return data
 
     def to_task(self) -> Task:
         choice = self.metrics
         return Task(
-            name=self.name, display_name=self.display_name or self.name, category=self.category, eval_split=self.splits.eval,
-            hub_path=self.data.hub, hub_config=self.data.config, domain=self.domain, version=self.version,
-            description=self.description, packaged_data=self.data.packaged, extra_splits=self.splits.extra,
+            name=self.name,
+            display_name=self.display_name or self.name,
+            category=self.category,
+            eval_split=self.splits.eval,
+            hub_path=self.data.hub,
+            hub_config=self.data.config,
+            domain=self.domain,
+            version=self.version,
+            description=self.description,
+            packaged_data=self.data.packaged,
+            extra_splits=self.splits.extra,
             method=self.method,
             metrics=(choice.replace if choice.replace is not None else choice.add) if choice is not None else (),  # type: ignore[arg-type]
             replaces_default_metrics=choice is not None and choice.replace is not None,
@@ -168,12 +182,20 @@ def tasks_from_yaml(text: str, source: str) -> list[Task]:
     for index, item in enumerate(items):
         where = source if len(items) == 1 else f"{source} (task {index + 1})"
         if not isinstance(item, dict):
-            raise DataError(f"{where}: a task declaration is a mapping with at least a name", hint="see evalsuite/tasks/benchmarks.yaml")
+            raise DataError(
+                f"{where}: a task declaration is a mapping with at least a name",
+                hint="see evalsuite/tasks/benchmarks.yaml",
+            )
         try:
             tasks.append(TaskDeclaration.model_validate(item).to_task())
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'task'}: {e['msg'].removeprefix('Value error, ')}" for e in exc.errors())
-            raise DataError(f"{where}: {problems}", hint="see the fields listed at the top of evalsuite/tasks/benchmarks.yaml") from None
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'task'}: {e['msg'].removeprefix('Value error, ')}"
+                for e in exc.errors()
+            )
+            raise DataError(
+                f"{where}: {problems}", hint="see the fields listed at the top of evalsuite/tasks/benchmarks.yaml"
+            ) from None
     return tasks
 
 
@@ -183,7 +205,10 @@ def load_task_file(path: str | Path) -> list[Task]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise DataError(f"{path}: no such task declaration", hint="pass a registered task name (`evalsuite tasks`) or an existing .yaml file") from None
+        raise DataError(
+            f"{path}: no such task declaration",
+            hint="pass a registered task name (`evalsuite tasks`) or an existing .yaml file",
+        ) from None
     return tasks_from_yaml(text, str(path))
 
 
@@ -196,8 +221,10 @@ def register_task_file(path: str | Path) -> list[Task]:
 
 
 # A plugin's entry point may name a Task or a TaskDeclaration (e.g. one read from the YAML file it ships).
-TASKS: Registry[Task] = Registry("task", check=named_instance(
-    "task", Task, lambda value: value.to_task() if isinstance(value, TaskDeclaration) else value))
+TASKS: Registry[Task] = Registry(
+    "task",
+    check=named_instance("task", Task, lambda value: value.to_task() if isinstance(value, TaskDeclaration) else value),
+)
 
 
 def register_task(task: Task, *, replace: bool = False) -> Task:
@@ -236,8 +263,9 @@ def default_method(tasks: Sequence[Task], fallback: str) -> str:
     declared = {t.method for t in tasks if t.method is not None}
     if len(declared) > 1:
         listed = ", ".join(f"{t.name}: {t.method}" for t in tasks if t.method is not None)
-        raise EvalsuiteError(f"the tasks declare different default methods ({listed})",
-                             hint="pass --method, or run the tasks separately")
+        raise EvalsuiteError(
+            f"the tasks declare different default methods ({listed})", hint="pass --method, or run the tasks separately"
+        )
     return declared.pop() if declared else fallback
 
 
@@ -266,7 +294,10 @@ def resolve_task(spec: str) -> Task:
         return get_task(spec)
     declared = register_task_file(spec)
     if len(declared) != 1:
-        raise DataError(f"{spec} declares {len(declared)} tasks; one is needed here", hint="pass one task's declaration file, or its name")
+        raise DataError(
+            f"{spec} declares {len(declared)} tasks; one is needed here",
+            hint="pass one task's declaration file, or its name",
+        )
     return declared[0]
 
 

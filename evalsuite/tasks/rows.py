@@ -49,7 +49,9 @@ def row_from_dict(obj: Any, where: str) -> TaskRow:
             hint=f'wrap it in a list: "golden_answers": [{json.dumps(golds)}]',
         )
     if not golds:
-        raise DataError(f"{where}: 'golden_answers' is empty (row id {obj['id']!r})", hint="every row needs at least one answer")
+        raise DataError(
+            f"{where}: 'golden_answers' is empty (row id {obj['id']!r})", hint="every row needs at least one answer"
+        )
     answers: list[str] = []
     for gold in golds:
         if isinstance(gold, bool) or not isinstance(gold, (str, int, float)):
@@ -59,14 +61,20 @@ def row_from_dict(obj: Any, where: str) -> TaskRow:
                 hint='write each answer as a string: "golden_answers": ["Paris"]',
             )
         if isinstance(gold, float) and not math.isfinite(gold):
-            raise DataError(f"{where}: 'golden_answers' holds {gold!r}, which is not an answer (row id {obj['id']!r})", hint="write the answer as a string")
+            raise DataError(
+                f"{where}: 'golden_answers' holds {gold!r}, which is not an answer (row id {obj['id']!r})",
+                hint="write the answer as a string",
+            )
         # Numbers as answers (years, counts) become strings, as FlashRAG compares strings.
         answers.append(gold if isinstance(gold, str) else _number_to_string(gold))
     metadata = obj.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise DataError(f"{where}: 'metadata' must be an object (row id {obj['id']!r})")
     if _nesting(metadata) > MAX_METADATA_DEPTH:
-        raise DataError(f"{where}: 'metadata' is nested more than {MAX_METADATA_DEPTH} levels deep (row id {obj['id']!r})", hint="flatten the row's metadata")
+        raise DataError(
+            f"{where}: 'metadata' is nested more than {MAX_METADATA_DEPTH} levels deep (row id {obj['id']!r})",
+            hint="flatten the row's metadata",
+        )
     return TaskRow(id=str(obj["id"]), question=question, golden_answers=answers, metadata=metadata)
 
 

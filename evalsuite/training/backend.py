@@ -24,7 +24,9 @@ class TrainerBackend(HFBackend):
         self.batch_size = batch_size
         self.meta = {"model": getattr(model.config, "_name_or_path", None), "live": True}
 
-    def _batch(self, prompts: list[str], max_tokens: int, temperature: float, seed: int, stops: list[str]) -> list[Generation]:
+    def _batch(
+        self, prompts: list[str], max_tokens: int, temperature: float, seed: int, stops: list[str]
+    ) -> list[Generation]:
         was_training = self.model.training
         self.model.eval()
         try:

@@ -15,6 +15,7 @@ from evalsuite.errors import DataError, did_you_mean
 from evalsuite.runs.report import check_destinations
 from evalsuite.training.recipe import Recipe, RecipeRegistry, default_registry
 
+
 @dataclass
 class RewardSpec:
     """The method reward's settings (its config dataclass fields) and how queries are matched (`lexical` or `judge`)."""
@@ -84,14 +85,21 @@ def load_config(path: str | Path, method: str | None = None, registry: RecipeReg
         path = packaged_recipe_config(method or "", str(path)) or path
     if not path.exists():
         shipped = packaged_recipe_config_names(method or "")
-        names = f"{method}'s shipped configs: {', '.join(shipped)}" if shipped else "a shipped config: cpu_smoke, gpu or <method>/cpu_smoke"
+        names = (
+            f"{method}'s shipped configs: {', '.join(shipped)}"
+            if shipped
+            else "a shipped config: cpu_smoke, gpu or <method>/cpu_smoke"
+        )
         raise DataError(f"{path}: no such config file", hint=f"pass a YAML file, or {names}")
     raw = read_recipe_yaml(path, "recipe config") or {}
     if not isinstance(raw, dict):
         raise DataError(f"{path}: the top level must be a mapping")
     raw.setdefault("method", method)
     if raw["method"] not in recipes:
-        raise DataError(f"{path}: method {raw['method']!r} is not a recipe", hint=did_you_mean(raw["method"], recipes.names(), f"one of: {', '.join(recipes.names())}"))
+        raise DataError(
+            f"{path}: method {raw['method']!r} is not a recipe",
+            hint=did_you_mean(raw["method"], recipes.names(), f"one of: {', '.join(recipes.names())}"),
+        )
     if method is not None and raw["method"] != method:
         raise DataError(f"{path}: the file is for {raw['method']!r}, not {method!r}")
     recipe = recipes.get(raw["method"])
@@ -101,7 +109,9 @@ def load_config(path: str | Path, method: str | None = None, registry: RecipeReg
     for key in unknown:
         owners = recipes.owners(key)
         if owners:
-            raise DataError(f"{path}: {key} is a setting of the {', '.join(owners)} recipe; {recipe.name} does not take it")
+            raise DataError(
+                f"{path}: {key} is a setting of the {', '.join(owners)} recipe; {recipe.name} does not take it"
+            )
     if unknown:
         raise DataError(f"{path}: unknown keys {unknown}", hint=f"known: {', '.join(sorted(known))}")
     if isinstance(raw.get("paper"), str):
@@ -136,8 +146,12 @@ def stage_arguments(config: TrainConfig, settings: dict[str, Any], output_dir: P
     stage's own settings over our defaults, and TRL's progress bar only when stderr is a terminal."""
     import sys
 
-    defaults = {"report_to": report_destinations(config) or "none", "save_strategy": "no", "logging_steps": 1,
-                "disable_tqdm": not sys.stderr.isatty()}
+    defaults = {
+        "report_to": report_destinations(config) or "none",
+        "save_strategy": "no",
+        "logging_steps": 1,
+        "disable_tqdm": not sys.stderr.isatty(),
+    }
     return {**defaults, **settings, "output_dir": str(output_dir)}
 
 
@@ -147,12 +161,18 @@ def check_config(config: TrainConfig, path: Path, recipe: Recipe) -> None:
     check_destinations(report_destinations(config), f"{path}: report_to")
     for section in CURRICULUM_SECTIONS:
         if section not in recipe.stages and getattr(config, section) is not None:
-            raise DataError(f"{path}: {config.method} has no {section} stage (its stages: {', '.join(recipe.stages)})", hint=f"remove the {section} section")
+            raise DataError(
+                f"{path}: {config.method} has no {section} stage (its stages: {', '.join(recipe.stages)})",
+                hint=f"remove the {section} section",
+            )
     for section in recipe.stages:
         for key, value in (getattr(config, section) or {}).items():
             if isinstance(value, str) and _is_number(value):
                 # YAML 1.1 reads 1e-6 (no dot) as text; TRL passes it on and the optimizer fails at the first step
-                raise DataError(f"{path}: {section}.{key} is the text {value!r}, not a number", hint=f"write it with a dot, e.g. {float(value):.1e}")
+                raise DataError(
+                    f"{path}: {section}.{key} is the text {value!r}, not a number",
+                    hint=f"write it with a dot, e.g. {float(value):.1e}",
+                )
     recipe.check_config(config, path)
 
 
@@ -207,5 +227,7 @@ def _section(raw: dict[str, Any], key: str, cls: type, path: Path) -> Any:
         raise DataError(f"{path}: {key} must be a mapping")
     known = {f.name for f in fields(cls)}
     if set(values) - known:
-        raise DataError(f"{path}: unknown {key} keys {sorted(set(values) - known)}", hint=f"known: {', '.join(sorted(known))}")
+        raise DataError(
+            f"{path}: unknown {key} keys {sorted(set(values) - known)}", hint=f"known: {', '.join(sorted(known))}"
+        )
     return cls(**values)

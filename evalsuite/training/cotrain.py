@@ -24,7 +24,6 @@ from evalsuite.errors import EvalsuiteError, require
 from evalsuite.training.turn_credit import STD_EPS
 
 
-
 @dataclass
 class EvalSample:
     """One state-evaluation answer as ids, with its γ (the answer's token F1 against the gold)."""
@@ -91,7 +90,9 @@ def oases_trainer(trl: Any) -> type:
         """Credits each turn's process reward to its tokens (`turn_weight` λ; 0: off) and adds `eval_weight · L_eval`
         of the current generation batch's evaluation answers to each micro-step's loss (0: off)."""
 
-        def __init__(self, *args: Any, search_rollout: Any, eval_weight: float, turn_weight: float = 0.0, **kwargs: Any):
+        def __init__(
+            self, *args: Any, search_rollout: Any, eval_weight: float, turn_weight: float = 0.0, **kwargs: Any
+        ):
             super().__init__(*args, **kwargs)
             self.search_rollout = search_rollout
             self.eval_weight = eval_weight
@@ -106,11 +107,17 @@ def oases_trainer(trl: Any) -> type:
             if self.turn_weight:
                 credit = list(self.search_rollout.turn_credit)
                 if len(credit) != output["advantages"].shape[0]:
-                    raise EvalsuiteError(f"per-turn credit for {len(credit)} completions, advantages for {output['advantages'].shape[0]}")
+                    raise EvalsuiteError(
+                        f"per-turn credit for {len(credit)} completions, advantages for {output['advantages'].shape[0]}"
+                    )
                 per_turn = turn_advantages(credit, self.turn_weight, scale=scale)
-                output["advantages"] = token_advantages(output["advantages"], credit, per_turn, output["completion_ids"].shape[1])
+                output["advantages"] = token_advantages(
+                    output["advantages"], credit, per_turn, output["completion_ids"].shape[1]
+                )
                 steps = [a for turns in per_turn for a in turns if a]
-                self._metrics[mode]["oases/turn_advantage_abs"].append(statistics.fmean(abs(a) for a in steps) if steps else 0.0)
+                self._metrics[mode]["oases/turn_advantage_abs"].append(
+                    statistics.fmean(abs(a) for a in steps) if steps else 0.0
+                )
             samples = list(self.search_rollout.eval_samples) if self.eval_weight else []
             advantages = group_advantages(samples, scale=scale)
             # TRL splits each generation batch into steps_per_generation micro-batches; the evaluation answers too

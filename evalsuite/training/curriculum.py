@@ -27,14 +27,18 @@ from evalsuite.training.stages import finished_stage, run_stage
 Segments = list[tuple[str, bool]]  # (text, written by the model): retrieved text is False
 
 
-def decomposition_trajectory(method: Any, retriever: Any, steps: list[str], answer: str, topk: int, truncate) -> Segments:
+def decomposition_trajectory(
+    method: Any, retriever: Any, steps: list[str], answer: str, topk: int, truncate
+) -> Segments:
     """A Search-R1-protocol response that searches each step with the real retriever and answers with the gold."""
     from evalsuite.agent.method import Action
 
     segments: Segments = []
     for step in steps:
         segments.append((f"<think> I need to find: {step} </think>\n<search> {step} </search>", True))
-        segments.append((method.observation(Action("search", queries=[step]), retriever.search([step], topk), truncate), False))
+        segments.append(
+            (method.observation(Action("search", queries=[step]), retriever.search([step], topk), truncate), False)
+        )
     segments.append((f"<think> I have the information I need. </think>\n<answer> {answer} </answer>", True))
     return segments
 
@@ -44,7 +48,9 @@ def sft_example(tokenizer: Any, prompt: str, segments: Segments) -> dict[str, li
     from evalsuite.training.rollout import tokenize_segments
 
     tokens = tokenize_segments(tokenizer, prompt, segments, append_eos=True)
-    labels = [-100] * len(tokens.prompt_ids) + [t if m else -100 for t, m in zip(tokens.completion_ids, tokens.env_mask)]
+    labels = [-100] * len(tokens.prompt_ids) + [
+        t if m else -100 for t, m in zip(tokens.completion_ids, tokens.env_mask)
+    ]
     return {"input_ids": tokens.prompt_ids + tokens.completion_ids, "labels": labels}
 
 
@@ -61,7 +67,9 @@ def preference_key(reward: Any, rollout: Any, golds: list[str]) -> tuple[float, 
     return em, -len(weak_queries(rollout))
 
 
-def refinement_pairs(engine: Any, refiner: Any, reward: Any, rollouts: list, golds_of: dict[str, list[str]], prompt_of: dict[str, str]) -> list[dict]:
+def refinement_pairs(
+    engine: Any, refiner: Any, reward: Any, rollouts: list, golds_of: dict[str, list[str]], prompt_of: dict[str, str]
+) -> list[dict]:
     """DPO pairs from refining every weak query of every rollout: best vs worst of (original, its branches)."""
     from evalsuite.training.refinement import refine, weak_queries
 
@@ -81,8 +89,13 @@ def refinement_pairs(engine: Any, refiner: Any, reward: Any, rollouts: list, gol
     return pairs
 
 
-def build_curriculum_data(config: TrainConfig, model_path: str, rows: list[dict[str, Any]], make_method: Callable[[dict[str, list[str]]], Any],
-                          reward: Any) -> tuple[list[dict], list[dict], dict[str, Any]]:
+def build_curriculum_data(
+    config: TrainConfig,
+    model_path: str,
+    rows: list[dict[str, Any]],
+    make_method: Callable[[dict[str, list[str]]], Any],
+    reward: Any,
+) -> tuple[list[dict], list[dict], dict[str, Any]]:
     """SFT rows (pre-tokenized, loss on the model's own tokens) and DPO rows (prompt, chosen, rejected), and counts.
     `make_method(golds)`: the evaluator method the rollouts play; `reward`: SmartSearch's, which screens and ranks."""
     transformers = require("transformers", "train", "the SmartSearch curriculum")
@@ -104,7 +117,9 @@ def build_curriculum_data(config: TrainConfig, model_path: str, rows: list[dict[
     retriever = load_retriever(config.retriever)
     rollout_config = config.rollout_config()
     style = method.resolve_style(config.prompt_style, backend.has_chat_template())
-    engine = RolloutEngine(backend, method, retriever, type(rollout_config)(**{**rollout_config.__dict__, "temperature": 1.0}), style)
+    engine = RolloutEngine(
+        backend, method, retriever, type(rollout_config)(**{**rollout_config.__dict__, "temperature": 1.0}), style
+    )
     items = [(f"{r['id']}#{k}", r["question"]) for r in rows for k in range(curriculum_samples)]
     rollouts = engine.run(items)
     sft, dpo = [], []
@@ -125,7 +140,9 @@ def build_curriculum_data(config: TrainConfig, model_path: str, rows: list[dict[
                 bad.append(rollout.response)
         counts["policy_screened"] += len(good)
         if row["reference_plan"] and golds:
-            segments = decomposition_trajectory(method, retriever, row["reference_plan"], golds[0], rollout_config.topk, engine._truncate_obs)
+            segments = decomposition_trajectory(
+                method, retriever, row["reference_plan"], golds[0], rollout_config.topk, engine._truncate_obs
+            )
             text = "".join(piece for piece, _ in segments)
             if _quality_ok(reward, text, golds, parse_trajectory(text).turns):
                 good.append(segments)
@@ -149,8 +166,14 @@ def finished_curriculum(config: TrainConfig, out: Path) -> str | None:
     return finished_stage(out, last) if last else None
 
 
-def run_curriculum(config: TrainConfig, model_path: str, out: Path, rows: list[dict[str, Any]], make_method: Callable[[dict[str, list[str]]], Any],
-                   reward: Any) -> tuple[str, dict[str, Any]]:
+def run_curriculum(
+    config: TrainConfig,
+    model_path: str,
+    out: Path,
+    rows: list[dict[str, Any]],
+    make_method: Callable[[dict[str, list[str]]], Any],
+    reward: Any,
+) -> tuple[str, dict[str, Any]]:
     """Stages 1-2; returns the model directory GRPO starts from and what each stage did."""
     sft_rows, dpo_rows, counts = build_curriculum_data(config, model_path, rows, make_method, reward)
     stages: dict[str, Any] = {"curriculum_data": counts}

@@ -36,7 +36,9 @@ def per_task_files(spec: str | dict[str, str] | None, tasks: list[str], what: st
     if isinstance(spec, dict):
         unknown = sorted(set(spec) - set(tasks))
         if unknown:
-            raise DataError(f"{what} names tasks {unknown} that the config does not train on", hint=f"tasks: {', '.join(tasks)}")
+            raise DataError(
+                f"{what} names tasks {unknown} that the config does not train on", hint=f"tasks: {', '.join(tasks)}"
+            )
         return dict(spec)
     return {task: spec for task in tasks}
 
@@ -74,20 +76,24 @@ def training_rows(config: TrainConfig) -> list[dict[str, Any]]:
                 table = entries(plan_files[name], "plan")
                 plan = table.get(f"{name}:{row.id}", table.get(row.id))
                 found["reference_plans"] += plan is not None
-            rows.append({
-                "prompt": row.question,
-                "id": f"{name}:{row.id}",
-                "question": row.question,
-                "golden_answers": list(row.golden_answers),
-                "teacher_queries": teacher or [],
-                "reference_plan": plan or [],
-            })
+            rows.append(
+                {
+                    "prompt": row.question,
+                    "id": f"{name}:{row.id}",
+                    "question": row.question,
+                    "golden_answers": list(row.golden_answers),
+                    "teacher_queries": teacher or [],
+                    "reference_plan": plan or [],
+                }
+            )
     if not rows:
         raise DataError(f"no training rows in {config.tasks} split {config.split} subset {config.subset}")
     for key, files in (("teacher_queries", teacher_files), ("reference_plans", plan_files)):
         if files and not found[key]:
-            raise DataError(f"{key}: {', '.join(sorted(set(files.values())))} covers none of the {len(rows)} training rows",
-                            hint="the file's ids must be the task rows' ids (or task:id); was it made for this task and split?")
+            raise DataError(
+                f"{key}: {', '.join(sorted(set(files.values())))} covers none of the {len(rows)} training rows",
+                hint="the file's ids must be the task rows' ids (or task:id); was it made for this task and split?",
+            )
     return rows
 
 
@@ -95,4 +101,7 @@ def require_column(config: TrainConfig, rows: list[dict[str, Any]], column: str,
     """Refuse rows none of which has `column` (Progress without teacher queries, Search-P1 without reference plans
     would train another method)."""
     if not any(row[column] for row in rows):
-        raise DataError(f"{config.method} needs {what} and none of the {len(rows)} training rows has any (no file given, no gold decomposition)", hint=hint)
+        raise DataError(
+            f"{config.method} needs {what} and none of the {len(rows)} training rows has any (no file given, no gold decomposition)",
+            hint=hint,
+        )

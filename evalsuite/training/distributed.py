@@ -21,7 +21,11 @@ def sum_across_processes(values: list[float]) -> list[float]:
     if not (distributed.is_available() and distributed.is_initialized()):
         return list(values)
     # NCCL reduces only tensors on the process's GPU; gloo (CPU) takes host tensors. float64: counts stay exact.
-    device = torch.device("cuda", torch.cuda.current_device()) if distributed.get_backend() == "nccl" else torch.device("cpu")
+    device = (
+        torch.device("cuda", torch.cuda.current_device())
+        if distributed.get_backend() == "nccl"
+        else torch.device("cpu")
+    )
     tensor = torch.tensor(values, dtype=torch.float64, device=device)
     distributed.all_reduce(tensor, op=distributed.ReduceOp.SUM)
     return [float(v) for v in tensor.cpu().tolist()]

@@ -62,7 +62,12 @@ def plot_log(records: list[dict[str, Any]], out: Path, statistics: Sequence[str]
         for key in keys:
             xs = [r["step"] for r in steps if key in r]
             if xs:
-                ax.plot(xs, [r[key] for r in steps if key in r], marker="o", label=key.removeprefix("rewards/").removesuffix("/mean"))
+                ax.plot(
+                    xs,
+                    [r[key] for r in steps if key in r],
+                    marker="o",
+                    label=key.removeprefix("rewards/").removesuffix("/mean"),
+                )
         if title == "loss":  # the stages before GRPO's steps (a recipe's curriculum)
             for stage in dict.fromkeys(r.get("stage") for r in records if r.get("stage") not in ("grpo", None)):
                 points = [(r["step"], r["loss"]) for r in records if r.get("stage") == stage and "loss" in r]

@@ -29,7 +29,14 @@ def essential_steps(trajectories: list[list[str]], threshold: float = 0.5) -> li
     return steps
 
 
-def build_plans(config: TrainConfig, method: Any, out: Path, samples: int, planner_backend: str = "hf", planner_model: str | None = None) -> dict[str, Any]:
+def build_plans(
+    config: TrainConfig,
+    method: Any,
+    out: Path,
+    samples: int,
+    planner_backend: str = "hf",
+    planner_model: str | None = None,
+) -> dict[str, Any]:
     """Write the plans of every training row of `config` to `out`; returns counts per source. The planner is any
     evalsuite backend (the paper uses a large instruct model, HY 2.0-Instruct; by default the recipe's own model)
     playing `method` (Search-P1's protocol)."""
@@ -45,7 +52,13 @@ def build_plans(config: TrainConfig, method: Any, out: Path, samples: int, plann
     backend = load_backend(planner_backend, planner_model or resolve_model(config.model))
     style = method.resolve_style(config.prompt_style, backend.has_chat_template())
     rollout_config = config.rollout_config()
-    engine = RolloutEngine(backend, method, load_retriever(config.retriever), type(rollout_config)(**{**rollout_config.__dict__, "temperature": 1.0}), style)
+    engine = RolloutEngine(
+        backend,
+        method,
+        load_retriever(config.retriever),
+        type(rollout_config)(**{**rollout_config.__dict__, "temperature": 1.0}),
+        style,
+    )
     rollouts = engine.run([(f"{i}#{k}", r["question"]) for i, r in enumerate(rows) for k in range(samples)])
     counts = {"rows": len(rows), "from_trajectories": 0, "from_decomposition": 0, "empty": 0}
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -53,12 +66,20 @@ def build_plans(config: TrainConfig, method: Any, out: Path, samples: int, plann
         for i, row in enumerate(rows):
             mine = [r for r in rollouts if r.key.startswith(f"{i}#")]
             correct = [r for r in mine if r.prediction is not None and exact_match(r.prediction, row["golden_answers"])]
-            queries = [as_samples([r.response], {"golden_answers": [row["golden_answers"]], "turns": [r.turns]})[0].queries for r in correct]
+            queries = [
+                as_samples([r.response], {"golden_answers": [row["golden_answers"]], "turns": [r.turns]})[0].queries
+                for r in correct
+            ]
             plan, source = essential_steps(queries), "trajectories"
             if not plan:
                 plan, source = list(row["reference_plan"]), "decomposition"
             if not plan:
                 source = "none"
-            counts[{"trajectories": "from_trajectories", "decomposition": "from_decomposition", "none": "empty"}[source]] += 1
-            handle.write(json.dumps({"id": row["id"], "plan": plan, "source": source, "correct_trajectories": len(correct)}) + "\n")
+            counts[
+                {"trajectories": "from_trajectories", "decomposition": "from_decomposition", "none": "empty"}[source]
+            ] += 1
+            handle.write(
+                json.dumps({"id": row["id"], "plan": plan, "source": source, "correct_trajectories": len(correct)})
+                + "\n"
+            )
     return counts

@@ -45,7 +45,11 @@ def _batch_size(config: TrainConfig) -> float | None:
     """Prompts per paper step = processes × per-device completions × steps_per_generation / rollouts per prompt."""
     grpo = config.grpo
     processes = config.accelerate.get("num_processes", 1)
-    per_generation = processes * grpo.get("per_device_train_batch_size", 8) * grpo.get("steps_per_generation", grpo.get("gradient_accumulation_steps", 1))
+    per_generation = (
+        processes
+        * grpo.get("per_device_train_batch_size", 8)
+        * grpo.get("steps_per_generation", grpo.get("gradient_accumulation_steps", 1))
+    )
     return per_generation / grpo.get("num_generations", 8)
 
 
@@ -109,8 +113,10 @@ def ours(config: TrainConfig, name: str) -> tuple[Any, bool]:
         elif hasattr(value, part):
             value = getattr(value, part)
         else:
-            raise DataError(f"paper.{name}: neither a named setting ({', '.join(DERIVED)}) nor a path into the config",
-                            hint=f"descriptive keys ({', '.join(DESCRIPTIVE)}, {RULE_PREFIX}NAME) are shown without comparison")
+            raise DataError(
+                f"paper.{name}: neither a named setting ({', '.join(DERIVED)}) nor a path into the config",
+                hint=f"descriptive keys ({', '.join(DESCRIPTIVE)}, {RULE_PREFIX}NAME) are shown without comparison",
+            )
     return value, True
 
 
@@ -131,7 +137,10 @@ def deviations(config: TrainConfig) -> list[str]:
 
 def manifest_paper(config: TrainConfig) -> dict[str, Any]:
     """The manifest's `paper` field: per value its label, source, our value and whether it differs."""
-    return {row.paper.name: {**row.paper.record(), "ours": row.ours, "differs": row.differs} for row in setting_table(config)}
+    return {
+        row.paper.name: {**row.paper.record(), "ours": row.ours, "differs": row.differs}
+        for row in setting_table(config)
+    }
 
 
 def same(paper: Any, mine: Any) -> bool:

@@ -76,11 +76,15 @@ class Recipe(ABC):
         """Rollout columns logged every step as zero-weight rewards (besides `training.rollout.ROLLOUT_METRICS`)."""
         return []
 
-    def grpo_trainer(self, trl: Any, config: TrainConfig, reward: MethodReward, rollout: Any) -> tuple[type, dict[str, Any]]:
+    def grpo_trainer(
+        self, trl: Any, config: TrainConfig, reward: MethodReward, rollout: Any
+    ) -> tuple[type, dict[str, Any]]:
         """The GRPO trainer class and its extra keyword arguments (a subclass adds co-training terms)."""
         return trl.GRPOTrainer, {}
 
-    def curriculum(self, config: TrainConfig, model_path: str, out: Path, rows: list[dict[str, Any]], reward: MethodReward) -> tuple[str, dict[str, Any]]:
+    def curriculum(
+        self, config: TrainConfig, model_path: str, out: Path, rows: list[dict[str, Any]], reward: MethodReward
+    ) -> tuple[str, dict[str, Any]]:
         """The stages before GRPO: returns the model GRPO starts from and what each stage did (the manifest's
         `stages`); the default runs none."""
         return model_path, {}
@@ -102,7 +106,9 @@ def _check_recipe(name: str, recipe: Any) -> Recipe:
         raise EvalsuiteError(f"{type(recipe).__name__} must set the class attributes name and protocol")
     named_instance("recipe", Recipe)(name, recipe)
     if not recipe.stages or recipe.stages[-1] != "grpo":
-        raise EvalsuiteError(f"{type(recipe).__name__}.stages must end with grpo (the shared trainer's last stage), got {recipe.stages}")
+        raise EvalsuiteError(
+            f"{type(recipe).__name__}.stages must end with grpo (the shared trainer's last stage), got {recipe.stages}"
+        )
     return recipe
 
 
@@ -112,7 +118,9 @@ class RecipeRegistry:
     added to it."""
 
     def __init__(self, recipes: list[Recipe] | None = None, *, plugins: bool = False) -> None:
-        self._registry: Registry[Recipe] = Registry("recipe", check=_check_recipe, group="evalsuite.recipes" if plugins else "")
+        self._registry: Registry[Recipe] = Registry(
+            "recipe", check=_check_recipe, group="evalsuite.recipes" if plugins else ""
+        )
         for recipe in recipes or []:
             self.add(recipe)
 

@@ -50,7 +50,9 @@ def query_feedback(turn: Turn) -> str:
     """The evaluator's verdicts on one search turn as text (the paper concatenates the explanations)."""
     parts = []
     if turn.extra.get("novelty") == 0:
-        parts.append(f"Not novel: {turn.extra.get('doc_overlap', '?')} of its retrieved documents had already been retrieved by earlier searches.")
+        parts.append(
+            f"Not novel: {turn.extra.get('doc_overlap', '?')} of its retrieved documents had already been retrieved by earlier searches."
+        )
     if turn.extra.get("usefulness") == 0:
         explanation = turn.extra.get("usefulness_explanation") or "its results do not address what the search was for"
         parts.append(f"Not useful: {explanation}")
@@ -94,16 +96,25 @@ class ModelRefiner:
     def prompt(self, question: str, history: Sequence[Turn], weak: WeakQuery) -> str:
         earlier = [t.query for t in history if t.query is not None]
         listed = "\n".join(f"- {q}" for q in earlier) or "(none)"
-        user = f"Question: {question}\nEarlier queries:\n{listed}\nWeak query: {weak.query}\nFeedback: {weak.feedback}\n"
+        user = (
+            f"Question: {question}\nEarlier queries:\n{listed}\nWeak query: {weak.query}\nFeedback: {weak.feedback}\n"
+        )
         messages = [{"role": "system", "content": REFINE_SYSTEM}, {"role": "user", "content": user}]
-        return render(messages, self.style, self.backend.chat_template, "smartsearch-refine") + ("" if self.style == "instruct" else f"\n\n{QUERY.open}")
+        return render(messages, self.style, self.backend.chat_template, "smartsearch-refine") + (
+            "" if self.style == "instruct" else f"\n\n{QUERY.open}"
+        )
 
     def __call__(self, items: Sequence[tuple[Rollout, WeakQuery]]) -> list[str | None]:
         if not items:
             return []
         requests = [
-            GenerationRequest(prompt=self.prompt(r.question, r.turns[: w.turn_position], w), stop=[QUERY.close],
-                              max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed)
+            GenerationRequest(
+                prompt=self.prompt(r.question, r.turns[: w.turn_position], w),
+                stop=[QUERY.close],
+                max_tokens=self.max_tokens,
+                temperature=self.temperature,
+                seed=self.seed,
+            )
             for r, w in items
         ]
         out = []
@@ -113,7 +124,9 @@ class ModelRefiner:
         return out
 
 
-def load_refiner(spec: Any, policy_backend: Backend, style: str, max_tokens: int, temperature: float, seed: int) -> ModelRefiner:
+def load_refiner(
+    spec: Any, policy_backend: Backend, style: str, max_tokens: int, temperature: float, seed: int
+) -> ModelRefiner:
     """`policy` → the live policy; a mapping `{backend, model, ...options}` → that evalsuite backend."""
     if spec == "policy":
         return ModelRefiner(policy_backend, style, max_tokens, temperature, seed)
@@ -127,7 +140,9 @@ def load_refiner(spec: Any, policy_backend: Backend, style: str, max_tokens: int
     return ModelRefiner(backend, refiner_style, max_tokens, temperature, seed)
 
 
-def refine(engine: RolloutEngine, refiner: ModelRefiner, wanted: Sequence[tuple[Rollout, WeakQuery]], keys: Sequence[str]) -> list[Rollout | None]:
+def refine(
+    engine: RolloutEngine, refiner: ModelRefiner, wanted: Sequence[tuple[Rollout, WeakQuery]], keys: Sequence[str]
+) -> list[Rollout | None]:
     """For each (source, weak query): the refined branch played to completion, or None where the refiner gave nothing."""
     queries = refiner(wanted)
     forks: list[Rollout | None] = []
@@ -157,10 +172,16 @@ def pick_branches(group: Sequence[Rollout], slots: int, max_shared_prefix: int) 
     return picked
 
 
-def expand_groups(engine: RolloutEngine, refiner: ModelRefiner, groups: Sequence[tuple[str, int]], slots: int, max_shared_prefix: int) -> list[list[Rollout]]:
+def expand_groups(
+    engine: RolloutEngine, refiner: ModelRefiner, groups: Sequence[tuple[str, int]], slots: int, max_shared_prefix: int
+) -> list[list[Rollout]]:
     """Rollouts for each (question, size) group: `size − slots` fresh ones, then refined branches, then fresh fillers."""
     fresh_counts = [size - min(slots, size - 1) for _, size in groups]
-    items = [(f"g{g}f{k}", question) for g, ((question, _), count) in enumerate(zip(groups, fresh_counts)) for k in range(count)]
+    items = [
+        (f"g{g}f{k}", question)
+        for g, ((question, _), count) in enumerate(zip(groups, fresh_counts))
+        for k in range(count)
+    ]
     fresh = engine.run(items)
     out: list[list[Rollout]] = []
     position = 0
@@ -180,7 +201,13 @@ def expand_groups(engine: RolloutEngine, refiner: ModelRefiner, groups: Sequence
     fillers = [(f"g{g}x{k}", question) for g, (question, size) in enumerate(groups) for k in range(size - len(out[g]))]
     if fillers:
         # another seed: the same batch layout under the fresh rollouts' seed would sample them again, identically
-        reseeded = RolloutEngine(engine.backend, engine.method, engine.retriever, replace(engine.config, seed=engine.config.seed + FILLER_SEED_OFFSET), engine.style)
+        reseeded = RolloutEngine(
+            engine.backend,
+            engine.method,
+            engine.retriever,
+            replace(engine.config, seed=engine.config.seed + FILLER_SEED_OFFSET),
+            engine.style,
+        )
         extra = reseeded.run(fillers)
         position = 0
         for g, (_, size) in enumerate(groups):

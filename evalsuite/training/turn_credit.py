@@ -65,7 +65,9 @@ def turn_advantages(completions: Sequence[CompletionTurns], weight: float, scale
     return out
 
 
-def token_advantages(sequence: Any, completions: Sequence[CompletionTurns], per_turn: Sequence[Sequence[float]], width: int) -> Any:
+def token_advantages(
+    sequence: Any, completions: Sequence[CompletionTurns], per_turn: Sequence[Sequence[float]], width: int
+) -> Any:
     """(B, width) advantages: each row's sequence advantage plus, on each token, its model turn's advantage."""
     import torch
 

@@ -97,8 +97,11 @@ def llvmlite_ffi_hidden() -> Iterator[None]:
     if lib is None:
         yield
         return
-    holders = [module for module in list(sys.modules.values())
-               if isinstance(getattr(module, "__dict__", None), dict) and module.__dict__.get("lib") is lib]
+    holders = [
+        module
+        for module in list(sys.modules.values())
+        if isinstance(getattr(module, "__dict__", None), dict) and module.__dict__.get("lib") is lib
+    ]
     for module in holders:
         del module.__dict__["lib"]
     try:
@@ -116,7 +119,7 @@ def engine_logprobs(llm: Any, prompt_ids: list[int], completion_ids: list[int]) 
     params = vllm.SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=0)
     ids = [*prompt_ids, *completion_ids]
     (output,) = llm.generate([{"prompt_token_ids": ids}], params, use_tqdm=False)
-    scored = output.prompt_logprobs[len(prompt_ids):]
+    scored = output.prompt_logprobs[len(prompt_ids) :]
     return [float(position[token].logprob) for position, token in zip(scored, completion_ids)]
 
 

@@ -89,8 +89,14 @@ def search_states(turns: Sequence[Turn]) -> list[str]:
 def eval_messages(question: str, context: str) -> list[dict[str, str]]:
     """The evaluator's messages: question-only when `context` is empty, else context-aware (Table 6)."""
     if not context:
-        return [{"role": "system", "content": QUESTION_ONLY_EVAL_PROMPT}, {"role": "user", "content": f"Question: {question}\n"}]
-    return [{"role": "system", "content": CONTEXT_AWARE_EVAL_PROMPT}, {"role": "user", "content": f"Context: {context}\n\nQuestion: {question}\n"}]
+        return [
+            {"role": "system", "content": QUESTION_ONLY_EVAL_PROMPT},
+            {"role": "user", "content": f"Question: {question}\n"},
+        ]
+    return [
+        {"role": "system", "content": CONTEXT_AWARE_EVAL_PROMPT},
+        {"role": "user", "content": f"Context: {context}\n\nQuestion: {question}\n"},
+    ]
 
 
 def parse_eval(text: str) -> str | None:
@@ -123,13 +129,21 @@ class StateEvaluator:
     seed: int = 0
 
     def prompts(self, question: str, states: Sequence[str]) -> list[str]:
-        return [render(eval_messages(question, context), self.style, self.backend.chat_template, "oases-eval") for context in states]
+        return [
+            render(eval_messages(question, context), self.style, self.backend.chat_template, "oases-eval")
+            for context in states
+        ]
 
     def __call__(self, question: str, golds: Sequence[str], states: Sequence[str]) -> list[StateEvaluation]:
         """Evaluate every state in one batched backend call."""
         from evalsuite.models.base import GenerationRequest
 
-        requests = [GenerationRequest(prompt=p, stop=self.stop, max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed) for p in self.prompts(question, states)]
+        requests = [
+            GenerationRequest(
+                prompt=p, stop=self.stop, max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed
+            )
+            for p in self.prompts(question, states)
+        ]
         generations = self.backend.generate(requests)
         out = []
         for index, generation in enumerate(generations):

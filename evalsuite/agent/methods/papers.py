@@ -72,7 +72,15 @@ class PaperValue:
 
     def record(self) -> dict[str, Any]:
         """The manifest's form: value, label and source fields (empty ones left out)."""
-        fields = {"value": self.value, "label": self.label, "seed": self.seed, "quote": self.quote, "origin": self.origin, "why": self.why, "because": self.because}
+        fields = {
+            "value": self.value,
+            "label": self.label,
+            "seed": self.seed,
+            "quote": self.quote,
+            "origin": self.origin,
+            "why": self.why,
+            "because": self.because,
+        }
         return {key: value for key, value in fields.items() if value is not None}
 
 
@@ -80,14 +88,22 @@ def parse_value(name: str, raw: Any, where: str) -> PaperValue:
     """A `paper:` entry `{value, seed, quote}` / `{value, inherited: search-r1, seed, quote, origin}` /
     `{value, assumed: WHY}` / `{value, origin}` (Search-R1's own) as a PaperValue; anything else is refused."""
     if not isinstance(raw, dict) or "value" not in raw:
-        raise DataError(f"{where}: paper.{name} must be a mapping with a value and its source",
-                        hint="e.g. {value: 600, seed: '000:88', quote: 'train the policy model for 600 steps'}, or {value: 1, assumed: WHY}")
+        raise DataError(
+            f"{where}: paper.{name} must be a mapping with a value and its source",
+            hint="e.g. {value: 600, seed: '000:88', quote: 'train the policy model for 600 steps'}, or {value: 1, assumed: WHY}",
+        )
     known = {"value", "seed", "quote", "inherited", "origin", "assumed", "because"}
     if set(raw) - known:
-        raise DataError(f"{where}: paper.{name} has unknown keys {sorted(set(raw) - known)}", hint=f"known: {', '.join(sorted(known))}")
+        raise DataError(
+            f"{where}: paper.{name} has unknown keys {sorted(set(raw) - known)}",
+            hint=f"known: {', '.join(sorted(known))}",
+        )
     seed, quote, origin = raw.get("seed"), raw.get("quote"), raw.get("origin")
     if seed is not None and not _is_citation(str(seed)):
-        raise DataError(f"{where}: paper.{name}.seed {seed!r} is not FILE_PREFIX:LINE", hint="e.g. '000:88' for line 88 of seeds/000_*.txt")
+        raise DataError(
+            f"{where}: paper.{name}.seed {seed!r} is not FILE_PREFIX:LINE",
+            hint="e.g. '000:88' for line 88 of seeds/000_*.txt",
+        )
     if (seed is None) != (quote is None):
         raise DataError(f"{where}: paper.{name} needs both seed and quote (the words on that line)")
     common = {"name": name, "value": raw["value"], "because": raw.get("because")}
@@ -97,11 +113,15 @@ def parse_value(name: str, raw: Any, where: str) -> PaperValue:
         return PaperValue(label="assumed", why=str(raw["assumed"]), **common)
     if "inherited" in raw:
         if raw["inherited"] != "search-r1" or not seed or not origin:
-            raise DataError(f"{where}: paper.{name}: an inherited value is `inherited: search-r1` with the seed line that says "
-                            "the paper follows Search-R1 (seed, quote) and where Search-R1 sets it (origin)")
+            raise DataError(
+                f"{where}: paper.{name}: an inherited value is `inherited: search-r1` with the seed line that says "
+                "the paper follows Search-R1 (seed, quote) and where Search-R1 sets it (origin)"
+            )
         return PaperValue(label="inherited", seed=str(seed), quote=str(quote), origin=str(origin), **common)
     if not seed and not origin:
-        raise DataError(f"{where}: paper.{name} cites nothing", hint="give seed and quote, inherited: search-r1, or assumed: WHY")
+        raise DataError(
+            f"{where}: paper.{name} cites nothing", hint="give seed and quote, inherited: search-r1, or assumed: WHY"
+        )
     return PaperValue(label="paper", seed=None if seed is None else str(seed), quote=quote, origin=origin, **common)
 
 
@@ -185,6 +205,7 @@ def check_numbers(value: PaperValue) -> str | None:
 
 # --- Evaluation settings ----------------------------------------------------------------------------------------
 
+
 def _paper(name: str, value: Any, seed: str, quote: str) -> PaperValue:
     return PaperValue(name, value, "paper", seed=seed, quote=quote)
 
@@ -208,7 +229,11 @@ _FOLLOWS_R1 = ("000:15", "Progress builds upon the Search-R1 training paradigm")
 # Each paper's evaluation setting: benchmarks, splits, metric, retriever, top-k, max turns (and the evaluated models).
 EVALUATION: dict[str, list[PaperValue]] = {
     "search-r1": [
-        _search_r1("benchmarks", ["nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle"], "paper §4: seven QA datasets"),
+        _search_r1(
+            "benchmarks",
+            ["nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle"],
+            "paper §4: seven QA datasets",
+        ),
         _search_r1("splits", _R1_SPLITS, _R1_SPLITS_ORIGIN),
         _search_r1("metric", "em", "paper §4: exact match"),
         _search_r1("scored_with", ["em"], "paper §4: exact match, FlashRAG's em"),
@@ -218,72 +243,179 @@ EVALUATION: dict[str, list[PaperValue]] = {
         _search_r1("models", "Qwen2.5-3B/7B base and instruct", "paper §4"),
     ],
     "progress": [
-        _paper("benchmarks", ["nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique"], "000:86",
-               "trained on NQ and HotpotQA datasets unless otherwise mentioned, and evaluated across all datasets"),
+        _paper(
+            "benchmarks",
+            ["nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique"],
+            "000:86",
+            "trained on NQ and HotpotQA datasets unless otherwise mentioned, and evaluated across all datasets",
+        ),
         _inherited("splits", _R1_SPLITS, *_FOLLOWS_R1, _R1_SPLITS_ORIGIN),
         _paper("metric", "em", "000:104", "Exact Match (EM) is used as the evaluation metric."),
         _paper("scored_with", ["em"], "000:104", "Exact Match (EM) is used as the evaluation metric."),
-        _paper("retriever", "E5 over the 2018 Wikipedia dump", "000:88",
-               "we use the 2018 Wikipedia dump [karpukhin2020dense] as the knowledge source and E5 [wang2022text] as the retriever"),
+        _paper(
+            "retriever",
+            "E5 over the 2018 Wikipedia dump",
+            "000:88",
+            "we use the 2018 Wikipedia dump [karpukhin2020dense] as the knowledge source and E5 [wang2022text] as the retriever",
+        ),
         _paper("topk", 3, "000:88", "The search environment retrieves the top-$3$ passages for each generated query"),
         _inherited("max_turns", 4, *_FOLLOWS_R1, "the paper's action budget 4"),
-        _paper("models", "Qwen2.5-3B (Base)", "000:88", "we use Qwen2.5-3B (Base) as the policy model across all experiments"),
-        _paper("models_generalisation", "Qwen2.5-1.5B base (Table 5)", "000:122",
-               "Table 5: Performance comparison for QA task on multi-hop QA datasets using Qwen2.5-1.5B base model."),
+        _paper(
+            "models",
+            "Qwen2.5-3B (Base)",
+            "000:88",
+            "we use Qwen2.5-3B (Base) as the policy model across all experiments",
+        ),
+        _paper(
+            "models_generalisation",
+            "Qwen2.5-1.5B base (Table 5)",
+            "000:122",
+            "Table 5: Performance comparison for QA task on multi-hop QA datasets using Qwen2.5-1.5B base model.",
+        ),
     ],
     "subsearch": [
-        _paper("benchmarks", ["nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle"], "001:1",
-               "Experiments on seven benchmarks show"),
-        _assumed("splits", _R1_SPLITS, "the seed names the seven benchmarks (Table 4's header, 001:13-19) but no split; these are the splits those datasets are commonly evaluated on (Search-R1's)"),
-        _assumed("metric", "em", "Table 4 (results/reported/subsearch/table4.yaml; the seed prints no cell of Table 3) prints fractions such as 0.463 without naming the metric; Figure 4 trains with \"EM as reward\" (001:41)"),
+        _paper(
+            "benchmarks",
+            ["nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle"],
+            "001:1",
+            "Experiments on seven benchmarks show",
+        ),
+        _assumed(
+            "splits",
+            _R1_SPLITS,
+            "the seed names the seven benchmarks (Table 4's header, 001:13-19) but no split; these are the splits those datasets are commonly evaluated on (Search-R1's)",
+        ),
+        _assumed(
+            "metric",
+            "em",
+            'Table 4 (results/reported/subsearch/table4.yaml; the seed prints no cell of Table 3) prints fractions such as 0.463 without naming the metric; Figure 4 trains with "EM as reward" (001:41)',
+        ),
         _assumed("scored_with", ["em"], "the metric the seed leaves unnamed, read as EM (above)"),
-        _assumed("retriever", "E5 over the 2018 Wikipedia dump", "the seed names no retriever; its case studies show wiki-18 style \"Doc 1(Title: ...)\" passages"),
+        _assumed(
+            "retriever",
+            "E5 over the 2018 Wikipedia dump",
+            'the seed names no retriever; its case studies show wiki-18 style "Doc 1(Title: ...)" passages',
+        ),
         _assumed("topk", 3, "the seed prints no top-k; its case studies show 3 documents per search (Doc 1-3)"),
-        _assumed("max_turns", 4, "the seed prints no action budget (\"You can search as many times as you want\")"),
+        _assumed("max_turns", 4, 'the seed prints no action budget ("You can search as many times as you want")'),
         _paper("models", "Qwen2.5-3B base", "001:36", "Training Progress of Qwen2.5-3B-base"),
-        _assumed("models_instruct", "Qwen2.5-3B-Instruct",
-                 "Table 4 has a \"SubSearch- instruct\" row (001:27) without naming its model; the 3B instruct model, as the base row's backbone is Qwen2.5-3B-base (001:36)"),
+        _assumed(
+            "models_instruct",
+            "Qwen2.5-3B-Instruct",
+            'Table 4 has a "SubSearch- instruct" row (001:27) without naming its model; the 3B instruct model, as the base row\'s backbone is Qwen2.5-3B-base (001:36)',
+        ),
     ],
     "search-p1": [
-        _assumed("benchmarks", ["nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle", "adqa"],
-                 "the seed says only \"seven public QA benchmarks spanning general and multi-hop QA, plus the internal AD-QA dataset\" "
-                 "(002:69) without naming them; the seven of Search-R1, the baseline it reports its gains over (002:70), and "
-                 "`adqa`, our open AD-QA-style stand-in for the internal set, which is not released"),
-        _assumed("splits", "test: nq, triviaqa, popqa, bamboogle, adqa; dev: hotpotqa, 2wikimultihopqa, musique",
-                 "the summary names no split; AD-QA is its 1,000 test instances (002:103)"),
+        _assumed(
+            "benchmarks",
+            ["nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle", "adqa"],
+            'the seed says only "seven public QA benchmarks spanning general and multi-hop QA, plus the internal AD-QA dataset" '
+            "(002:69) without naming them; the seven of Search-R1, the baseline it reports its gains over (002:70), and "
+            "`adqa`, our open AD-QA-style stand-in for the internal set, which is not released",
+        ),
+        _assumed(
+            "splits",
+            "test: nq, triviaqa, popqa, bamboogle, adqa; dev: hotpotqa, 2wikimultihopqa, musique",
+            "the summary names no split; AD-QA is its 1,000 test instances (002:103)",
+        ),
         _paper("metric", "accuracy", "002:69", "using Accuracy as the primary metric"),
-        _assumed("scored_with", ["cover_em"],
-                 "the seed names \"Accuracy\" (002:69) and defines it nowhere; cover-EM (a normalized gold answer contained in "
-                 "the normalized prediction) is the `acc` of FlashRAG, whose benchmark files and Search-R1 baseline the "
-                 "comparison uses. Not an LLM judge: its evaluator is described for training (\"The evaluator is used during "
-                 "training\", 002:82), not for scoring the benchmarks. EM and F1 are scored beside it"),
+        _assumed(
+            "scored_with",
+            ["cover_em"],
+            'the seed names "Accuracy" (002:69) and defines it nowhere; cover-EM (a normalized gold answer contained in '
+            "the normalized prediction) is the `acc` of FlashRAG, whose benchmark files and Search-R1 baseline the "
+            'comparison uses. Not an LLM judge: its evaluator is described for training ("The evaluator is used during '
+            'training", 002:82), not for scoring the benchmarks. EM and F1 are scored beside it',
+        ),
         _paper("retriever", "E5 over Wikipedia", "002:69", "with Wikipedia retrieval and E5"),
         _paper("topk", 3, "002:128", "Retrieving three documents per search achieves the best average performance"),
-        _assumed("max_turns", 4, "the seed says only \"until the action budget is exhausted\" (002:116) without the number; Search-R1's 4"),
-        _paper("models", "Qwen2.5-7B-Instruct and Qwen2.5-3B-Instruct", "002:69", "Experiments use Qwen2.5-7B-Instruct and Qwen2.5-3B-Instruct"),
+        _assumed(
+            "max_turns",
+            4,
+            'the seed says only "until the action budget is exhausted" (002:116) without the number; Search-R1\'s 4',
+        ),
+        _paper(
+            "models",
+            "Qwen2.5-7B-Instruct and Qwen2.5-3B-Instruct",
+            "002:69",
+            "Experiments use Qwen2.5-7B-Instruct and Qwen2.5-3B-Instruct",
+        ),
     ],
     "oases": [
-        _paper("benchmarks", ["nq", "hotpotqa", "2wikimultihopqa", "bamboogle", "musique"], "003:23", "Method NQ HotpotQA 2Wiki Bamboogle MuSiQue"),
-        _assumed("splits", "test: nq, bamboogle; dev: hotpotqa, 2wikimultihopqa, musique", "the seed prints no split; Search-R1's for these five"),
+        _paper(
+            "benchmarks",
+            ["nq", "hotpotqa", "2wikimultihopqa", "bamboogle", "musique"],
+            "003:23",
+            "Method NQ HotpotQA 2Wiki Bamboogle MuSiQue",
+        ),
+        _assumed(
+            "splits",
+            "test: nq, bamboogle; dev: hotpotqa, 2wikimultihopqa, musique",
+            "the seed prints no split; Search-R1's for these five",
+        ),
         _paper("metric", "f1 and em", "003:24", "F1 EM F1 EM"),
         _paper("scored_with", ["f1", "em"], "003:24", "F1 EM F1 EM"),
-        _assumed("retriever", "E5 over the 2018 Wikipedia dump", "the seed names no retriever or corpus; Search-R1's, which its baselines use"),
+        _assumed(
+            "retriever",
+            "E5 over the 2018 Wikipedia dump",
+            "the seed names no retriever or corpus; Search-R1's, which its baselines use",
+        ),
         _assumed("topk", 3, "the seed prints no top-k"),
-        _assumed("max_turns", 4, "the main prompt mentions \"a maximum limit on the number of search rounds\" (003:77) without the number"),
-        _paper("models", "Qwen2.5-7B-Instruct (Table 1)", "003:31", "Table 1: Comprehensive QA benchmark results on Qwen2.5-7B-Instruct"),
-        _paper("models_smaller", "Qwen2.5-1.5B-Instruct, the only model group of its table of smaller models", "003:43", "Qwen2.5-1.5B-Instruct"),
-        _paper("models_base", "Qwen2.5 and Qwen3 base models of different sizes (Table 4)", "003:62",
-               "Table 4: QA benchmark results on Qwen2.5 and Qwen3 base models with different model sizes."),
+        _assumed(
+            "max_turns",
+            4,
+            'the main prompt mentions "a maximum limit on the number of search rounds" (003:77) without the number',
+        ),
+        _paper(
+            "models",
+            "Qwen2.5-7B-Instruct (Table 1)",
+            "003:31",
+            "Table 1: Comprehensive QA benchmark results on Qwen2.5-7B-Instruct",
+        ),
+        _paper(
+            "models_smaller",
+            "Qwen2.5-1.5B-Instruct, the only model group of its table of smaller models",
+            "003:43",
+            "Qwen2.5-1.5B-Instruct",
+        ),
+        _paper(
+            "models_base",
+            "Qwen2.5 and Qwen3 base models of different sizes (Table 4)",
+            "003:62",
+            "Table 4: QA benchmark results on Qwen2.5 and Qwen3 base models with different model sizes.",
+        ),
     ],
     "smartsearch": [
-        _paper("benchmarks", ["2wikimultihopqa", "hotpotqa", "bamboogle", "musique", "gaia", "webwalker"], "004:197",
-               "multi-hop question-answering datasets (2WikiMultihopQA, HotpotQA, Bamboogle, Musique) and open-web tasks (GAIA, WebWalker)"),
-        _assumed("splits", "test: bamboogle; dev: hotpotqa, 2wikimultihopqa, musique", "the seed prints no split; Search-R1's for these four"),
-        _paper("metric", "em and f1 (plus Search Quality and Search Efficiency)", "004:198", "They measured Exact Match (EM), F1"),
-        _paper("scored_with", ["em", "f1", "perfect_rate", "partial_rate", "search_efficiency"], "004:198",
-               "They measured Exact Match (EM), F1, Search Quality (how often all queries are high-quality or at least some are despite a wrong final answer), and Search Efficiency (how much correct info per search call)"),
-        _paper("retriever", "local Wikipedia dump (or a web API for open-web tasks)", "004:178", "Retrieval: Wikipedia dump (local) or web API (open web)"),
-        _assumed("topk", 3, "the seed says only \"top-k snippets\" (004:178)"),
+        _paper(
+            "benchmarks",
+            ["2wikimultihopqa", "hotpotqa", "bamboogle", "musique", "gaia", "webwalker"],
+            "004:197",
+            "multi-hop question-answering datasets (2WikiMultihopQA, HotpotQA, Bamboogle, Musique) and open-web tasks (GAIA, WebWalker)",
+        ),
+        _assumed(
+            "splits",
+            "test: bamboogle; dev: hotpotqa, 2wikimultihopqa, musique",
+            "the seed prints no split; Search-R1's for these four",
+        ),
+        _paper(
+            "metric",
+            "em and f1 (plus Search Quality and Search Efficiency)",
+            "004:198",
+            "They measured Exact Match (EM), F1",
+        ),
+        _paper(
+            "scored_with",
+            ["em", "f1", "perfect_rate", "partial_rate", "search_efficiency"],
+            "004:198",
+            "They measured Exact Match (EM), F1, Search Quality (how often all queries are high-quality or at least some are despite a wrong final answer), and Search Efficiency (how much correct info per search call)",
+        ),
+        _paper(
+            "retriever",
+            "local Wikipedia dump (or a web API for open-web tasks)",
+            "004:178",
+            "Retrieval: Wikipedia dump (local) or web API (open web)",
+        ),
+        _assumed("topk", 3, 'the seed says only "top-k snippets" (004:178)'),
         _assumed("max_turns", 4, "the seed prints no action budget"),
         _paper("models", "Qwen2.5-3B-Instruct", "004:176", "Base policy model: Qwen2.5-3B-Instruct."),
     ],
@@ -325,7 +457,7 @@ class PaperCheck:
         return not self.differences
 
     def summary(self) -> str:
-        """"paper setting", "paper setting as declared (not recorded by the runs: …)", or "differs from the paper's
+        """ "paper setting", "paper setting as declared (not recorded by the runs: …)", or "differs from the paper's
         evaluation setting in: …" (one line)."""
         if self.matches and self.declared_only:
             return "paper setting as declared (not recorded by the runs: " + ", ".join(self.declared_only) + ")"
@@ -334,8 +466,12 @@ class PaperCheck:
         return "differs from the paper's evaluation setting in: " + "; ".join(self.differences)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"method": self.method, "matches": self.matches, "differences": list(self.differences),
-                "declared_only": list(self.declared_only)}
+        return {
+            "method": self.method,
+            "matches": self.matches,
+            "differences": list(self.differences),
+            "declared_only": list(self.declared_only),
+        }
 
 
 def paper_splits(method: str) -> dict[str, str]:
@@ -348,9 +484,18 @@ def paper_splits(method: str) -> dict[str, str]:
     return splits
 
 
-def run_differences(method: str, tasks: list[str], topk: int | None, max_turns: int | None, *,
-                    splits: Mapping[str, str | None] | None = None, retriever: Collection[str] | None = None,
-                    corpus: str | None = None, subset: str | None = None, corpus_label: str | None = None) -> list[str]:
+def run_differences(
+    method: str,
+    tasks: list[str],
+    topk: int | None,
+    max_turns: int | None,
+    *,
+    splits: Mapping[str, str | None] | None = None,
+    retriever: Collection[str] | None = None,
+    corpus: str | None = None,
+    subset: str | None = None,
+    corpus_label: str | None = None,
+) -> list[str]:
     """Where a run's setting differs from the paper's evaluation setting (empty: the paper setting).
 
     A setting given as None is not checked. `splits` maps task → evaluated split (a split of None: not recorded);
@@ -366,8 +511,11 @@ def run_differences(method: str, tasks: list[str], topk: int | None, max_turns: 
         out.append(f"benchmarks: {', '.join(outside)} not in the paper's")
     if splits is not None:
         theirs = paper_splits(method)
-        other = [f"{task} {split or 'not recorded'} (paper {theirs[task]})" for task, split in splits.items()
-                 if task in theirs and split != theirs[task]]
+        other = [
+            f"{task} {split or 'not recorded'} (paper {theirs[task]})"
+            for task, split in splits.items()
+            if task in theirs and split != theirs[task]
+        ]
         if other:
             out.append(f"splits: {', '.join(other)}")
     if subset not in (None, "full"):
@@ -381,7 +529,9 @@ def run_differences(method: str, tasks: list[str], topk: int | None, max_turns: 
         if named not in retriever:
             out.append(f"retriever: {', '.join(sorted(retriever)) or 'none'} (paper {named})")
         if named_corpus is not None and corpus != named_corpus:
-            out.append(f"corpus: {corpus_label or corpus or 'not recorded'} (paper {NAMED_CORPORA.get(named_corpus, named_corpus)})")
+            out.append(
+                f"corpus: {corpus_label or corpus or 'not recorded'} (paper {NAMED_CORPORA.get(named_corpus, named_corpus)})"
+            )
     return out
 
 
@@ -417,9 +567,15 @@ def manifest_paper_check(manifest: Manifest) -> PaperCheck | None:
     if manifest.method not in EVALUATION:
         return None
     setting = RunSetting.from_manifest(manifest)
-    differences = run_differences(manifest.method, list(manifest.tasks), manifest.topk, manifest.max_turns,
-                                  splits={t: manifest.splits.get(t) for t in manifest.tasks}, subset=manifest.subset,
-                                  retriever=setting.retriever.keys(),
-                                  # a known corpus by its key; any other by its content ("custom corpus (N passages, sha …)")
-                                  corpus=setting.corpus_key or setting.corpus_label())
+    differences = run_differences(
+        manifest.method,
+        list(manifest.tasks),
+        manifest.topk,
+        manifest.max_turns,
+        splits={t: manifest.splits.get(t) for t in manifest.tasks},
+        subset=manifest.subset,
+        retriever=setting.retriever.keys(),
+        # a known corpus by its key; any other by its content ("custom corpus (N passages, sha …)")
+        corpus=setting.corpus_key or setting.corpus_label(),
+    )
     return PaperCheck(manifest.method, tuple(differences))

@@ -87,7 +87,9 @@ class TagMethod(Method):
 
     def prompt(self, question: str, style: str, chat: ChatRenderer) -> str:
         if style not in self.styles:
-            raise EvalsuiteError(f"{self.name} has no prompt style {style!r}", hint=f"use one of: auto, {', '.join(self.styles)}")
+            raise EvalsuiteError(
+                f"{self.name} has no prompt style {style!r}", hint=f"use one of: auto, {', '.join(self.styles)}"
+            )
         if style == "base-1shot":
             return self.one_shot_demo() + render_plain(self.messages(question))
         return render(self.messages(question), style, chat, self.name)
@@ -97,7 +99,9 @@ class TagMethod(Method):
         think = self.thinks[0]
         turn1 = f"{think.open} {DEMO_THOUGHT} {think.close}\n{self.search.open} {self.demo_query()} {self.search.close}"
         observation = self.observation(self.parse_action(turn1), [[DemoHit()]], lambda text: text)
-        turn2 = f"{think.open} {DEMO_CONCLUSION} {think.close}\n{self.answer.open} {DEMO_ANSWER} {self.answer.close}\n\n"
+        turn2 = (
+            f"{think.open} {DEMO_CONCLUSION} {think.close}\n{self.answer.open} {DEMO_ANSWER} {self.answer.close}\n\n"
+        )
         return render_plain(self.messages(DEMO_QUESTION)) + turn1 + observation + turn2
 
     def demo_query(self) -> str:
@@ -140,8 +144,13 @@ class TagMethod(Method):
 
     def response_protocol(self) -> ResponseProtocol:
         return ResponseProtocol(
-            search=self.search, answer=self.answer, observation=self.observation_tags, thinks=self.thinks,
-            invalid_message=self.invalid_message, parse_action=self.parse_action, extract_answer=self.extract_answer,
+            search=self.search,
+            answer=self.answer,
+            observation=self.observation_tags,
+            thinks=self.thinks,
+            invalid_message=self.invalid_message,
+            parse_action=self.parse_action,
+            extract_answer=self.extract_answer,
             parse_observation=self.parse_observation,
         )
 

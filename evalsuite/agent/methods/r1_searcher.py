@@ -24,11 +24,11 @@ TEMPLATE = (
     "The User asks a question, and the Assistant solves it.\n"
     "The Assistant first thinks about the reasoning process in the mind and then provides the User with the final answer.\n"
     "The output format of reasoning process and final answer are enclosed within <think> </think> and <answer> </answer> tags, "
-    "respectively, i.e., \"<think> reasoning process here </think>\\n\\n<answer> final answer here </answer>\".\n"
+    'respectively, i.e., "<think> reasoning process here </think>\\n\\n<answer> final answer here </answer>".\n'
     "During the thinking process, the Assistant can perform searching for uncertain knowledge if necessary with the format of "
-    "\"<|begin_of_query|> search query (only keywords) here <|end_of_query|>\". **A query must involve only a single triple**.\n"
+    '"<|begin_of_query|> search query (only keywords) here <|end_of_query|>". **A query must involve only a single triple**.\n'
     "Then, the system will provide the Assistant with helpful information with the format of "
-    "\"<|begin_of_documents|> ...search results... <|end_of_documents|>\".\n\n"
+    '"<|begin_of_documents|> ...search results... <|end_of_documents|>".\n\n'
     "User:{question}\n"
     "Assistant: <think>"
 )
@@ -57,7 +57,9 @@ def parse_documents(content: str) -> list[Passage]:
     for index, marker in enumerate(markers):
         end = markers[index + 1].start() if index + 1 < len(markers) else len(content)
         title, sep, text = content[marker.end() : end].partition(" Text: ")
-        passages.append(Passage(title=title.strip().strip('"') or None, text=text.strip()) if sep else Passage(text=title.strip()))
+        passages.append(
+            Passage(title=title.strip().strip('"') or None, text=text.strip()) if sep else Passage(text=title.strip())
+        )
     return passages
 
 

@@ -95,7 +95,7 @@ class SearchP1(TagMethod):
     thinks = (REASONING,)
     observation_tags = TagPair.xml("tool_response")
     source = "Search-P1 paper, output structure of appendix B.1; prompt text evalsuite's (the paper prints none)"
-    protocol = "<reasoning> with a numbered plan; <tool_call>{\"name\": \"search\", \"arguments\": {\"query\": q}}</tool_call>; <tool_response> docs </tool_response>; <answer>"
+    protocol = '<reasoning> with a numbered plan; <tool_call>{"name": "search", "arguments": {"query": q}}</tool_call>; <tool_response> docs </tool_response>; <answer>'
     invalid_message = INVALID_ACTION
 
     def messages(self, question: str) -> list[dict[str, str]]:

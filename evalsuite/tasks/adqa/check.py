@@ -36,7 +36,12 @@ class CheckReport:
 
     @property
     def passed(self) -> bool:
-        return self.raw_all < RAW_MAX and self.sub_all > SUB_MIN and self.single_passage <= SINGLE_MAX and not self.structural_errors
+        return (
+            self.raw_all < RAW_MAX
+            and self.sub_all > SUB_MIN
+            and self.single_passage <= SINGLE_MAX
+            and not self.structural_errors
+        )
 
 
 def find_file(directory: Path, stem: str) -> Path:
@@ -44,7 +49,10 @@ def find_file(directory: Path, stem: str) -> Path:
     for candidate in (directory / f"{stem}.jsonl", directory / f"{stem}.jsonl.gz"):
         if candidate.is_file():
             return candidate
-    raise EvalsuiteError(f"no {stem}.jsonl or {stem}.jsonl.gz in {directory}", hint="pass a directory written by `evalsuite adqa generate`")
+    raise EvalsuiteError(
+        f"no {stem}.jsonl or {stem}.jsonl.gz in {directory}",
+        hint="pass a directory written by `evalsuite adqa generate`",
+    )
 
 
 def read_jsonl(path: Path) -> tuple[list[dict], str]:
@@ -134,6 +142,7 @@ def check_release(questions: list[dict], corpus: list[dict], searcher, split: st
         single_passage=mean(totals["single_passage"]),
         structural_errors=errors,
         by_template={
-            t: {name: mean(v) for name, v in values.items()} | {"n": float(len(values["raw_all"]))} for t, values in sorted(per_template.items())
+            t: {name: mean(v) for name, v in values.items()} | {"n": float(len(values["raw_all"]))}
+            for t, values in sorted(per_template.items())
         },
     )

@@ -37,7 +37,9 @@ def question_row(question: Question, row_id: str) -> dict:
     return {"id": row_id, "question": question.question, "golden_answers": answers, "metadata": question.metadata()}
 
 
-def generate_release(seed: int = DEFAULT_SEED, n_test: int = DEFAULT_N_TEST, n_train: int = DEFAULT_N_TRAIN, size: KBSize = KBSize()) -> Release:
+def generate_release(
+    seed: int = DEFAULT_SEED, n_test: int = DEFAULT_N_TEST, n_train: int = DEFAULT_N_TRAIN, size: KBSize = KBSize()
+) -> Release:
     """Knowledge base, corpus and questions for one seed; test and train questions are distinct."""
     if n_test < 1 or n_train < 0:
         raise ValueError("n_test must be at least 1 and n_train at least 0")
@@ -86,7 +88,12 @@ def write_release(release: Release, out_dir: Path, version: str = "v1") -> dict:
         raw = jsonl_bytes(rows)
         packed = gzip_bytes(raw)
         (out_dir / SPLIT_FILES[split]).write_bytes(packed)
-        files[SPLIT_FILES[split]] = {"rows": len(rows), "sha256": sha256(packed), "jsonl_sha256": sha256(raw), "bytes": len(packed)}
+        files[SPLIT_FILES[split]] = {
+            "rows": len(rows),
+            "sha256": sha256(packed),
+            "jsonl_sha256": sha256(raw),
+            "bytes": len(packed),
+        }
     manifest = {
         "name": "adqa",
         "version": version,
@@ -95,7 +102,11 @@ def write_release(release: Release, out_dir: Path, version: str = "v1") -> dict:
         "seed": release.seed,
         "regenerate": f"evalsuite adqa generate --seed {release.seed} --n-test {len(release.test)} --n-train {len(release.train)} -o DIR",
         "files": files,
-        "statistics": {"test": split_statistics(release.test), "train": split_statistics(release.train), "corpus": {"passages": len(release.corpus)}},
+        "statistics": {
+            "test": split_statistics(release.test),
+            "train": split_statistics(release.train),
+            "corpus": {"passages": len(release.corpus)},
+        },
     }
     (out_dir / "MANIFEST.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest

@@ -35,7 +35,9 @@ def build_bm25(rows: list[dict], out_dir: Path) -> Path:
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     # The corpus file stays beside the index: the index manifest records its path and hash.
     corpus = out_dir.parent / f"{out_dir.name}.corpus.jsonl"
-    corpus.write_text("".join(json.dumps({"id": str(r["id"]), "contents": r["contents"]}) + "\n" for r in rows), encoding="utf-8")
+    corpus.write_text(
+        "".join(json.dumps({"id": str(r["id"]), "contents": r["contents"]}) + "\n" for r in rows), encoding="utf-8"
+    )
     staging = Path(tempfile.mkdtemp(prefix=out_dir.name + ".", dir=out_dir.parent))
     try:
         build_index(corpus, staging, overwrite=True)

@@ -141,7 +141,11 @@ def _campaign_names(rng: random.Random, n: int, taken: dict[str, None]) -> list[
         base = f"{rng.choice(V.CAMPAIGN_THEMES)} {rng.choice(V.CAMPAIGN_OCCASIONS)}"
         family: list[str] = []
         purposes = rng.sample(V.CAMPAIGN_PURPOSES, 2)
-        candidates = [f"{base} {purposes[0]}", f"{base} {purposes[0]} {rng.choice(V.CAMPAIGN_MARKETS)}", f"{base} {purposes[1]}"]
+        candidates = [
+            f"{base} {purposes[0]}",
+            f"{base} {purposes[0]} {rng.choice(V.CAMPAIGN_MARKETS)}",
+            f"{base} {purposes[1]}",
+        ]
         for name in candidates[: rng.randint(1, 3)]:
             if name not in taken:
                 taken[name] = None
@@ -172,7 +176,12 @@ def build_kb(seed: int, size: KBSize = KBSize()) -> KnowledgeBase:
                 attrs={
                     "industry": category(industry),
                     "review_days": days(rng.choice((1, 2, 3, 4, 5, 7, 10)), "business days"),
-                    "min_age": Value(f"{(years := rng.choice((18, 21, 25)))} years", (f"{years}+", f"{years} years old", str(years)), float(years), "age"),
+                    "min_age": Value(
+                        f"{(years := rng.choice((18, 21, 25)))} years",
+                        (f"{years}+", f"{years} years old", str(years)),
+                        float(years),
+                        "age",
+                    ),
                     "certification": category(certification, kind="name"),
                 },
             )
@@ -251,7 +260,9 @@ def build_kb(seed: int, size: KBSize = KBSize()) -> KnowledgeBase:
                     "category": category(rng.choice(V.EVENT_CATEGORIES)),
                     "click_window": days(rng.choice(V.CLICK_WINDOWS)),
                     "view_window": days(rng.choice(V.VIEW_WINDOWS)),
-                    "model": category(m := rng.choice(V.ATTRIBUTION_MODELS), (m.replace("-", " "),) if "-" in m else ()),
+                    "model": category(
+                        m := rng.choice(V.ATTRIBUTION_MODELS), (m.replace("-", " "),) if "-" in m else ()
+                    ),
                     "counting": category(rng.choice(V.COUNTING_METHODS)),
                     "default_value": money(100 * rng.choice(V.EVENT_VALUES)),
                 },
@@ -259,7 +270,9 @@ def build_kb(seed: int, size: KBSize = KBSize()) -> KnowledgeBase:
             )
         )
 
-    for i, name in enumerate(_unique_names(rng, size.audiences, (V.AUDIENCE_DESCRIPTORS, V.AUDIENCE_PERSONAS, V.AUDIENCE_GROUPS), taken)):
+    for i, name in enumerate(
+        _unique_names(rng, size.audiences, (V.AUDIENCE_DESCRIPTORS, V.AUDIENCE_PERSONAS, V.AUDIENCE_GROUPS), taken)
+    ):
         kind = rng.choice(V.AUDIENCE_TYPES)
         kb.add(
             Entity(
@@ -270,9 +283,14 @@ def build_kb(seed: int, size: KBSize = KBSize()) -> KnowledgeBase:
                     "type": category(kind, V.AUDIENCE_TYPE_ALIASES[kind]),
                     "membership_days": days(rng.choice(V.MEMBERSHIP_DAYS)),
                     "size": count(rng.choice(V.AUDIENCE_SIZES), "users"),
-                    "age_range": Value(ages := rng.choice(V.AGE_RANGES), (ages.replace("-", " to "),), None, "age range"),
+                    "age_range": Value(
+                        ages := rng.choice(V.AGE_RANGES), (ages.replace("-", " to "),), None, "age range"
+                    ),
                 },
-                sets={"interests": tuple(rng.sample(V.INTERESTS, 3)), "locations": tuple(rng.sample(V.COUNTRIES, rng.randint(2, 3)))},
+                sets={
+                    "interests": tuple(rng.sample(V.INTERESTS, 3)),
+                    "locations": tuple(rng.sample(V.COUNTRIES, rng.randint(2, 3))),
+                },
                 rels={"pixel": rng.choice(kb.by_kind["pixel"]).key},
             )
         )

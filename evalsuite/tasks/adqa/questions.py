@@ -188,7 +188,10 @@ def _cap(text: str) -> str:
 
 
 def _side_program(side: Side) -> dict:
-    return {"anchor": {"kind": side.anchor.kind, "name": side.anchor.name}, "path": [f"{r.src}.{r.name}" for r in side.path]}
+    return {
+        "anchor": {"kind": side.anchor.kind, "name": side.anchor.name},
+        "path": [f"{r.src}.{r.name}" for r in side.path],
+    }
 
 
 # ---- the four templates -------------------------------------------------------------------------------
@@ -248,13 +251,20 @@ def make_comparison(kb: KnowledgeBase, corpus: Corpus, rng: random.Random, hops:
     steps += [attribute_hop(corpus, terminal(kb, s), attr, rng) for s in (side_a, side_b)]
     return Question(
         "comparison",
-        _pattern_name(side_a.path, f"{attr.kind}.{attr.name}") + "|" + _pattern_name(side_b.path, f"{attr.kind}.{attr.name}"),
+        _pattern_name(side_a.path, f"{attr.kind}.{attr.name}")
+        + "|"
+        + _pattern_name(side_b.path, f"{attr.kind}.{attr.name}"),
         question,
         [winner.name],
         "entity",
         steps,
         [side_a.anchor.name, side_b.anchor.name],
-        {"op": "comparison", "sides": [_side_program(side_a), _side_program(side_b)], "attribute": f"{attr.kind}.{attr.name}", "direction": direction},
+        {
+            "op": "comparison",
+            "sides": [_side_program(side_a), _side_program(side_b)],
+            "attribute": f"{attr.kind}.{attr.name}",
+            "direction": direction,
+        },
     )
 
 
@@ -286,7 +296,12 @@ def make_which_of(kb: KnowledgeBase, corpus: Corpus, rng: random.Random, hops: i
         "entity",
         steps,
         [a.name for a in anchors],
-        {"op": "which_of", "sides": [_side_program(s) for s in sides], "attribute": f"{attr.kind}.{attr.name}", "value": values[pick]},
+        {
+            "op": "which_of",
+            "sides": [_side_program(s) for s in sides],
+            "attribute": f"{attr.kind}.{attr.name}",
+            "value": values[pick],
+        },
     )
 
 
@@ -328,7 +343,9 @@ def make_intersection(kb: KnowledgeBase, corpus: Corpus, rng: random.Random, hop
     steps += [set_hop(corpus, end_a, spec_a, rng), set_hop(corpus, end_b, spec_b, rng)]
     return Question(
         "intersection",
-        _pattern_name(path_a, f"{spec_a.kind}.{spec_a.name}") + "|" + _pattern_name(path_b, f"{spec_b.kind}.{spec_b.name}"),
+        _pattern_name(path_a, f"{spec_a.kind}.{spec_a.name}")
+        + "|"
+        + _pattern_name(path_b, f"{spec_b.kind}.{spec_b.name}"),
         _cap(question),
         [answer, *V.COUNTRY_ALIASES.get(answer, ())],
         space,
@@ -336,15 +353,25 @@ def make_intersection(kb: KnowledgeBase, corpus: Corpus, rng: random.Random, hop
         [side_a.anchor.name, side_b.anchor.name],
         {
             "op": "intersection",
-            "sides": [dict(_side_program(side_a), set=f"{spec_a.kind}.{spec_a.name}"), dict(_side_program(side_b), set=f"{spec_b.kind}.{spec_b.name}")],
+            "sides": [
+                dict(_side_program(side_a), set=f"{spec_a.kind}.{spec_a.name}"),
+                dict(_side_program(side_b), set=f"{spec_b.kind}.{spec_b.name}"),
+            ],
         },
     )
 
 
-BUILDERS = {"bridge": make_bridge, "comparison": make_comparison, "intersection": make_intersection, "which_of": make_which_of}
+BUILDERS = {
+    "bridge": make_bridge,
+    "comparison": make_comparison,
+    "intersection": make_intersection,
+    "which_of": make_which_of,
+}
 
 
-def generate_questions(kb: KnowledgeBase, corpus: Corpus, seed: int, n: int, max_attempts_factor: int = 200) -> list[Question]:
+def generate_questions(
+    kb: KnowledgeBase, corpus: Corpus, seed: int, n: int, max_attempts_factor: int = 200
+) -> list[Question]:
     """n distinct questions drawn from MIXTURE; those a single passage could answer are rejected (by construction 0)."""
     rng = random.Random(f"adqa-questions-{seed}")
     lexicon = PassageLexicon(corpus.rows)
@@ -384,4 +411,3 @@ def generate_questions(kb: KnowledgeBase, corpus: Corpus, seed: int, n: int, max
 
 def _program_key(program: dict) -> str:
     return json.dumps(program, sort_keys=True)
-

@@ -15,7 +15,9 @@ from evalsuite.tasks.adqa.schema import ATTRIBUTE, KIND_NOUN, RELATION, SET, Att
 # of what a retrieved passage says is unrelated to the question at hand.
 LAYOUT: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "policy": (("advertising policy", ("industry", "review_days", "min_age", "certification")),),
-    "advertiser": (("advertiser account", ("industry", "hq_country", "billing_method", "account_tier", "monthly_limit", "policy")),),
+    "advertiser": (
+        ("advertiser account", ("industry", "hq_country", "billing_method", "account_tier", "monthly_limit", "policy")),
+    ),
     "campaign": (
         ("campaign settings", ("advertiser", "objective", "daily_budget", "start_date", "delivery")),
         ("campaign bidding and measurement", ("strategy", "event", "locations")),
@@ -26,7 +28,12 @@ LAYOUT: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
         ("audience profile", ("type", "membership_days", "size", "age_range")),
         ("audience sources and interests", ("interests", "locations", "pixel")),
     ),
-    "event": (("conversion event", ("category", "click_window", "view_window", "model", "counting", "default_value", "pixel")),),
+    "event": (
+        (
+            "conversion event",
+            ("category", "click_window", "view_window", "model", "counting", "default_value", "pixel"),
+        ),
+    ),
     "pixel": (("pixel", ("pixel_id", "firing_method", "created", "site", "owner")),),
 }
 
@@ -74,7 +81,11 @@ def _fact_value(kb: KnowledgeBase, entity: Entity, fact: str, rng: random.Random
 
 def _spec(entity: Entity, fact: str, fact_kind: str) -> RelationSpec | AttributeSpec | SetSpec:
     """The declaration of one fact; every kind of spec has the `label` and `prose` a passage is worded from."""
-    tables: dict[str, Mapping[tuple[str, str], RelationSpec | AttributeSpec | SetSpec]] = {"rel": RELATION, "attr": ATTRIBUTE, "set": SET}
+    tables: dict[str, Mapping[tuple[str, str], RelationSpec | AttributeSpec | SetSpec]] = {
+        "rel": RELATION,
+        "attr": ATTRIBUTE,
+        "set": SET,
+    }
     return tables[fact_kind][(entity.kind, fact)]
 
 

@@ -31,7 +31,11 @@ def solve(kb: KnowledgeBase, program: dict) -> list[str]:
         return [e.name for e, v in zip(ends, values) if v == best]
     if op == "which_of":
         name = program["attribute"].split(".")[1]
-        return [side["anchor"]["name"] for side, e in zip(program["sides"], ends) if e.attrs.get(name) and e.attrs[name].text == program["value"]]
+        return [
+            side["anchor"]["name"]
+            for side, e in zip(program["sides"], ends)
+            if e.attrs.get(name) and e.attrs[name].text == program["value"]
+        ]
     if op == "intersection":
         sets = [e.sets[side["set"].split(".")[1]] for side, e in zip(program["sides"], ends)]
         return [v for v in sets[0] if all(v in other for other in sets[1:])]

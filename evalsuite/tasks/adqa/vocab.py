@@ -5,6 +5,8 @@ Data only: the lists look alike in shape because they are all lists of names and
 
 from __future__ import annotations
 
+# Not formatted: the word lists read better packed than one word per line.
+# fmt: off
 # Name parts are disjoint across entity kinds, so a sub-question naming an entity retrieves that entity,
 # while names within a kind share words on purpose (hard distractors such as "Aurora Spring Sale" / "... Sale UK").
 ADVERTISER_BRANDS = (
@@ -200,3 +202,4 @@ SITE_TLDS = ("com", "net", "io", "shop", "co")
 MONTHS = (
     "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December",
 )
+# fmt: on
