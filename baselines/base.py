@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Sequence
 
 from evalsuite.agent.method import Action, ChatRenderer, HitLike, Method
-from evalsuite.agent.methods.protocol import invalid_turn_errors, render
+from evalsuite.agent.tag_method import invalid_turn_errors, render
 from evalsuite.errors import EvalsuiteError
 from evalsuite.runs.schema import Turn
 

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from evalsuite.agent.method import Action, ChatRenderer, HitLike
-from evalsuite.agent.methods.protocol import render_plain
+from evalsuite.agent.tag_method import render_plain
 from evalsuite.baselines.base import ANSWER_MARKER, Baseline, after_marker
 from evalsuite.protocol.passages import split_contents
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from evalsuite.agent.method import ChatRenderer, HitLike
-from evalsuite.agent.methods.protocol import render
+from evalsuite.agent.tag_method import render
 from evalsuite.baselines.base import OneTurnBaseline, first_line
 from evalsuite.protocol.passages import format_passages
 

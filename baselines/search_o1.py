@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Sequence
 
 from evalsuite.agent.method import Action, ChatRenderer, HitLike
-from evalsuite.agent.methods.protocol import render
+from evalsuite.agent.tag_method import render
 from evalsuite.baselines.base import Baseline, boxed
 from evalsuite.protocol.passages import split_contents
 from evalsuite.protocol.tags import TagPair, cut_after_first, first_block

@@ -16,7 +16,6 @@ except PackageNotFoundError:  # running from a source tree without install
 # the same names to the same folders, so `import evalsuite.baselines` works both ways.
 SOURCE_FOLDERS = {
     "evalsuite.baselines": "baselines",
-    "evalsuite.train_recipes": "train_recipes",
     "evalsuite.results": "results",
     "evalsuite.leaderboard_data": "leaderboard",
 }

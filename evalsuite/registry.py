@@ -12,6 +12,9 @@ recipes. Each kind is a `Registry[T]` with the same behaviour, so a contributor 
   `[project.entry-points."evalsuite.tasks"] toyqa = "toyqa_plugin:TASK"`); the group is read on the first lookup or
   listing, never at import, and each plugin's module is imported only when its name is looked up. A plugin cannot
   silently shadow a built-in: a clash is a `RegistryConflict` naming the distribution.
+- **Method packages.** A registry made with `packaged="<kind>"` also holds the parts the packages of
+  `evalsuite.methods` name in their `PARTS` (one package per method: its method, reward, recipe, paper setting and
+  layout), read on the first lookup or listing like the plugins and before them, each imported only when looked up.
 - **Scratch registries.** `with registry.scratch():` forgets whatever the block registered (tests trying a part out).
 
 lm-evaluation-harness's `Registry` and Inspect's registry are the models; this one is deliberately small.
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import pkgutil
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Generic, TypeVar
@@ -30,6 +34,7 @@ from evalsuite.errors import EvalsuiteError, unknown_name
 T = TypeVar("T")
 
 ENTRY_POINT_PREFIX = "evalsuite."
+METHOD_PACKAGES = "evalsuite.methods"
 
 
 @functools.lru_cache(maxsize=1)
@@ -39,6 +44,29 @@ def _installed_entry_points() -> Any:
     from importlib.metadata import entry_points
 
     return entry_points()
+
+
+@functools.lru_cache(maxsize=None)
+def packaged_parts(kind: str, root: str = METHOD_PACKAGES) -> tuple[tuple[str, str], ...]:
+    """(name, `module:object`) of every part of `kind` that the packages of `root` name in their `PARTS`.
+
+    The packages are found by name and imported like entry points are (their `__init__` holds names and strings
+    only), so the layers below `evalsuite.methods` never import it. A package's `PARTS[kind]` is a target relative to
+    the package (`.method:Oases`), registered under the package's `NAME`, or a mapping name -> target (a paper with
+    two layouts)."""
+    package = importlib.import_module(root)
+    found: list[tuple[str, str]] = []
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if not info.ispkg or info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{root}.{info.name}")
+        part = getattr(module, "PARTS", {}).get(kind)
+        if part is None:
+            continue
+        named = part if isinstance(part, Mapping) else {getattr(module, "NAME"): part}
+        for name, target in named.items():
+            found.append((name, f"{module.__name__}{target}" if target.startswith(".") else target))
+    return tuple(found)
 
 
 class RegistryConflict(EvalsuiteError, ValueError):
@@ -94,6 +122,7 @@ class Registry(Generic[T]):
         check: Callable[[str, Any], T] | None = None,
         hints: Mapping[str, str] | None = None,
         plural: str | None = None,
+        packaged: str | None = None,
     ) -> None:
         self.kind = kind
         self.plural = plural or f"{kind}s"
@@ -103,6 +132,7 @@ class Registry(Generic[T]):
         self._entries: dict[str, T | str] = {}
         self._origins: dict[str, str] = {}  # name -> the distribution that added it through an entry point
         self._plugins_loaded = False
+        self._packaged = packaged  # the kind of part this registry takes from the method packages (None: none)
 
     # ------------------------------------------------------------------ registering
 
@@ -241,10 +271,16 @@ class Registry(Generic[T]):
     # ------------------------------------------------------------------ plugins
 
     def load_plugins(self) -> None:
-        """Read the entry-point group once: each entry point is registered as a lazy target under its name."""
-        if self._plugins_loaded or not self.group:
+        """Read the method packages' parts of this kind, then the entry-point group, once: each is registered as a
+        lazy target under its name."""
+        if self._plugins_loaded:
             return
         self._plugins_loaded = True
+        if self._packaged is not None:
+            for name, target in packaged_parts(self._packaged):
+                self.register(name, target)
+        if not self.group:
+            return
         conflicts: list[str] = []
         for point in _installed_entry_points().select(group=self.group):
             distribution = point.dist.name if point.dist is not None else "an unnamed distribution"

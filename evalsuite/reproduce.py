@@ -94,7 +94,7 @@ class Reproduction:
     train_config: Any  # training.config.TrainConfig (or the recipe's subclass)
     settings: ReproduceSettings
     out: Path
-    protocol: str
+    evaluator_method: str  # the method the recipe trains, which the evaluations play
     eval_rows: dict[str, str]  # task -> sha256 of the evaluated rows (ids, questions, golds)
     train_rows: str  # sha256 of the training rows
     held_out_overlap: int  # evaluated questions that are also training questions
@@ -140,7 +140,7 @@ def plan(
         train_config,
         settings,
         out,
-        recipe.protocol,
+        recipe.evaluator_method,
         eval_rows,
         train_rows,
         len(eval_questions & train_questions),
@@ -208,7 +208,7 @@ def eval_settings(repro: Reproduction) -> dict[str, Any]:
     """What both evaluations share (so base and checkpoint answer the same questions the same way)."""
     s = repro.settings
     return {
-        "method": repro.protocol,
+        "method": repro.evaluator_method,
         "benchmarks": s.benchmarks,
         "split": s.split,
         "subset": s.subset,
@@ -418,7 +418,7 @@ def _run_spec(repro: Reproduction, model: str, stage: Stage, notes: str, link: d
         backend=s.backend,
         tasks=s.benchmarks,
         out=stage.path,
-        method=repro.protocol,
+        method=repro.evaluator_method,
         prompt_style=repro.train_config.prompt_style,
         split=s.split,
         data_dir=s.data_dir,

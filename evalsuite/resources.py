@@ -1,7 +1,7 @@
 """Files that ship inside the package, found through importlib.resources.
 
-A wheel carries them under `evalsuite/` (the repository's top-level results/, train_recipes/ and leaderboard/ are
-installed as evalsuite.results, evalsuite.train_recipes and evalsuite.leaderboard_data); a source checkout or an
+A wheel carries them under `evalsuite/` (the repository's top-level results/ and leaderboard/ are installed as
+evalsuite.results and evalsuite.leaderboard_data; the recipes' configs are inside their method packages); a source checkout or an
 editable install finds the same folders through the same package names. Nothing here reads the current directory.
 """
 
@@ -32,23 +32,34 @@ def reported_dir() -> Path:
     return packaged_path("evalsuite.results", "reported")
 
 
-def recipe_configs_dir() -> Path:
-    """The training recipes' YAML settings (`train_recipes/configs/` in the repository)."""
-    return packaged_path("evalsuite.train_recipes", "configs")
+def method_configs_dir(method: str) -> Path | None:
+    """A method's shipped recipe configs, `evalsuite/methods/<package>/configs/` (the package is the method's name
+    with `_` for `-`); None for a method that ships none."""
+    try:
+        folder = Path(str(resources.files(f"evalsuite.methods.{method.replace('-', '_')}").joinpath("configs")))
+    except (ModuleNotFoundError, ValueError):
+        return None
+    return folder if folder.is_dir() else None
+
+
+def training_configs_dir() -> Path:
+    """The training configs every recipe shares (`evalsuite/training/configs/`: accelerate's launch files)."""
+    return packaged_path("evalsuite.training", "configs")
 
 
 def packaged_recipe_config(method: str, name: str) -> Path | None:
     """A shipped recipe config by name: 'cpu_smoke', 'gpu' or 'search-r1/cpu_smoke' (with or without '.yaml')."""
     stem = name.removesuffix(".yaml")
     folder, _, base = stem.rpartition("/")
-    candidate = recipe_configs_dir() / (folder or method) / f"{base}.yaml"
-    return candidate if candidate.is_file() else None
+    configs = method_configs_dir(folder or method) if (folder or method) else None
+    candidate = configs / f"{base}.yaml" if configs is not None else None
+    return candidate if candidate is not None and candidate.is_file() else None
 
 
 def packaged_recipe_config_names(method: str) -> list[str]:
     """The names of a recipe's shipped configs ('cpu_smoke', 'gpu', ...), for a hint."""
-    folder = recipe_configs_dir() / method
-    return sorted(p.stem for p in folder.glob("*.yaml")) if method and folder.is_dir() else []
+    folder = method_configs_dir(method) if method else None
+    return sorted(p.stem for p in folder.glob("*.yaml")) if folder is not None else []
 
 
 def site_dir() -> Path:

@@ -35,7 +35,9 @@ from pathlib import Path
 import yaml
 
 method, model, steps, target, on_cpu = sys.argv[1], sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]), sys.argv[5] == "1"
-source = Path("train_recipes/configs") / method / "gpu.yaml"
+from evalsuite.resources import method_configs_dir
+
+source = method_configs_dir(method) / "gpu.yaml"
 config = yaml.safe_load(source.read_text())
 device = {"use_cpu": True, "bf16": False} if on_cpu else {"bf16": True}
 config.update(model=model, tasks="adqa", split="train", subset="first:8", retriever="adqa")

@@ -158,17 +158,14 @@ def _check_factory(name: str, value: Any) -> Callable[[], Method]:
     return value
 
 
-# Every method by its stable name, as a factory (a Method subclass or a function). Built-ins are lazy `module:factory`
-# targets: a method's module is imported when the method is first asked for, so this registry imports no method
-# module (they import it, never the other way round).
-METHODS: Registry[Callable[[], Method]] = Registry("method", check=_check_factory, hints=NO_OWN_METHOD)
+# Every method by its stable name, as a factory (a Method subclass or a function). The methods of the papers live in
+# their packages (`evalsuite.methods.<name>`, which name them in `PARTS`); the inference-only baselines are listed
+# here. Both are lazy `module:factory` targets: a method's module is imported when the method is first asked for, so
+# this registry imports no method module (they import it, never the other way round).
+METHODS: Registry[Callable[[], Method]] = Registry(
+    "method", check=_check_factory, hints=NO_OWN_METHOD, packaged="method"
+)
 for _name, _target in {
-    "search-r1": "evalsuite.agent.search_r1:SearchR1",
-    "oases": "evalsuite.agent.methods.oases:Oases",
-    "r1-searcher": "evalsuite.agent.methods.r1_searcher:R1Searcher",
-    "search-p1": "evalsuite.agent.methods.search_p1:SearchP1",
-    "smartsearch": "evalsuite.agent.methods.smartsearch:SmartSearch",
-    "subsearch": "evalsuite.agent.methods.subsearch:SubSearch",
     # inference-only baselines (the repository's baselines/ folder)
     "direct": "evalsuite.baselines.direct:Direct",
     "cot": "evalsuite.baselines.cot:ChainOfThought",

@@ -17,7 +17,7 @@ from evalsuite.agent.engine import (
 )
 from evalsuite.agent.config import RunConfig
 from evalsuite.agent.method import Method, get_method
-from evalsuite.agent.methods.papers import PaperCheck
+from evalsuite.agent.papers import PaperCheck
 from evalsuite.agent.settings import generation_options, settings_differences
 from evalsuite.errors import EvalsuiteError
 from evalsuite.metrics.process import add_process_metrics
@@ -250,7 +250,7 @@ def check_seeding(out: Path, old: Manifest, new: Manifest) -> None:
 def record_paper_check(manifest: Manifest) -> PaperCheck | None:
     """Check the run's setting against its method's paper evaluation setting and record it in the manifest's
     `paper_setting` field (`evalsuite methods --paper METHOD` prints that setting)."""
-    from evalsuite.agent.methods.papers import manifest_paper_check
+    from evalsuite.agent.papers import manifest_paper_check
 
     paper = manifest_paper_check(manifest)
     if paper is not None:

@@ -60,7 +60,7 @@ def methods_command(
 
 def print_paper_setting(method: str, as_json: bool) -> None:
     """The paper's evaluation setting: value, label (paper / inherited / assumed) and source line per item."""
-    from evalsuite.agent.methods.papers import evaluation_setting
+    from evalsuite.agent.papers import evaluation_setting
 
     values = evaluation_setting(method)
     recipe = recipe_choices(method)
@@ -97,16 +97,16 @@ class RecipeChoices:
 
 def recipe_choices(method: str) -> RecipeChoices | None:
     """The shipped GPU recipe's choices for `method`, or None when no recipe is shipped for it."""
-    from evalsuite.resources import recipe_configs_dir
+    from evalsuite.resources import packaged_recipe_config
     from evalsuite.training.config import load_config
     from evalsuite.training.provenance import deviations, paper_values
 
-    path = recipe_configs_dir() / method / "gpu.yaml"
-    if not path.is_file():
+    path = packaged_recipe_config(method, "gpu")
+    if path is None:
         return None
     config = load_config(path, method)
     own = [v for v in paper_values(config, path) if "." in v.name]  # reward.settings.*, state_eval.*, rule.*, ...
-    return RecipeChoices(f"train_recipes/configs/{method}/gpu.yaml", own, deviations(config))
+    return RecipeChoices(f"evalsuite/methods/{method.replace('-', '_')}/configs/gpu.yaml", own, deviations(config))
 
 
 def print_recipe_choices(method: str, recipe: RecipeChoices) -> None:

@@ -48,7 +48,9 @@ def train_command(
         help="Load and validate the config, build the reward and TRL's configs, print the setting table (paper / inherited / assumed, with source lines) and the deviations; train nothing.",
     ),
     list_recipes: bool = typer.Option(
-        False, "--list", help="List the registered recipes (name, protocol, stages, actions, shipped configs) and exit."
+        False,
+        "--list",
+        help="List the registered recipes (name, evaluator method, stages, actions, shipped configs) and exit.",
     ),
 ) -> None:
     """Train METHOD with the recipe in --config, or run one of its actions (search-p1 plans: its reference plans)."""
@@ -93,17 +95,16 @@ def print_recipes(registry) -> None:
     """The registry as a table: what `evalsuite train` can run."""
     from rich.table import Table
 
-    from evalsuite.resources import recipe_configs_dir
+    from evalsuite.resources import packaged_recipe_config_names
 
     table = Table(title="training recipes (evalsuite train METHOD --config CONFIG)")
-    for column in ("recipe", "protocol", "stages", "actions", "shipped configs", "reward"):
+    for column in ("recipe", "evaluator method", "stages", "actions", "shipped configs", "reward"):
         table.add_column(column, overflow="fold")
     for recipe in registry:
-        folder = recipe_configs_dir() / recipe.name
-        configs = ", ".join(sorted(p.stem for p in folder.glob("*.yaml"))) if folder.is_dir() else ""
+        configs = ", ".join(packaged_recipe_config_names(recipe.name))
         table.add_row(
             recipe.name,
-            recipe.protocol,
+            recipe.evaluator_method,
             " -> ".join(recipe.stages),
             ", ".join(("run", *recipe.actions)),
             configs,

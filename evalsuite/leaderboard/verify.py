@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from evalsuite.agent.methods.papers import (
+from evalsuite.agent.papers import (
     EVALUATION,
     PaperCheck,
     corpus_key,

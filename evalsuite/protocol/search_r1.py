@@ -3,7 +3,7 @@ invalid-action message, and the response parser set up with them.
 
 Source, verbatim: PeterGriffinJin/Search-R1, `search_r1/llm_agent/generation.py` (`postprocess_predictions`,
 `execute_predictions`, `_passages2string`) for the action regex, the observation format and the invalid-action
-message. The prompt is the method's (`evalsuite.agent.search_r1`).
+message. The prompt is the method's (`evalsuite.methods.search_r1.method`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
-"""Training rewards per method, in TRL's calling convention (completions plus dataset columns → one float each).
+"""Training rewards, in TRL's calling convention (completions plus dataset columns → one float each): what every
+reward shares (`rewards.base`: the sample a reward reads, format validity; `rewards.matching`: how queries are
+matched) and the registry of each method's reward.
 
-`get_reward(name, **settings)` builds a method's reward by stable name; each module quotes the paper's equations.
+`get_reward(name, settings)` builds a method's reward by stable name. The rewards themselves live with their method
+(`evalsuite/methods/<name>/reward.py`, named in the package's `PARTS`), each quoting its paper's equations.
 """
 
 from __future__ import annotations
@@ -11,12 +14,6 @@ from typing import Any
 from evalsuite.errors import EvalsuiteError
 from evalsuite.registry import Registry
 from evalsuite.rewards.base import MethodReward, completion_text, format_valid
-from evalsuite.rewards.oases import OasesReward
-from evalsuite.rewards.progress import ProgressReward
-from evalsuite.rewards.search_p1 import SearchP1Reward
-from evalsuite.rewards.search_r1 import SearchR1Reward
-from evalsuite.rewards.smartsearch import SmartSearchReward
-from evalsuite.rewards.subsearch import SubSearchReward
 
 
 def _check_reward(name: str, value: Any) -> type[MethodReward]:
@@ -32,9 +29,9 @@ def _check_reward(name: str, value: Any) -> type[MethodReward]:
     return value
 
 
-REWARDS: Registry[type[MethodReward]] = Registry("reward", check=_check_reward)
-for _reward in (SearchR1Reward, ProgressReward, SubSearchReward, SearchP1Reward, OasesReward, SmartSearchReward):
-    REWARDS.register(_reward.name, _reward)
+# The methods' rewards, from their packages (lazy: a reward module is imported when its name is asked for), then
+# the plugins'.
+REWARDS: Registry[type[MethodReward]] = Registry("reward", check=_check_reward, packaged="reward")
 
 
 def register_reward(name: str, reward: str | type[MethodReward], *, replace: bool = False) -> None:
@@ -64,12 +61,6 @@ def get_reward(name: str, settings: dict[str, Any] | None = None, **objects: Any
 __all__ = [
     "REWARDS",
     "MethodReward",
-    "OasesReward",
-    "ProgressReward",
-    "SearchP1Reward",
-    "SearchR1Reward",
-    "SmartSearchReward",
-    "SubSearchReward",
     "completion_text",
     "format_valid",
     "get_reward",

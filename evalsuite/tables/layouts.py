@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from evalsuite.errors import EvalsuiteError
+from evalsuite.registry import Registry
 from evalsuite.metrics.registry import get_metric, is_registered
 from evalsuite.stats import Comparison, Difference, Estimate, compare
 from evalsuite.stats.compare import CorrectionFamily, TestChoice
@@ -18,9 +20,6 @@ from evalsuite.tables.sources import RunData, settings_notes
 from evalsuite.tasks.registry import list_tasks, task_label
 
 BETTER, WORSE = "▲", "▼"
-GENERAL = ("nq", "triviaqa", "popqa")
-MULTI_HOP = ("hotpotqa", "2wikimultihopqa", "musique")
-OASES_TASKS = ("nq", "hotpotqa", "2wikimultihopqa", "bamboogle", "musique")
 
 
 @dataclass(frozen=True)
@@ -47,33 +46,6 @@ class Layout:
     domain_marks: bool = False
 
 
-def _progress_plan(_: list[str]) -> ColumnPlan:
-    single = lambda t: LayoutColumn(t, task_label(t, True), (t,))  # noqa: E731
-    return [
-        ("General QA", [single(t) for t in GENERAL]),
-        ("Multi-hop QA", [single(t) for t in MULTI_HOP]),
-        ("Multi-hop QA", [LayoutColumn("avg_multihop", "Average", MULTI_HOP, average=True)]),
-        ("Combined QA", [LayoutColumn("avg", "Average", GENERAL + MULTI_HOP, average=True)]),
-    ]
-
-
-def _oases_plan(_: list[str]) -> ColumnPlan:
-    plan: ColumnPlan = [
-        (task_label(t), [LayoutColumn(f"{t}.f1", "F1", (t,), "f1"), LayoutColumn(f"{t}.em", "EM", (t,), "em")])
-        for t in OASES_TASKS
-    ]
-    plan.append(
-        (
-            "Avg.",
-            [
-                LayoutColumn("avg.f1", "F1", OASES_TASKS, "f1", True),
-                LayoutColumn("avg.em", "EM", OASES_TASKS, "em", True),
-            ],
-        )
-    )
-    return plan
-
-
 def _compact_plan(tasks: list[str]) -> ColumnPlan:
     registered = [t.name for t in list_tasks()]
     ordered = [t for t in registered if t in tasks] + [t for t in tasks if t not in registered]
@@ -83,27 +55,23 @@ def _compact_plan(tasks: list[str]) -> ColumnPlan:
     return [("", columns)]
 
 
-LAYOUTS: dict[str, Layout] = {
-    layout.name: layout
-    for layout in (
-        Layout(
-            "progress-table1",
-            "Progress Table 1: General QA / Multi-hop QA, multi-hop and combined averages",
-            _progress_plan,
-            True,
-        ),
-        Layout("oases-table1", "OASES Table 1: F1 and EM per benchmark and their averages", _oases_plan),
-        Layout("compact", "the runs' own benchmarks, in registry order, and their average", _compact_plan),
-    )
-}
+def _check_layout(name: str, value: Any) -> Layout:
+    if not isinstance(value, Layout) or value.name != name:
+        raise EvalsuiteError(f"layout {name!r} is {value!r}, not a tables.layouts.Layout named {name!r}")
+    return value
+
+
+# Layouts by name: the generic one here, a paper's own from its method package (`PARTS["layout"]`, e.g. OASES's
+# Table 1 in evalsuite/methods/oases/paper.py), then the plugins'.
+LAYOUTS: Registry[Layout] = Registry("layout", check=_check_layout, packaged="layout")
+LAYOUTS.register(
+    "compact", Layout("compact", "the runs' own benchmarks, in registry order, and their average", _compact_plan)
+)
 
 
 def get_layout(name: str) -> Layout:
-    """A layout by name; unknown names list the known ones."""
-    try:
-        return LAYOUTS[name]
-    except KeyError:
-        raise EvalsuiteError(f"unknown layout {name!r}", hint=f"choose one of {', '.join(LAYOUTS)}") from None
+    """A layout by name; unknown names get a did-you-mean."""
+    return LAYOUTS.get(name)
 
 
 def is_percent(metric: str) -> bool:

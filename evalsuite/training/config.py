@@ -49,9 +49,6 @@ class TrainConfig:
     # Smoke runs only: weight of a dense `question_overlap` reward, because a 135M model's task rewards are all equal
     # (no tags, no answers), which gives zero advantages and zero gradients. 0 in every GPU config.
     smoke_overlap_weight: float = 0.0
-    # a file for every task, or a mapping task -> file
-    reference_plans: str | dict[str, str] | None = None
-    teacher_queries: str | dict[str, str] | None = None
     algorithm: str = "grpo"
     # setting -> {value, and its source: seed + quote | inherited: search-r1 | assumed: WHY} (training.provenance);
     # a file name instead takes that config's block (a smoke config names its gpu.yaml)
@@ -126,8 +123,8 @@ def load_config(path: str | Path, method: str | None = None, registry: RecipeReg
     setting_table(config, path)  # refuses a malformed paper block now, not when the manifest is written
     # files a config names are relative to the config (so a recipe runs from any directory)
     config.reward.panel = _beside(path, config.reward.panel)
-    config.reference_plans = _beside(path, config.reference_plans)
-    config.teacher_queries = _beside(path, config.teacher_queries)
+    for column in recipe.row_columns(config):  # a method's per-row files (teacher queries, reference plans)
+        setattr(config, column.setting, _beside(path, getattr(config, column.setting)))
     return config
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,15 +45,26 @@ def per_task_files(spec: str | dict[str, str] | None, tasks: list[str], what: st
     return {task: spec for task in tasks}
 
 
-def training_rows(config: TrainConfig) -> list[dict[str, Any]]:
-    """Rows of the configured tasks/split/subset with `prompt`, `id`, `question`, `golden_answers`,
-    `teacher_queries` and `reference_plan` (from the given files, else the row's gold decomposition, else empty).
+@dataclass(frozen=True)
+class QueryColumn:
+    """A list per training row that a method reads (Progress's teacher queries, Search-P1's reference plans): from
+    the files its config names (one file, or a mapping task -> file), else the row's gold decomposition, else empty.
+    A recipe names its columns in `Recipe.row_columns`."""
+
+    column: str  # the row's key, e.g. "teacher_queries", "reference_plan"
+    setting: str  # the config field naming the files, e.g. "teacher_queries", "reference_plans"
+    file_field: str  # each file line's list, e.g. "teacher_queries", "plan"
+    files: str | dict[str, str] | None = None  # the config's value of `setting`
+
+
+def training_rows(config: TrainConfig, columns: Sequence[QueryColumn] = ()) -> list[dict[str, Any]]:
+    """Rows of the configured tasks/split/subset with `prompt`, `id`, `question`, `golden_answers` and each of
+    `columns` (from its files, else the row's gold decomposition, else empty).
 
     Teacher files are `evalsuite teacher-queries` output (`teacher_queries` per id); plan files are `evalsuite train
-    search-p1 plans` output (`plan` per id, ids as `task:id`). Either is one file or a mapping task → file."""
+    search-p1 plans` output (`plan` per id, ids as `task:id`)."""
     tasks = [t.strip() for t in config.tasks.split(",") if t.strip()]
-    teacher_files = per_task_files(config.teacher_queries, tasks, "teacher_queries")
-    plan_files = per_task_files(config.reference_plans, tasks, "reference_plans")
+    files = {c.column: per_task_files(c.files, tasks, c.setting) for c in columns}
     cache: dict[tuple[str, str], dict[str, list[str]]] = {}
 
     def entries(path: str, field_name: str) -> dict[str, list[str]]:
@@ -60,38 +73,33 @@ def training_rows(config: TrainConfig) -> list[dict[str, Any]]:
         return cache[(path, field_name)]
 
     rows: list[dict[str, Any]] = []
-    found = {"teacher_queries": 0, "reference_plans": 0}
+    found = {c.column: 0 for c in columns}
     for name in tasks:
         loaded = load_split(get_task(name), config.split, config.data_dir)
         for row in apply_subset(loaded.rows, config.subset):
             gold_steps = teacher_queries_from_metadata(row.metadata)
             fallback = gold_steps[0] if gold_steps else []
-            teacher: list[str] | None = fallback
-            plan: list[str] | None = fallback
-            if name in teacher_files:
-                table = entries(teacher_files[name], "teacher_queries")
-                teacher = table.get(f"{name}:{row.id}", table.get(row.id))
-                found["teacher_queries"] += teacher is not None
-            if name in plan_files:
-                table = entries(plan_files[name], "plan")
-                plan = table.get(f"{name}:{row.id}", table.get(row.id))
-                found["reference_plans"] += plan is not None
-            rows.append(
-                {
-                    "prompt": row.question,
-                    "id": f"{name}:{row.id}",
-                    "question": row.question,
-                    "golden_answers": list(row.golden_answers),
-                    "teacher_queries": teacher or [],
-                    "reference_plan": plan or [],
-                }
-            )
+            record: dict[str, Any] = {
+                "prompt": row.question,
+                "id": f"{name}:{row.id}",
+                "question": row.question,
+                "golden_answers": list(row.golden_answers),
+            }
+            for column in columns:
+                value: list[str] | None = fallback
+                if name in files[column.column]:
+                    table = entries(files[column.column][name], column.file_field)
+                    value = table.get(f"{name}:{row.id}", table.get(row.id))
+                    found[column.column] += value is not None
+                record[column.column] = value or []
+            rows.append(record)
     if not rows:
         raise DataError(f"no training rows in {config.tasks} split {config.split} subset {config.subset}")
-    for key, files in (("teacher_queries", teacher_files), ("reference_plans", plan_files)):
-        if files and not found[key]:
+    for column in columns:
+        if files[column.column] and not found[column.column]:
             raise DataError(
-                f"{key}: {', '.join(sorted(set(files.values())))} covers none of the {len(rows)} training rows",
+                f"{column.setting}: {', '.join(sorted(set(files[column.column].values())))} covers none of the "
+                f"{len(rows)} training rows",
                 hint="the file's ids must be the task rows' ids (or task:id); was it made for this task and split?",
             )
     return rows

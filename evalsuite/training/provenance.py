@@ -6,7 +6,7 @@ the TRL sections) or a dotted path into the config (`reward.settings.coverage_we
 `curriculum_samples`); `DESCRIPTIVE` keys (retriever, teacher, ...) and `rule.NAME` keys (a rule of the reward or the
 rollout that no single config value holds, e.g. `rule.soft_format`) are shown but not compared. A value the paper
 prints (or inherits) that our run does not use is a deviation; its entry says why in `because`. The block's entries
-are `evalsuite.agent.methods.papers.PaperValue`s.
+are `evalsuite.agent.papers.PaperValue`s.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalsuite.agent.methods.papers import PaperValue, parse_value
+from evalsuite.agent.papers import PaperValue, parse_value
 from evalsuite.errors import DataError
 
 if TYPE_CHECKING:  # config.py imports this module to check a recipe's paper block when it loads

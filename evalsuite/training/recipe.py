@@ -1,26 +1,26 @@
-"""Training recipes and their registry: a recipe is one module (`train_recipes/<method>.py`, installed as
-`evalsuite.train_recipes.<module>`) whose `RECIPE` is an instance of a `Recipe` subclass.
+"""Training recipes and their registry: a recipe is the `RECIPE` (an instance of a `Recipe` subclass) of its
+method's package, `evalsuite/methods/<name>/recipe.py`, named in the package's `PARTS`.
 
 As in TRL's trainer/config pairs, a recipe names its config class (a `TrainConfig` subclass holding its own sections,
 e.g. SmartSearch's `refine`) and overrides the hooks the shared trainer (`training.trainer`) calls: its reward, its data
-preparation, the evaluator method its rollouts play, the options of the rollout, the stages that run before GRPO (SFT,
-DPO) and the GRPO trainer class (co-training). The trainer never branches on a method's name; it asks the recipe.
+preparation, the evaluator method its rollouts play, the extension of the rollout, the stages that run before GRPO
+(SFT, DPO) and the GRPO trainer class (co-training). The trainer never branches on a method's name and holds no
+method's settings; it asks the recipe.
 
-The default registry imports every module of `evalsuite.train_recipes` once and registers its `RECIPE`, so adding a
-recipe is one file plus its configs (`train_recipes/configs/<method>/`). A `RecipeRegistry()` of one's own (tests,
-plugins) is passed where a registry is taken (`load_config`, `train`), or made the active one with `using_registry`.
+The default registry holds the method packages' recipes and the installed plugins' (entry-point group
+`evalsuite.recipes`), so adding a recipe is its method package's `recipe.py` plus its configs
+(`evalsuite/methods/<name>/configs/`). A `RecipeRegistry()` of one's own (tests, plugins) is passed where a registry
+is taken (`load_config`, `train`), or made the active one with `using_registry`.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.registry import Registry, named_instance
@@ -29,18 +29,23 @@ if TYPE_CHECKING:  # annotations only: config.py imports this module
     from evalsuite.agent.method import Method
     from evalsuite.rewards import MethodReward
     from evalsuite.training.config import TrainConfig
+    from evalsuite.training.data import QueryColumn
+    from evalsuite.training.rollout import RolloutExtension
 
-RECIPES_PACKAGE = "evalsuite.train_recipes"
+
+# the recipe's config class (TrainConfig or the recipe's subclass), so a recipe's hooks are typed with its own settings
+ConfigT = TypeVar("ConfigT", bound="TrainConfig")
 
 
-class Recipe(ABC):
-    """One training method: its name, the evaluator protocol it plays, its config schema and the trainer's hooks.
+class Recipe(ABC, Generic[ConfigT]):
+    """One training method: its name, the evaluator method it plays, its config schema and the trainer's hooks.
 
     Every hook but `build_reward` has the plain GRPO behaviour as its default, so a recipe overrides only what its
     method changes."""
 
     name: ClassVar[str]  # the stable method name: `evalsuite train NAME`, `method:` in the YAML
-    protocol: ClassVar[str]  # the evaluator method (`evalsuite.agent` registry) whose prompt and parser it trains
+    # the evaluator method (`agent.method.METHODS`) whose prompt and parser it trains (Progress: search-r1)
+    evaluator_method: ClassVar[str]
     summary: ClassVar[str] = ""  # one line for `evalsuite train --list`
     # the YAML's schema: a TrainConfig subclass with the recipe's own sections (None: TrainConfig itself); a field whose
     # default_factory is a dataclass is a nested section, loaded as that dataclass with its unknown keys refused
@@ -52,58 +57,65 @@ class Recipe(ABC):
     actions: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
-    def build_reward(self, config: TrainConfig) -> MethodReward:
+    def build_reward(self, config: ConfigT) -> MethodReward:
         """The reward GRPO optimises (TRL's calling convention: `evalsuite.rewards.MethodReward`)."""
 
-    def check_config(self, config: TrainConfig, path: Path) -> None:
+    def check_config(self, config: ConfigT, path: Path) -> None:
         """Refuse this recipe's settings that would only fail (or do nothing) minutes into a run."""
 
-    def prepare_data(self, config: TrainConfig, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def row_columns(self, config: ConfigT) -> list[QueryColumn]:
+        """The lists per training row this method reads besides the shared columns (`training.data.QueryColumn`:
+        teacher queries, reference plans), from the files its config names."""
+        return []
+
+    def prepare_data(self, config: ConfigT, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The training rows (`training.data.training_rows`) as this recipe trains on them; refuse rows it cannot use."""
         return rows
 
-    def rollout_method(self, config: TrainConfig, golds: dict[str, list[str]]) -> Method:
+    def rollout_method(self, config: ConfigT, golds: dict[str, list[str]]) -> Method:
         """The evaluator's method the rollouts play (`golds`: question -> golden answers, for judges that need them)."""
         from evalsuite.agent.method import get_method
 
-        return get_method(self.protocol)
+        return get_method(self.evaluator_method)
 
-    def rollout_options(self, config: TrainConfig) -> dict[str, Any]:
-        """Keyword arguments of `training.rollout.SearchRollout` beyond the method, retriever and limits."""
-        return {}
+    def rollout_extension(self, config: ConfigT, golds: dict[str, list[str]]) -> RolloutExtension | None:
+        """What the method changes in the shared rollout function (`training.rollout.RolloutExtension`: other rollouts
+        for a batch, more columns); None plays each prompt once."""
+        return None
 
-    def logged_columns(self, config: TrainConfig) -> list[str]:
+    def logged_columns(self, config: ConfigT) -> list[str]:
         """Rollout columns logged every step as zero-weight rewards (besides `training.rollout.ROLLOUT_METRICS`)."""
         return []
 
     def grpo_trainer(
-        self, trl: Any, config: TrainConfig, reward: MethodReward, rollout: Any
+        self, trl: Any, config: ConfigT, reward: MethodReward, rollout: Any
     ) -> tuple[type, dict[str, Any]]:
         """The GRPO trainer class and its extra keyword arguments (a subclass adds co-training terms)."""
         return trl.GRPOTrainer, {}
 
     def curriculum(
-        self, config: TrainConfig, model_path: str, out: Path, rows: list[dict[str, Any]], reward: MethodReward
+        self, config: ConfigT, model_path: str, out: Path, rows: list[dict[str, Any]], reward: MethodReward
     ) -> tuple[str, dict[str, Any]]:
         """The stages before GRPO: returns the model GRPO starts from and what each stage did (the manifest's
         `stages`); the default runs none."""
         return model_path, {}
 
-    def finished_curriculum(self, config: TrainConfig, out: Path) -> str | None:
+    def finished_curriculum(self, config: ConfigT, out: Path) -> str | None:
         """The model a finished `curriculum` left in `out` (a resumed run skips it), else None."""
         return None
 
-    def run_action(self, action: str, config: TrainConfig, out: Path | None, options: dict[str, Any]) -> str:
+    def run_action(self, action: str, config: ConfigT, out: Path | None, options: dict[str, Any]) -> str:
         """Run one of `actions`; returns the line to print."""
         raise EvalsuiteError(f"{self.name} has no action {action!r}")
 
 
-def _check_recipe(name: str, recipe: Any) -> Recipe:
-    """A recipe the shared trainer can run: a Recipe instance naming its protocol, whose stages end with grpo."""
+def _check_recipe(name: str, recipe: Any) -> Recipe[Any]:
+    """A recipe the shared trainer can run: a Recipe instance naming its evaluator method, whose stages end with
+    grpo."""
     if not isinstance(recipe, Recipe):
         raise EvalsuiteError(f"{recipe!r} is not a Recipe instance")
-    if not getattr(recipe, "name", None) or not getattr(recipe, "protocol", None):
-        raise EvalsuiteError(f"{type(recipe).__name__} must set the class attributes name and protocol")
+    if not getattr(recipe, "name", None) or not getattr(recipe, "evaluator_method", None):
+        raise EvalsuiteError(f"{type(recipe).__name__} must set the class attributes name and evaluator_method")
     named_instance("recipe", Recipe)(name, recipe)
     if not recipe.stages or recipe.stages[-1] != "grpo":
         raise EvalsuiteError(
@@ -117,36 +129,31 @@ class RecipeRegistry:
     shipped ones and those of installed plugins (entry-point group `evalsuite.recipes`); an empty one holds what is
     added to it."""
 
-    def __init__(self, recipes: list[Recipe] | None = None, *, plugins: bool = False) -> None:
-        self._registry: Registry[Recipe] = Registry(
-            "recipe", check=_check_recipe, group="evalsuite.recipes" if plugins else ""
+    def __init__(self, recipes: list[Recipe[Any]] | None = None, *, plugins: bool = False) -> None:
+        self._registry: Registry[Recipe[Any]] = Registry(
+            "recipe",
+            check=_check_recipe,
+            group="evalsuite.recipes" if plugins else "",
+            packaged="recipe" if plugins else None,
         )
         for recipe in recipes or []:
             self.add(recipe)
 
     @classmethod
     def builtin(cls) -> RecipeRegistry:
-        """Every `RECIPE` of the modules of `evalsuite.train_recipes`, then the installed plugins' recipes."""
-        package = importlib.import_module(RECIPES_PACKAGE)
-        registry = cls(plugins=True)
-        for module in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-            if module.name.startswith("_"):
-                continue
-            recipe = getattr(importlib.import_module(f"{RECIPES_PACKAGE}.{module.name}"), "RECIPE", None)
-            if recipe is not None:
-                registry.add(recipe)
-        return registry
+        """The method packages' recipes (`evalsuite.methods.<name>.recipe`), then the installed plugins'."""
+        return cls(plugins=True)
 
     def copy(self) -> RecipeRegistry:
         return RecipeRegistry(list(self))
 
-    def add(self, recipe: Recipe, *, replace: bool = False) -> Recipe:
+    def add(self, recipe: Recipe[Any], *, replace: bool = False) -> Recipe[Any]:
         """Register `recipe` under its name; a second recipe of the same name is refused unless `replace=True`."""
         name = getattr(recipe, "name", None) if isinstance(recipe, Recipe) else None
         self._registry.register(name or "?", _check_recipe(name or "?", recipe), replace=replace)
         return recipe
 
-    def get(self, name: str) -> Recipe:
+    def get(self, name: str) -> Recipe[Any]:
         return self._registry.get(name)
 
     def names(self) -> list[str]:
@@ -155,7 +162,7 @@ class RecipeRegistry:
     def __contains__(self, name: object) -> bool:
         return name in self._registry
 
-    def __iter__(self) -> Iterator[Recipe]:
+    def __iter__(self) -> Iterator[Recipe[Any]]:
         return iter(self._registry.values())
 
     def owners(self, key: str) -> list[str]:
@@ -187,6 +194,6 @@ def using_registry(registry: RecipeRegistry) -> Iterator[RecipeRegistry]:
         _active.pop()
 
 
-def get_recipe(name: str) -> Recipe:
+def get_recipe(name: str) -> Recipe[Any]:
     """The active registry's recipe `name` (an unknown name gets a did-you-mean)."""
     return default_registry().get(name)

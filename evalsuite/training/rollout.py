@@ -4,10 +4,11 @@
 we return, per prompt, `prompt_ids`, `completion_ids`, `logprobs=None` and `env_mask` (1 = a token the model
 generated, 0 = an environment token: retrieved passages, the invalid-action message), which TRL multiplies into the
 loss mask (Search-R1's `info_mask`). Token ids come from tokenizing the engine's segments one by one, as Search-R1
-re-tokenizes its responses. Extra keys (`turns`, `model_text`, `n_turns`, `n_searches`, `stop_reason`, and for OASES
-`state_scores`) reach the reward functions as columns. For OASES the rollout also keeps, per completion, which model
-turn each token belongs to (`turn_ids`), so that the trainer can credit each turn's process reward to its own tokens
-(`training.turn_credit`).
+re-tokenizes its responses. Extra keys (`turns`, `model_text`, `n_turns`, `n_searches`, `stop_reason`,
+`protocol_errors`) reach the reward functions as columns.
+
+A method that plays its rollouts otherwise, or adds columns (OASES's state scores, SmartSearch's refined branches),
+gives a `RolloutExtension` (its recipe's `rollout_extension`); nothing here knows any method.
 """
 
 from __future__ import annotations
@@ -122,6 +123,22 @@ def rollout_metrics(rollout: Rollout) -> dict[str, float]:
     return {name: float(get_metric(name).compute(example)) for name in ROLLOUT_METRICS}
 
 
+class RolloutExtension:
+    """What a method changes in the shared rollout function. The defaults play each prompt once and add nothing; a
+    method overrides `play` (other rollouts for a batch) or `columns` (more columns per rollout), and keeps whatever
+    its trainer subclass reads from the last batch on itself."""
+
+    def play(self, engine: RolloutEngine, questions: list[str]) -> list[Rollout]:
+        """The batch's rollouts, one per prompt (TRL repeats each question `num_generations` times, in groups)."""
+        return engine.run([(f"r{i}", q) for i, q in enumerate(questions)])
+
+    def columns(
+        self, engine: RolloutEngine, rollouts: list[Rollout], tokenized: list[TokenizedRollout], tokenizer: Any
+    ) -> dict[str, list[Any]]:
+        """Columns beside the shared ones, one value per rollout, computed with the live model."""
+        return {}
+
+
 class SearchRollout:
     """The rollout function: plays `method` against `retriever` with the trainer's live model."""
 
@@ -131,26 +148,14 @@ class SearchRollout:
         retriever: Any,
         config: RolloutConfig,
         style: str = "auto",
-        golds: dict[str, list[str]] | None = None,
-        state_evaluator: bool = False,
-        eval_max_tokens: int = 32,
-        eval_temperature: float | None = None,
-        refine: Any = None,
+        extension: RolloutExtension | None = None,
     ):
         self.method, self.retriever, self.config = method, retriever, config
         self.style = style
-        self.golds = golds or {}
-        self.state_evaluator = state_evaluator
-        self.eval_max_tokens = eval_max_tokens
-        self.eval_temperature = eval_temperature  # None: the trainer's temperature
+        self.extension = extension or RolloutExtension()
         self.last: list[Rollout] = []
-        self.generated_by: str | None = (
-            None  # the backend of the last rollout: hf-trainer, or vllm (TRL's colocated engine)
-        )
-        self.eval_samples: list[Any] = []  # OASES: the last batch's state-evaluation answers (co-trained)
-        self.turn_credit: list[Any] = []  # OASES: per completion, its turns' state scores and token→turn map
-        self.refine = refine if refine is not None and refine.slots > 0 else None  # SmartSearch: a RefineSpec
-        self._refiner: Any = None
+        # the backend of the last rollout: hf-trainer, or vllm (TRL's colocated engine)
+        self.generated_by: str | None = None
 
     def engine(self, trainer: Any, model: Any = None) -> RolloutEngine:
         """An engine over the trainer's live model, sampling at the trainer's temperature, seeded by its step: TRL's
@@ -176,16 +181,13 @@ class SearchRollout:
             gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs,
         ) as model:
             engine = self.engine(trainer, model)
-            rollouts = (
-                self._refined(engine, questions, self.refine)
-                if self.refine
-                else engine.run([(f"r{i}", q) for i, q in enumerate(questions)])
-            )
-            state_scores = (
-                self._state_scores(engine, rollouts, trainer.processing_class) if self.state_evaluator else None
-            )
+            rollouts = self.extension.play(engine, questions)
+            tokenizer = trainer.processing_class
+            tokenized = [
+                tokenize_rollout(tokenizer, rollout, append_eos=rollout.stop_reason == "answer") for rollout in rollouts
+            ]
+            extra = self.extension.columns(engine, rollouts, tokenized, tokenizer)
         self.last = rollouts
-        tokenizer = trainer.processing_class
         out: dict[str, list[Any]] = {
             k: []
             for k in (
@@ -196,13 +198,9 @@ class SearchRollout:
                 "model_text",
                 *ROLLOUT_METRICS,
                 "stop_reason",
-                "refined",
                 "protocol_errors",
             )
         }
-        tokenized = [
-            tokenize_rollout(tokenizer, rollout, append_eos=rollout.stop_reason == "answer") for rollout in rollouts
-        ]
         for rollout, tokens in zip(rollouts, tokenized):
             out["prompt_ids"].append(tokens.prompt_ids)
             out["completion_ids"].append(tokens.completion_ids)
@@ -212,81 +210,13 @@ class SearchRollout:
             for name, value in rollout_metrics(rollout).items():
                 out[name].append(value)
             out["stop_reason"].append(rollout.stop_reason)
-            out["refined"].append(int(any("refined_from" in t.extra for t in rollout.turns)))
             out["protocol_errors"].append(self.method.protocol_errors(rollout.response, rollout.turns))
-        if state_scores is not None:
-            out["state_scores"] = state_scores
-            self.turn_credit = self._turn_credit(rollouts, state_scores, tokenized)
+        for name, values in extra.items():
+            if name in out or len(values) != len(rollouts):
+                raise EvalsuiteError(
+                    f"the rollout extension's column {name!r} has {len(values)} values for {len(rollouts)} rollouts"
+                    + (" and repeats a shared column" if name in out else "")
+                )
+            out[name] = values
         # TRL recomputes the logprobs from the ids (no vLLM sampling logprobs here)
         return {**out, "logprobs": None}
-
-    @staticmethod
-    def _turn_credit(
-        rollouts: list[Rollout], state_scores: list[list[float]], tokenized: list[TokenizedRollout]
-    ) -> list[Any]:
-        """OASES: what the trainer needs to credit each turn's process reward to that turn's tokens."""
-        from evalsuite.training.turn_credit import CompletionTurns
-
-        out = []
-        for rollout, gammas, tokens in zip(rollouts, state_scores, tokenized):
-            model_turns = [t for t in rollout.turns if not t.extra.get("initial_retrieval")]
-            out.append(
-                CompletionTurns(rollout.question, gammas, [bool(t.passages) for t in model_turns], tokens.turn_ids)
-            )
-        return out
-
-    def _refined(self, engine: RolloutEngine, questions: list[str], spec: Any) -> list[Rollout]:
-        """SmartSearch stage 3: each run of identical prompts (TRL's group of `num_generations`) gets refined branches."""
-        from itertools import groupby
-
-        from evalsuite.training.refinement import expand_groups, load_refiner
-
-        groups = [(question, len(list(run))) for question, run in groupby(questions)]
-        if spec.refiner == "policy":
-            style = "instruct" if engine.backend.has_chat_template() else "base"
-            refiner = load_refiner(
-                "policy", engine.backend, style, spec.max_tokens, engine.config.temperature, engine.config.seed
-            )
-        else:  # a second model, loaded once
-            if self._refiner is None:
-                self._refiner = load_refiner(spec.refiner, engine.backend, "base", spec.max_tokens, 0.0, 0)
-            refiner = self._refiner
-        return [
-            rollout
-            for group in expand_groups(engine, refiner, groups, spec.slots, spec.max_shared_prefix)
-            for rollout in group
-        ]
-
-    def _state_scores(self, engine: RolloutEngine, rollouts: list[Rollout], tokenizer: Any) -> list[list[float]]:
-        """OASES γ_0..γ_T: the same policy answers from each search state; F1 against the gold. Keeps the answers as
-        `eval_samples` (token ids and γ) for the co-training loss (`training.cotrain`)."""
-        from evalsuite.agent.methods.oases import StateEvaluator, search_states
-        from evalsuite.training.cotrain import EvalSample
-
-        temperature = engine.config.temperature if self.eval_temperature is None else self.eval_temperature
-        style = "instruct" if engine.backend.has_chat_template() else "base"
-        evaluator = StateEvaluator(
-            engine.backend,
-            style=style,
-            max_tokens=self.eval_max_tokens,
-            temperature=temperature,
-            seed=engine.config.seed,
-        )
-        scores, samples = [], []
-        for rollout in rollouts:
-            golds = self.golds.get(rollout.question)
-            if golds is None:
-                raise EvalsuiteError(
-                    f"no golden answers for the training question {rollout.question[:80]!r}",
-                    hint="pass the dataset's golds to SearchRollout(golds=...)",
-                )
-            states = search_states(rollout.turns)
-            evaluations = evaluator(rollout.question, golds, states)
-            scores.append([e.score for e in evaluations])
-            for prompt, evaluation in zip(evaluator.prompts(rollout.question, states), evaluations):
-                ids = tokenize_text(
-                    tokenizer, prompt, evaluation.text, append_eos=evaluation.finish_reason in ("stop", "eos")
-                )
-                samples.append(EvalSample(rollout.question, ids.prompt_ids, ids.completion_ids, evaluation.score))
-        self.eval_samples = samples
-        return scores

@@ -167,8 +167,7 @@ def build_grpo(
         None,
         config.rollout_config(),
         config.prompt_style,
-        golds=golds,
-        **recipe.rollout_options(config),
+        recipe.rollout_extension(config, golds),
     )
     options = {
         "model": model_path,
@@ -251,7 +250,7 @@ def write_manifest(
     model_path: str,
     stages: dict[str, Any],
     started: float,
-    protocol: str,
+    evaluator_method: str,
     generation: dict[str, Any] | None = None,
 ) -> None:
     """The run's provenance (the shared fields of evalsuite.provenance, with the training libraries' versions), config,
@@ -264,7 +263,7 @@ def write_manifest(
         "model": config.model,
         "model_path": model_path,
         "model_identity": model_identity(model_path).record(),  # the weights GRPO started from (evalsuite.provenance)
-        "protocol": protocol,
+        "evaluator_method": evaluator_method,  # the evaluator method its rollouts played
         "reward": reward.config(),
         "config": asdict(config),
         # per paper value: label (paper / inherited / assumed), its source line, ours and whether it differs
@@ -307,7 +306,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False, recipe: Recipe |
         (out / LOG_FILE).unlink(missing_ok=True)
     started = time.time()
     model_path = resolve_model(config.model)
-    rows = recipe.prepare_data(config, training_rows(config))
+    rows = recipe.prepare_data(config, training_rows(config, recipe.row_columns(config)))
     reward = recipe.build_reward(config)
     stages: dict[str, Any]  # each stage's record in the manifest
     if curriculum_model:
@@ -328,20 +327,20 @@ def train(config: TrainConfig, out: Path, resume: bool = False, recipe: Recipe |
     }
     plot = plot_log(records, out / PLOT_FILE, rollout_statistics(config, recipe))
     write_manifest(
-        out / MANIFEST, config, reward, model_path, stages, started, recipe.protocol, generation_record(trainer)
+        out / MANIFEST, config, reward, model_path, stages, started, recipe.evaluator_method, generation_record(trainer)
     )
     return TrainResult(out, checkpoint, out / LOG_FILE, plot, out / MANIFEST, step_seconds)
 
 
 def recipe_main(method: str, argv: list[str] | None = None) -> TrainResult:
-    """The command line of a `train_recipes/<method>.py` script: --config (default its cpu_smoke.yaml) and --out."""
+    """The command line of a recipe module run as a script (`python -m evalsuite.methods.<name>.recipe`): --config
+    (default its cpu_smoke.yaml) and --out."""
     import argparse
 
+    from evalsuite.resources import packaged_recipe_config
     from evalsuite.training.config import load_config
 
-    from evalsuite.resources import recipe_configs_dir
-
-    default = recipe_configs_dir() / method / "cpu_smoke.yaml"
+    default = packaged_recipe_config(method, "cpu_smoke")
     parser = argparse.ArgumentParser(description=f"the {method} training recipe")
     parser.add_argument("--config", "-c", type=Path, default=default)
     # --output as everywhere in the CLI; --out is the name these scripts had first

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalsuite.agent.engine import RetrievalUnavailable, RolloutConfig, RolloutEngine, model_text
-from evalsuite.agent.search_r1 import SearchR1
+from evalsuite.methods.search_r1.method import SearchR1
 from evalsuite.protocol.search_r1 import INVALID_ACTION
 from evalsuite.models.base import Backend, Generation, GenerationRequest, cut_at_stop
 

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 
 from evalsuite.agent.method import get_method
-from evalsuite.agent.search_r1 import SearchR1
+from evalsuite.methods.search_r1.method import SearchR1
 from evalsuite.protocol.search_r1 import INVALID_ACTION
 
 

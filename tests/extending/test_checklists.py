@@ -11,7 +11,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from evalsuite.agent.method import METHODS, get_method
-from evalsuite.agent.search_r1 import SearchR1
+from evalsuite.methods.search_r1.method import SearchR1
 from evalsuite.cli import app
 from evalsuite.models.registry import BACKENDS, backend_class
 from evalsuite.models.replay import ReplayBackend
@@ -70,7 +70,7 @@ def test_a_backend_in_a_scratch_registry_runs_and_is_imported_only_when_used(tmp
 def test_every_file_a_checklist_names_exists():
     text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
     checklists = text[text.index("## Checklists"):text.index("## Planned")]
-    named = set(re.findall(r"`((?:evalsuite|tests|train_recipes|baselines|docs)/[^`*<>{} ]+)`", checklists))
+    named = set(re.findall(r"`((?:evalsuite|tests|baselines|docs)/[^`*<>{} ]+)`", checklists))
     assert len(named) > 15
     missing = sorted(p for p in named if not (REPO / p.split(":")[0]).exists())
     assert missing == [], f"docs/architecture.md's checklists name files that do not exist: {missing}"

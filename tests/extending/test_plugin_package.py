@@ -75,7 +75,7 @@ YEAR_MATCH = MetricSpec("year_match", "Year match", "binary", year_match, defaul
 '''
 
 METHOD = '''
-from evalsuite.agent.search_r1 import SearchR1
+from evalsuite.methods.search_r1.method import SearchR1
 
 
 class ToyR1(SearchR1):
@@ -118,7 +118,7 @@ def _build_plugin(root: Path) -> Path:
 
 def _evalsuite_files() -> dict[str, bytes]:
     """evalsuite's own files (the package, its shipped data folders and pyproject.toml), by content."""
-    paths = [REPO / "pyproject.toml", *(p for folder in ("evalsuite", "baselines", "train_recipes") for p in (REPO / folder).rglob("*")
+    paths = [REPO / "pyproject.toml", *(p for folder in ("evalsuite", "baselines") for p in (REPO / folder).rglob("*")
                                         if p.is_file() and "__pycache__" not in p.parts)]
     return {str(p.relative_to(REPO)): p.read_bytes() for p in paths}
 

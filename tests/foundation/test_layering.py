@@ -3,8 +3,7 @@
 The layers are the table under "## Layers" in docs/architecture.md, highest first; each row lists its files and
 folders (`evalsuite/cli/`, `evalsuite/scoring.py`). A module belongs to the row with the longest path that holds
 it, so a file can sit in a lower layer than the rest of its folder (`evalsuite/runs/schema.py`). The package is
-evalsuite/ and the folders installed inside it (`baselines/` is `evalsuite.baselines`, `train_recipes/` is
-`evalsuite.train_recipes`).
+evalsuite/ and the folder installed inside it (`baselines/` is `evalsuite.baselines`).
 
 Every `import` counts wherever it stands: at module level, inside a function (a lazy import is still a
 dependency), under `if TYPE_CHECKING:` for the layering. A cycle is one Python would run into: imports under

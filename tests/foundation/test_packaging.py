@@ -16,7 +16,7 @@ import pytest
 import evalsuite
 from evalsuite.errors import DataError
 from evalsuite.leaderboard.results import LOCK_FILE
-from evalsuite.resources import packaged_path, packaged_recipe_config, recipe_configs_dir, reported_dir
+from evalsuite.resources import method_configs_dir, packaged_path, packaged_recipe_config, reported_dir
 
 REPO = Path(__file__).resolve().parents[2]
 SETUPTOOLS = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
@@ -55,18 +55,18 @@ def test_every_non_python_file_of_a_package_is_shipped(package):
 
 def test_source_tree_imports_map_to_the_top_level_folders_and_install_no_top_level_module():
     import evalsuite.baselines
-    import evalsuite.train_recipes
 
     assert Path(evalsuite.baselines.__file__) == REPO / "baselines" / "__init__.py"
-    assert Path(evalsuite.train_recipes.__file__) == REPO / "train_recipes" / "__init__.py"
-    assert reported_dir() == REPO / "results" / "reported" and recipe_configs_dir() == REPO / "train_recipes" / "configs"
+    assert reported_dir() == REPO / "results" / "reported"
+    assert method_configs_dir("search-r1") == REPO / "evalsuite" / "methods" / "search_r1" / "configs"
+    assert method_configs_dir("no-such-method") is None
     script = "import sys, evalsuite.agent.method as m; m.list_methods(); print('baselines' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.strip() == "False"
 
 
 def test_packaged_resources_by_name_and_a_missing_one_names_the_fix():
-    assert packaged_recipe_config("search-r1", "cpu_smoke") == REPO / "train_recipes/configs/search-r1/cpu_smoke.yaml"
-    assert packaged_recipe_config("search-r1", "oases/gpu.yaml") == REPO / "train_recipes/configs/oases/gpu.yaml"
+    assert packaged_recipe_config("search-r1", "cpu_smoke") == REPO / "evalsuite/methods/search_r1/configs/cpu_smoke.yaml"
+    assert packaged_recipe_config("search-r1", "oases/gpu.yaml") == REPO / "evalsuite/methods/oases/configs/gpu.yaml"
     assert packaged_recipe_config("search-r1", "nope") is None
     with pytest.raises(DataError) as err:
         packaged_path("evalsuite.results", "reported", "no-such-paper")

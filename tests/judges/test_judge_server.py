@@ -183,8 +183,8 @@ def test_teacher_queries_from_a_teacher_model_are_cached(benchmarks_dir: Path, t
 
 
 def test_training_usefulness_judge_scores_smartsearch_turns_through_the_panel(tmp_path: Path, counting_proxy: FaultProxy) -> None:
-    from evalsuite.agent.methods.smartsearch import SmartSearch
-    from evalsuite.judges.usefulness import PanelUsefulnessJudge
+    from evalsuite.methods.smartsearch.method import SmartSearch
+    from evalsuite.methods.smartsearch.usefulness import PanelUsefulnessJudge
     from evalsuite.runs.schema import Passage
 
     panel = _panel(tmp_path / "panel.yaml", counting_proxy.url)

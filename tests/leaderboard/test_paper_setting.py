@@ -6,7 +6,7 @@ from pathlib import Path
 
 from leaderboard_support import INSTRUCT_SEED1, cli
 
-from evalsuite.agent.methods.papers import manifest_paper_check, run_differences
+from evalsuite.agent.papers import manifest_paper_check, run_differences
 from evalsuite.leaderboard import (
     SubmissionInfo,
     add_submission,

@@ -114,7 +114,7 @@ def test_an_encoder_named_like_e5_is_not_e5(submission, benchmarks_dir):
 
 
 def test_the_paper_setting_label_needs_the_corpus_by_content():
-    from evalsuite.agent.methods.papers import manifest_paper_check
+    from evalsuite.agent.papers import manifest_paper_check
     from evalsuite.runs import Manifest
 
     def check(corpus: dict) -> str:

@@ -70,7 +70,7 @@ def test_method_runs_end_to_end_into_a_valid_run_directory(method, task, gemma, 
 
 
 def test_oases_state_evaluator_scores_states_with_the_real_model(gemma, indexes, tmp_path, benchmarks_dir):
-    from evalsuite.agent.methods.oases import StateEvaluator, search_states
+    from evalsuite.methods.oases.method import StateEvaluator, search_states
     from evalsuite.models.registry import load_backend
 
     run_method("oases", "bamboogle", gemma, indexes, tmp_path / "run", benchmarks_dir)

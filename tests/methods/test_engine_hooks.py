@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from evalsuite.agent.engine import RolloutConfig, RolloutEngine
 from evalsuite.agent.method import get_method
-from evalsuite.agent.methods.oases import INVALID_ACTION as OASES_INVALID
+from evalsuite.methods.oases.method import INVALID_ACTION as OASES_INVALID
 from evalsuite.scoring import behaviour_metrics
 from tests.methods.conftest import RuleBackend
 
@@ -88,7 +88,7 @@ def test_subsearch_retrieves_all_subquestions_of_a_turn_in_one_call(bm25):
 
 
 def test_smartsearch_records_novelty_per_search_and_usefulness_with_a_judge(bm25):
-    from evalsuite.agent.methods.smartsearch import SmartSearch
+    from evalsuite.methods.smartsearch.method import SmartSearch
 
     judged = []
 

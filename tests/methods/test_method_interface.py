@@ -9,7 +9,7 @@ import typing
 import pytest
 
 from evalsuite.agent.method import Method, get_method, list_methods, register_method
-from evalsuite.agent.methods.protocol import TagMethod
+from evalsuite.agent.tag_method import TagMethod
 from evalsuite.baselines.base import Baseline, OneTurnBaseline
 
 
@@ -68,7 +68,7 @@ def test_a_method_registered_as_a_lazy_target_is_imported_when_asked_for():
 def test_listing_the_methods_imports_no_method_module():
     script = (
         "import sys, evalsuite.agent.method as m; names = m.list_methods(); "
-        "print(len(names), sorted(k for k in sys.modules if k.startswith(('evalsuite.baselines', 'evalsuite.agent.methods.', 'evalsuite.agent.search_r1'))))"
+        "print(len(names), sorted(k for k in sys.modules if k.startswith(('evalsuite.baselines', 'evalsuite.agent.methods.', 'evalsuite.methods.search_r1.method'))))"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split(" ", 1)
     assert int(out[0]) == 11 and out[1].strip() == "[]"

@@ -10,8 +10,8 @@ from evalsuite.baselines.base import after_marker, boxed, first_line
 from evalsuite.baselines.ircot import first_sentence
 from evalsuite.baselines.search_o1 import extract_information, previous_reasoning
 from evalsuite.agent.method import Action, get_method
-from evalsuite.agent.methods import oases
-from evalsuite.agent.methods.search_p1 import plan_of, plan_steps, tool_call_queries
+from evalsuite.methods.oases import method as oases
+from evalsuite.methods.search_p1.method import plan_of, plan_steps, tool_call_queries
 from evalsuite.metrics.answer import token_scores
 from evalsuite.runs.schema import Passage, Turn
 from tests.methods.conftest import seed_text

@@ -6,7 +6,10 @@ import pytest
 
 from evalsuite.baselines import direct, ircot, naive_rag, search_o1
 from evalsuite.agent.method import get_method, list_methods
-from evalsuite.agent.methods import oases, r1_searcher, search_p1, subsearch
+from evalsuite.methods.oases import method as oases
+from evalsuite.methods.r1_searcher import method as r1_searcher
+from evalsuite.methods.search_p1 import method as search_p1
+from evalsuite.methods.subsearch import method as subsearch
 from evalsuite.errors import EvalsuiteError
 from tests.methods.conftest import seed_text
 

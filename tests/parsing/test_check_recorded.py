@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evalsuite.agent.search_r1 import INSTRUCTION
+from evalsuite.methods.search_r1.method import INSTRUCTION
 from evalsuite.errors import DataError
 from evalsuite.runs.conventions import PredictionContext, explain_metric, explain_prediction
 from evalsuite.runs.flashrag import (

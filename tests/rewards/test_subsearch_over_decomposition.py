@@ -9,7 +9,7 @@ import pytest
 from evalsuite.agent.engine import RolloutConfig, RolloutEngine
 from evalsuite.agent.method import get_method
 from evalsuite.rewards import get_reward
-from evalsuite.rewards.subsearch import decomposition, requested_subqueries
+from evalsuite.methods.subsearch.reward import decomposition, requested_subqueries
 from evalsuite.runs.schema import Turn
 from tests.agent.test_rollout_engine import ScriptedBackend
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalsuite.errors import DataError
-from evalsuite.train_recipes.smartsearch import RefineSpec
+from evalsuite.methods.smartsearch.recipe import RefineSpec
 from evalsuite.training.config import load_config
 
 REPO = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from evalsuite.training.cotrain import STD_EPS, EvalSample, chunks, evaluation_loss, group_advantages
+from evalsuite.methods.oases.cotrain import STD_EPS, EvalSample, chunks, evaluation_loss, group_advantages
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")

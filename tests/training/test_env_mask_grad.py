@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalsuite.agent.method import Action
-from evalsuite.agent.search_r1 import SearchR1
+from evalsuite.methods.search_r1.method import SearchR1
 from tests.training.grpo_loss import loss_with_captured_logps
 
 pytestmark = pytest.mark.slow

@@ -10,7 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
-from evalsuite.training.plans import essential_steps
+from evalsuite.methods.search_p1.plans import essential_steps
+from evalsuite.resources import method_configs_dir
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -34,9 +35,10 @@ def test_plans_command_writes_a_plan_per_row_and_the_recipe_reads_it(tmp_path):
 
     from evalsuite.training.config import load_config
     from evalsuite.training.data import training_rows
+    from evalsuite.training.recipe import get_recipe
 
     out = tmp_path / "plans.jsonl"
-    config_file = REPO / "train_recipes" / "configs" / "search-p1" / "cpu_smoke.yaml"
+    config_file = method_configs_dir("search-p1") / "cpu_smoke.yaml"
     result = CliRunner().invoke(app, ["train", "search-p1", "plans", "--config", str(config_file), "-o", str(out), "--samples", "2",
                                       "--planner-backend", "llamacpp", "--planner-model", str(smollm2_gguf())])
     assert result.exit_code == 0, result.output + repr(result.exception)
@@ -51,7 +53,8 @@ def test_plans_command_writes_a_plan_per_row_and_the_recipe_reads_it(tmp_path):
     custom.write_text(text + f"reference_plans: {out.name}\n")
     edited = {line["id"]: ["my own step"] for line in lines}
     out.write_text("".join(json.dumps({"id": i, "plan": p, "source": "edited"}) + "\n" for i, p in edited.items()))
-    rows = training_rows(load_config(custom, "search-p1"))
+    loaded = load_config(custom, "search-p1")
+    rows = training_rows(loaded, get_recipe("search-p1").row_columns(loaded))
     assert [row["reference_plan"] for row in rows] == [["my own step"], ["my own step"]]
-    wrong = CliRunner().invoke(app, ["train", "search-r1", "plans", "--config", str(REPO / "train_recipes" / "configs" / "search-r1" / "cpu_smoke.yaml")])
+    wrong = CliRunner().invoke(app, ["train", "search-r1", "plans", "--config", str(method_configs_dir("search-r1") / "cpu_smoke.yaml")])
     assert wrong.exit_code != 0 and "only search-p1" in wrong.output

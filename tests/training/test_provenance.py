@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evalsuite.agent.methods.papers import (
+from evalsuite.agent.papers import (
     EVALUATION,
     LABELS,
     PAPER_NAMES,
@@ -23,6 +23,7 @@ from evalsuite.cli import app
 from evalsuite.errors import DataError
 from evalsuite.training.config import load_config
 from evalsuite.training.provenance import deviations, manifest_paper, setting_table
+from evalsuite.resources import method_configs_dir
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPES = ["search-r1", "progress", "subsearch", "search-p1", "oases", "smartsearch"]
@@ -30,7 +31,7 @@ OPTIMISATION = ("steps", "batch_size", "rollouts_per_prompt", "learning_rate", "
 
 
 def gpu(method: str):
-    return load_config(REPO / "train_recipes" / "configs" / method / "gpu.yaml", method)
+    return load_config(method_configs_dir(method) / "gpu.yaml", method)
 
 
 @pytest.fixture(scope="module")
@@ -109,9 +110,9 @@ def test_every_printed_value_we_differ_from_is_a_deviation_with_a_reason(method)
 
 
 def test_a_changed_setting_becomes_a_deviation_and_the_manifest_labels_every_value(tmp_path):
-    text = (REPO / "train_recipes" / "configs" / "progress" / "gpu.yaml").read_text().replace("learning_rate: 1.0e-6\n", "learning_rate: 3.0e-6\n", 1)
+    text = (method_configs_dir("progress") / "gpu.yaml").read_text().replace("learning_rate: 1.0e-6\n", "learning_rate: 3.0e-6\n", 1)
     path = tmp_path / "gpu.yaml"
-    path.write_text(text.replace("../panels/", str(REPO / "train_recipes" / "configs" / "panels") + "/"))
+    path.write_text(text.replace("panels/", str(method_configs_dir("progress") / "panels") + "/"))
     config = load_config(path, "progress")
     assert any(d.startswith("learning_rate: ours 3e-06, the paper's 1e-06 (inherited)") for d in deviations(config))
     paper = manifest_paper(config)
@@ -121,7 +122,7 @@ def test_a_changed_setting_becomes_a_deviation_and_the_manifest_labels_every_val
 
 
 def test_smoke_configs_take_the_gpu_block_and_list_their_differences():
-    smoke = load_config(REPO / "train_recipes" / "configs" / "oases" / "cpu_smoke.yaml", "oases")
+    smoke = load_config(method_configs_dir("oases") / "cpu_smoke.yaml", "oases")
     assert smoke.paper == gpu("oases").paper
     assert any(d.startswith("model: ours smollm2-135m") for d in deviations(smoke))
 
@@ -151,7 +152,7 @@ def test_a_paper_key_that_is_no_setting_is_refused_at_load(tmp_path):
 def test_dry_run_builds_everything_prints_the_table_and_trains_nothing(method, tmp_path):
     pytest.importorskip("trl")
     out = tmp_path / "ckpt"
-    result = CliRunner().invoke(app, ["train", method, "--config", str(REPO / "train_recipes" / "configs" / method / "gpu.yaml"), "-o", str(out), "--dry-run"])
+    result = CliRunner().invoke(app, ["train", method, "--config", str(method_configs_dir(method) / "gpu.yaml"), "-o", str(out), "--dry-run"])
     assert result.exit_code == 0, result.output + repr(result.exception)
     text = " ".join(result.output.split())
     assert "nothing trained" in text and "grpo (GRPOConfig)" in text
@@ -190,7 +191,7 @@ def test_methods_paper_refuses_an_unknown_method_in_one_line():
 
 
 def test_a_run_is_checked_against_the_papers_evaluation_setting():
-    from evalsuite.agent.methods.papers import run_differences
+    from evalsuite.agent.papers import run_differences
 
     assert run_differences("progress", ["nq", "musique"], 3, 4) == []
     assert run_differences("oases", ["popqa", "nq"], 5, 4) == ["benchmarks: popqa not in the paper's", "topk: 5 (paper 3)"]
@@ -200,7 +201,7 @@ def test_a_run_is_checked_against_the_papers_evaluation_setting():
 
 
 def test_every_paper_quote_states_the_numbers_of_its_value():
-    from evalsuite.agent.methods.papers import check_numbers, numbers_in
+    from evalsuite.agent.papers import check_numbers, numbers_in
 
     cited = [(where, v) for where, v in cited_values() if v.label == "paper"]
     numeric = [(where, v) for where, v in cited if numbers_in(v.value)]
@@ -210,7 +211,7 @@ def test_every_paper_quote_states_the_numbers_of_its_value():
 
 
 def test_the_number_check_fails_on_a_quote_that_does_not_state_the_value():
-    from evalsuite.agent.methods.papers import check_numbers
+    from evalsuite.agent.papers import check_numbers
 
     assert check_numbers(PaperValue("steps", 600, "paper", seed="000:88", quote="train the policy model for 600 steps")) is None
     assert "does not state 500" in check_numbers(PaperValue("steps", 500, "paper", seed="000:88", quote="train the policy model for 600 steps"))

@@ -1,4 +1,4 @@
-"""The recipe registry: the shipped recipes are found in train_recipes/, the shared trainer names none of them, and a
+"""The recipe registry: the shipped recipes are found in their method packages, the shared trainer names none of them, and a
 recipe defined here, in a scratch registry (its reward, its config section, an SFT stage before GRPO), is listed,
 dry-run and trained by `evalsuite train` without editing any other file."""
 
@@ -23,12 +23,11 @@ from evalsuite.training.config import TrainConfig, load_config
 from evalsuite.training.recipe import Recipe, RecipeRegistry, default_registry, using_registry
 
 REPO = Path(__file__).resolve().parents[2]
-# the evaluator protocol each shipped recipe played before the registry (the trainer's former PROTOCOL table)
+# the evaluator method each shipped recipe plays (the trainer's former PROTOCOL table)
 SHIPPED = {"search-r1": "search-r1", "progress": "search-r1", "subsearch": "subsearch", "search-p1": "search-p1", "oases": "oases",
            "smartsearch": "smartsearch"}
 # the shared trainer: no module here may name a recipe
-SHARED = ["evalsuite/training/trainer.py", "evalsuite/training/config.py", "evalsuite/training/data.py", "evalsuite/training/stages.py",
-          "evalsuite/training/curriculum.py", "evalsuite/training/recipe.py", "evalsuite/training/log.py", "evalsuite/cli/train.py"]
+SHARED = [str(p.relative_to(REPO)) for p in sorted((REPO / "evalsuite" / "training").glob("*.py"))] + ["evalsuite/cli/train.py"]
 
 
 # --- the scratch recipe: everything a new method needs, in this file -------------------------------------------------
@@ -70,10 +69,10 @@ class EchoConfig(TrainConfig):
 
 
 class EchoRecipe(Recipe):
-    """SFT on `<answer> gold </answer>` completions, then GRPO on Search-R1's protocol with the brevity reward."""
+    """SFT on `<answer> gold </answer>` completions, then GRPO on Search-R1's method with the brevity reward."""
 
     name = "echo"
-    protocol = "search-r1"
+    evaluator_method = "search-r1"
     summary = "brevity (a test recipe)"
     config_class = EchoConfig
     stages = ("sft", "grpo")
@@ -134,13 +133,13 @@ def echo_config(tmp_path: Path, text: str = ECHO_YAML) -> Path:
 # --- fast: the registry, the schema, --list and --dry-run ----------------------------------------------------------
 
 
-def test_the_shipped_recipes_are_found_in_train_recipes_with_their_protocols():
+def test_the_shipped_recipes_are_found_in_their_method_packages_with_their_evaluator_methods():
     registry = default_registry()
-    assert {r.name: r.protocol for r in registry} == SHIPPED
-    for module in (REPO / "train_recipes").glob("*.py"):
-        if module.name != "__init__.py":
-            text = module.read_text()
-            assert "\nRECIPE = " in text, f"{module.name} registers no RECIPE"
+    assert {r.name: r.evaluator_method for r in registry} == SHIPPED
+    for module in (REPO / "evalsuite" / "methods").glob("*/recipe.py"):
+        text = module.read_text()
+        assert "\nRECIPE = " in text, f"{module} registers no RECIPE"
+        assert type(registry.get(text.split('METHOD = "')[1].split('"')[0])).__module__ == f"evalsuite.methods.{module.parent.name}.recipe"
 
 
 def test_the_shared_trainer_names_no_recipe_and_does_not_import_the_curriculum():
@@ -150,9 +149,9 @@ def test_the_shared_trainer_names_no_recipe_and_does_not_import_the_curriculum()
         literals = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
         assert not literals & names, f"{relative} names the recipes {sorted(literals & names)}"
     imports = {relative: {node.module for node in ast.walk(ast.parse((REPO / relative).read_text())) if isinstance(node, ast.ImportFrom)}
-               for relative in ("evalsuite/training/trainer.py", "evalsuite/training/curriculum.py")}
-    assert "evalsuite.training.curriculum" not in imports["evalsuite/training/trainer.py"]
-    assert "evalsuite.training.trainer" not in imports["evalsuite/training/curriculum.py"]
+               for relative in ("evalsuite/training/trainer.py", "evalsuite/methods/smartsearch/curriculum.py")}
+    assert "evalsuite.methods.smartsearch.curriculum" not in imports["evalsuite/training/trainer.py"]
+    assert "evalsuite.training.trainer" not in imports["evalsuite/methods/smartsearch/curriculum.py"]
 
 
 def test_a_scratch_recipe_loads_its_own_schema_and_stays_out_of_the_default_registry(tmp_path, scratch):
@@ -196,7 +195,7 @@ def test_list_and_dry_run_go_through_the_active_registry(tmp_path, scratch):
 
 
 def test_a_recipe_script_still_runs_as_a_script():
-    result = subprocess.run([sys.executable, str(REPO / "train_recipes" / "search_r1.py"), "--help"], capture_output=True, text=True, cwd=REPO, timeout=120)
+    result = subprocess.run([sys.executable, "-m", "evalsuite.methods.search_r1.recipe", "--help"], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "the search-r1 training recipe" in result.stdout
 
@@ -219,7 +218,7 @@ def test_a_scratch_recipe_trains_through_the_shared_trainer(tmp_path, scratch):
     assert "rewards/echo/brevity/mean" in steps[0] and "rewards/echo/total/mean" in steps[0]
     assert 0.0 <= steps[0]["rewards/echo/brevity/mean"] <= 1.0
     manifest = json.loads((out / "train_manifest.json").read_text())
-    assert manifest["method"] == "echo" and manifest["protocol"] == "search-r1"
+    assert manifest["method"] == "echo" and manifest["evaluator_method"] == "search-r1"
     assert manifest["reward"] == {"name": "echo", "max_words": 24}
     assert manifest["config"]["echo"] == {"max_words": 24, "warmup_rows": 2}
     assert manifest["stages"]["sft"] == {"steps": 1, "rows": 2} and manifest["stages"]["grpo"]["steps"] == 1

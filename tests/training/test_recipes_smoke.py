@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from evalsuite.cli import app
 from evalsuite.rewards import get_reward
+from evalsuite.resources import method_configs_dir, training_configs_dir
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPES = ["search-r1", "progress", "subsearch", "search-p1", "oases", "smartsearch"]
@@ -21,10 +22,10 @@ def test_configs_load_for_every_recipe_and_record_deviations():
 
     for method in RECIPES:
         for name in ("gpu.yaml", "cpu_smoke.yaml"):
-            config = load_config(REPO / "train_recipes" / "configs" / method / name, method)
+            config = load_config(method_configs_dir(method) / name, method)
             config.rollout_config()
             assert config.deviations, f"{method}/{name} records no deviation"
-            for named in (config.reward.panel, config.reference_plans, config.teacher_queries):
+            for named in (config.reward.panel, getattr(config, "reference_plans", None), getattr(config, "teacher_queries", None)):
                 assert named is None or Path(named).is_file(), f"{method}/{name} names a missing file {named}"
 
 
@@ -38,8 +39,8 @@ def test_gpu_configs_batch_the_papers_prompts_as_trl_requires(method):
     from evalsuite.training.config import load_config
     from evalsuite.training.provenance import deviations
 
-    config = load_config(REPO / "train_recipes" / "configs" / method / "gpu.yaml", method)
-    processes = yaml.safe_load((REPO / "train_recipes" / "configs" / "accelerate_zero3.yaml").read_text())["num_processes"]
+    config = load_config(method_configs_dir(method) / "gpu.yaml", method)
+    processes = yaml.safe_load((training_configs_dir() / "accelerate_zero3.yaml").read_text())["num_processes"]
     assert config.accelerate["num_processes"] == processes
     grpo, paper = config.grpo, {name: entry["value"] for name, entry in config.paper.items()}
     per_update = processes * grpo["per_device_train_batch_size"] * grpo["gradient_accumulation_steps"]
@@ -59,7 +60,7 @@ def test_every_trl_section_is_accepted_by_the_installed_trl(method, name, tmp_pa
     trl = pytest.importorskip("trl")
     from evalsuite.training.config import load_config
 
-    config = load_config(REPO / "train_recipes" / "configs" / method / name, method)
+    config = load_config(method_configs_dir(method) / name, method)
     on_cpu = {"use_cpu": True, "bf16": False, "output_dir": str(tmp_path)}  # this machine has no GPU to check bf16 on
     trl.GRPOConfig(**{**config.grpo, **on_cpu})
     if config.sft is not None:
@@ -74,7 +75,7 @@ def test_recipe_smoke_trains_and_evaluates(method, tmp_path):
     pytest.importorskip("trl")
     runner = CliRunner()
     out = tmp_path / "ckpt"
-    result = runner.invoke(app, ["train", method, "--config", str(REPO / "train_recipes" / "configs" / method / "cpu_smoke.yaml"), "-o", str(out)])
+    result = runner.invoke(app, ["train", method, "--config", str(method_configs_dir(method) / "cpu_smoke.yaml"), "-o", str(out)])
     assert result.exit_code == 0, result.output + repr(result.exception)
     records = [json.loads(line) for line in (out / "training_log.jsonl").read_text().splitlines()]
     steps = [r for r in records if r["stage"] == "grpo" and "loss" in r]

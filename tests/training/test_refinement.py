@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from evalsuite.agent.engine import Rollout, RolloutConfig, RolloutEngine
-from evalsuite.agent.methods.smartsearch import SmartSearch
+from evalsuite.methods.smartsearch.method import SmartSearch
 from evalsuite.errors import EvalsuiteError
 from evalsuite.runs.schema import Turn
-from evalsuite.training.refinement import (
+from evalsuite.methods.smartsearch.refinement import (
     ModelRefiner, WeakQuery, expand_groups, parse_refined, pick_branches, query_feedback, refine, replace_query, weak_queries,
 )
 from tests.methods.conftest import RuleBackend
@@ -122,7 +122,7 @@ def test_a_refiner_that_repeats_the_query_gives_a_fresh_rollout_instead(engine):
     first_turn_seeds = [r.seed for r in engine.backend.requests if r.key[1] == 0]
     assert len(first_turn_seeds) == 2 and first_turn_seeds[0] != first_turn_seeds[1]
     with pytest.raises(EvalsuiteError, match="refine.refiner"):
-        from evalsuite.training.refinement import load_refiner
+        from evalsuite.methods.smartsearch.refinement import load_refiner
 
         load_refiner({"model": "x"}, engine.backend, "base", 8, 0.0, 0)
     assert WeakQuery(1, "q", "f").turn_position == 1

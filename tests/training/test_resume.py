@@ -12,9 +12,10 @@ import pytest
 from evalsuite.errors import EvalsuiteError
 from evalsuite.training.config import load_config
 from evalsuite.training.trainer import train
+from evalsuite.resources import method_configs_dir
 
 REPO = Path(__file__).resolve().parents[2]
-SMOKE = REPO / "train_recipes" / "configs" / "search-r1" / "cpu_smoke.yaml"
+SMOKE = method_configs_dir("search-r1") / "cpu_smoke.yaml"
 
 
 def test_an_existing_run_is_not_overwritten_and_an_empty_one_not_resumed(tmp_path):

@@ -21,8 +21,9 @@ from statistics import mean
 
 import pytest
 
+from evalsuite.resources import method_configs_dir
+
 REPO = Path(__file__).resolve().parents[2]
-CONFIGS = REPO / "train_recipes" / "configs"
 RECIPES = ["search-r1", "progress", "subsearch", "search-p1", "oases", "smartsearch"]
 STEPS = 24  # optimizer steps
 WINDOW = 8  # steps compared at each end
@@ -52,7 +53,7 @@ def test_recipe_moves_its_own_reward(method, tmp_path, record_property):
     from evalsuite.training.config import load_config
     from evalsuite.training.trainer import train
 
-    config = load_config(CONFIGS / method / "cpu_smoke.yaml", method)
+    config = load_config(method_configs_dir(method) / "cpu_smoke.yaml", method)
     config.subset = "first:4"
     config.rollout = {**config.rollout, "max_tokens": 12}  # a shorter turn: the path is the same, a step is cheaper
     config.grpo = {**config.grpo, "max_steps": STEPS, "learning_rate": 5.0e-5, "per_device_train_batch_size": 4,

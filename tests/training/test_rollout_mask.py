@@ -56,7 +56,7 @@ def test_sft_rows_train_only_the_models_own_tokens(tokenizer, tmp_path):
     """SmartSearch stage 1: retrieved text in a screened trajectory is context, as in GRPO (TRL keeps our labels)."""
     trl = pytest.importorskip("trl")
     datasets = pytest.importorskip("datasets")
-    from evalsuite.training.curriculum import sft_example
+    from evalsuite.methods.smartsearch.curriculum import sft_example
 
     segments = [("<search> campaign budget </search>", True), ("\n\n<information>Doc 1(Title: A) text</information>\n\n", False), ("<answer> 5 </answer>", True)]
     row = sft_example(tokenizer, "Question: how much?\n", segments)

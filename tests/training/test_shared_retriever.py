@@ -17,6 +17,7 @@ from evalsuite.retrieval import ServerThread, create_app, load_retriever
 from evalsuite.retrieval.http import HttpRetriever
 from evalsuite.training.config import load_config
 from evalsuite.training.trainer import load_retriever as training_retriever
+from evalsuite.resources import method_configs_dir
 
 REPO = Path(__file__).resolve().parents[2]
 NQ_RECORDING = "nq_2026_04_28_16_43_search_r1_base_seed1.json"
@@ -39,7 +40,7 @@ def test_a_recipe_with_a_retriever_url_searches_through_the_shared_server(tmp_pa
         return RolloutEngine(ReplayBackend(str(recording)), method, retriever, config, "instruct").run(questions)
 
     with ServerThread(create_app(index)) as server:
-        recipe = yaml.safe_load((REPO / "train_recipes" / "configs" / "search-r1" / "gpu.yaml").read_text())
+        recipe = yaml.safe_load((method_configs_dir("search-r1") / "gpu.yaml").read_text())
         recipe["retriever"] = server.url
         (tmp_path / "recipe.yaml").write_text(yaml.safe_dump(recipe))
         trained_with = load_config(tmp_path / "recipe.yaml", "search-r1").retriever

@@ -9,12 +9,13 @@ from pathlib import Path
 from evalsuite.provenance import Provenance
 from evalsuite.training.config import load_config
 from evalsuite.training.trainer import TRAINING_LIBRARIES, build_reward, write_manifest
+from evalsuite.resources import method_configs_dir
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_training_manifest_records_the_shared_provenance_and_the_model(tmp_path):
-    config = load_config(REPO / "train_recipes" / "configs" / "search-r1" / "cpu_smoke.yaml", "search-r1")
+    config = load_config(method_configs_dir("search-r1") / "cpu_smoke.yaml", "search-r1")
     model = tmp_path / "model"
     model.mkdir()
     (model / "config.json").write_text("{}")
@@ -24,4 +25,4 @@ def test_the_training_manifest_records_the_shared_provenance_and_the_model(tmp_p
     assert set(provenance.versions) == set(TRAINING_LIBRARIES) and provenance.versions["trl"]
     assert provenance.hardware.cpu_count and manifest["kind"] == "train"
     assert manifest["model_identity"]["spec"] == str(model) and len(manifest["model_identity"]["sha256"]) == 64
-    assert manifest["protocol"] == "search-r1"
+    assert manifest["evaluator_method"] == "search-r1"

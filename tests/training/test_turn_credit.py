@@ -8,8 +8,9 @@ import pytest
 
 from evalsuite.agent.engine import Rollout
 from evalsuite.runs.schema import Passage, Turn
-from evalsuite.training.rollout import SearchRollout, tokenize_rollout
-from evalsuite.training.turn_credit import (
+from evalsuite.methods.oases.rollout import completion_turns
+from evalsuite.training.rollout import tokenize_rollout
+from evalsuite.methods.oases.turn_credit import (
     STD_EPS,
     CompletionTurns,
     step_rewards,
@@ -80,7 +81,7 @@ def two_turn_rollout() -> Rollout:
 def test_rollout_maps_every_model_token_to_its_turn(tokenizer):
     rollout = two_turn_rollout()
     tokens = tokenize_rollout(tokenizer, rollout, append_eos=True)
-    [credit] = SearchRollout._turn_credit([rollout], [[0.0, 1.0, 0.0]], [tokens])
+    [credit] = completion_turns([rollout], [[0.0, 1.0, 0.0]], [tokens])
     lengths = [len(tokenizer(text, add_special_tokens=False)["input_ids"]) for text, _ in rollout.segments]
     expected = [0] * lengths[0] + [-1] * lengths[1] + [1] * lengths[2] + [-1] * lengths[3] + [2] * (lengths[4] + 1)  # EOS: last turn
     assert credit.token_turns == expected
@@ -111,7 +112,7 @@ def loss_gradient_per_token(trainer, inputs):
 def test_good_first_step_and_bad_second_step_get_gradients_of_opposite_sign(tokenizer, trainer):
     rollout = two_turn_rollout()
     tokens = tokenize_rollout(tokenizer, rollout, append_eos=True)
-    [credit] = SearchRollout._turn_credit([rollout], [[0.0, 1.0, 0.0]], [tokens])
+    [credit] = completion_turns([rollout], [[0.0, 1.0, 0.0]], [tokens])
     n = len(tokens.completion_ids)
     inputs = {
         "prompt_ids": torch.tensor([tokens.prompt_ids]), "prompt_mask": torch.ones(1, len(tokens.prompt_ids), dtype=torch.long),
