@@ -25,8 +25,11 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
+import sys
+import weakref
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from evalsuite.errors import EvalsuiteError, unknown_name
@@ -67,6 +70,35 @@ def packaged_parts(kind: str, root: str = METHOD_PACKAGES) -> tuple[tuple[str, s
         for name, target in named.items():
             found.append((name, f"{module.__name__}{target}" if target.startswith(".") else target))
     return tuple(found)
+
+
+# every registry that reads the method packages, so that `extra_method_packages` can have them read again
+_PACKAGED_REGISTRIES: weakref.WeakSet[Registry[Any]] = weakref.WeakSet()
+
+
+@contextmanager
+def extra_method_packages(folder: str | Path) -> Iterator[None]:
+    """Inside the block, the packages in `folder` are method packages too (importable as `evalsuite.methods.<name>`),
+    as if they were in evalsuite/methods/: every registry reads their parts on its next lookup. After the block the
+    registries are as they were and the packages are forgotten. For trying a new method out, and for the test that
+    adds one without touching evalsuite's files."""
+    package = importlib.import_module(METHOD_PACKAGES)
+    entry = str(folder)
+    added = sorted(p.name for p in Path(folder).iterdir() if (p / "__init__.py").is_file())
+    with ExitStack() as stack:
+        for registry in list(_PACKAGED_REGISTRIES):
+            stack.enter_context(registry.scratch())
+            registry._plugins_loaded = False
+        package.__path__.append(entry)
+        packaged_parts.cache_clear()
+        try:
+            yield
+        finally:
+            package.__path__.remove(entry)
+            packaged_parts.cache_clear()
+            for name in list(sys.modules):
+                if any(name == f"{METHOD_PACKAGES}.{a}" or name.startswith(f"{METHOD_PACKAGES}.{a}.") for a in added):
+                    del sys.modules[name]
 
 
 class RegistryConflict(EvalsuiteError, ValueError):
@@ -133,6 +165,8 @@ class Registry(Generic[T]):
         self._origins: dict[str, str] = {}  # name -> the distribution that added it through an entry point
         self._plugins_loaded = False
         self._packaged = packaged  # the kind of part this registry takes from the method packages (None: none)
+        if packaged is not None:
+            _PACKAGED_REGISTRIES.add(self)
 
     # ------------------------------------------------------------------ registering
 

@@ -238,7 +238,7 @@ class PaperSetting:
     wiki18.jsonl; None where the paper leaves it open). A paper that names no retriever (or only `assumed` ones) is
     not checked on it."""
 
-    evaluation: list[PaperValue]
+    evaluation: list[PaperValue]  # an item left out (a paper that states no top-k) is not checked
     named_retriever: tuple[str, str | None] | None = None
 
 
@@ -318,7 +318,7 @@ class PaperCheck:
 
 def paper_splits(method: str) -> dict[str, str]:
     """The paper's split of each benchmark, read from its `splits` value ("test: nq, popqa; dev: hotpotqa")."""
-    text = next(v.value for v in evaluation_setting(method) if v.name == "splits")
+    text = next((v.value for v in evaluation_setting(method) if v.name == "splits"), "")
     splits: dict[str, str] = {}
     for group in text.split(";"):
         split, _, tasks = group.partition(":")
@@ -340,7 +340,7 @@ def run_differences(
 ) -> list[str]:
     """Where a run's setting differs from the paper's evaluation setting (empty: the paper setting).
 
-    A setting given as None is not checked. `splits` maps task → evaluated split (a split of None: not recorded);
+    A setting given as None is not checked, nor is one the paper does not state. `splits` maps task → evaluated split (a split of None: not recorded);
     `retriever` holds the normalized names the run's retriever goes by (empty: no retriever), checked with
     `corpus` (normalized, None: not recorded) only where the paper names its retriever (`PaperSetting.named_retriever`);
     `subset` is the run's `--subset` (the papers evaluate whole splits); `corpus_label` is how the corpus is printed
@@ -348,7 +348,7 @@ def run_differences(
     """
     setting = {v.name: v.value for v in evaluation_setting(method)}
     out = []
-    outside = [t for t in tasks if t not in setting["benchmarks"]]
+    outside = [t for t in tasks if "benchmarks" in setting and t not in setting["benchmarks"]]
     if outside:
         out.append(f"benchmarks: {', '.join(outside)} not in the paper's")
     if splits is not None:
@@ -362,9 +362,9 @@ def run_differences(
             out.append(f"splits: {', '.join(other)}")
     if subset not in (None, "full"):
         out.append(f"subset: {subset} (paper: whole splits)")
-    if topk is not None and topk != setting["topk"]:
+    if topk is not None and "topk" in setting and topk != setting["topk"]:
         out.append(f"topk: {topk} (paper {setting['topk']})")
-    if max_turns is not None and max_turns != setting["max_turns"]:
+    if max_turns is not None and "max_turns" in setting and max_turns != setting["max_turns"]:
         out.append(f"max_turns: {max_turns} (paper {setting['max_turns']})")
     named_retriever = PAPERS.get(method).named_retriever if method in PAPERS else None
     if retriever is not None and named_retriever is not None:
