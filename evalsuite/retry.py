@@ -79,7 +79,8 @@ class CallFailed(EvalsuiteError):
         self.last = last
         why = f"stopped at the {policy.deadline_s:g} s deadline" if attempts < policy.attempts else "no attempts left"
         super().__init__(
-            f"{what} failed after {attempts} attempt{'s' if attempts != 1 else ''} in {elapsed_s:.1f} s ({why}); last error: {describe(last)}"
+            f"{what} failed after {attempts} attempt{'s' if attempts != 1 else ''} "
+            f"in {elapsed_s:.1f} s ({why}); last error: {describe(last)}"
         )
 
 

@@ -602,7 +602,8 @@ class RolloutEngine:
                 # Every search refused on its own: the request's settings are wrong (e.g. topk), not a query.
                 first = rejected[0].message
                 raise RetrievalUnavailable(
-                    f"the retrieval server rejected every search of the batch, each on its own ({first}): check --topk against the server's limits",
+                    "the retrieval server rejected every search of the batch, each "
+                    f"on its own ({first}): check --topk against the server's limits",
                     hint="fix the setting, then rerun with --resume",
                 ) from None
             return alone

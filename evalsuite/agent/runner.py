@@ -242,7 +242,8 @@ def check_seeding(out: Path, old: Manifest, new: Manifest) -> None:
     if sampled and old.decoding.seeding != new.decoding.seeding:
         before = old.decoding.seeding or "an older evalsuite's scheme (sha256 of seed and key)"
         raise EvalsuiteError(
-            f"cannot resume {out}: its samples were seeded by {before}, this evalsuite seeds them by {new.decoding.seeding}",
+            f"cannot resume {out}: its samples were seeded by {before}, "
+            f"this evalsuite seeds them by {new.decoding.seeding}",
             hint="run it again in a new -o directory (its finished samples cannot be continued with their seeds)",
         )
 

@@ -118,7 +118,10 @@ def judge_command(
     metrics: str = typer.Option(
         "completeness,granularity",
         "--metrics",
-        help="Comma-separated: completeness, granularity, coverage, usefulness, accuracy (acc_judge: the answer judged against the golds, with Cohen's κ against EM and cover-EM).",
+        help=(
+            "Comma-separated: completeness, granularity, coverage, usefulness, accuracy (acc_judge: "
+            "the answer judged against the golds, with Cohen's κ against EM and cover-EM)."
+        ),
     ),
     cache: Optional[Path] = typer.Option(
         None, "--cache", help="SQLite judge cache (default: the panel's, else ~/.cache/evalsuite/judges.sqlite)."

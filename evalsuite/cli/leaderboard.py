@@ -208,7 +208,9 @@ def build_command(
     leaderboard: Optional[Path] = typer.Option(
         None,
         "--leaderboard",
-        help="The leaderboard folder (entries/, site.yaml); default ./leaderboard, else the one shipped with evalsuite.",
+        help=(
+            "The leaderboard folder (entries/, site.yaml); default ./leaderboard, else the one shipped with evalsuite."
+        ),
     ),
     data_dir: Optional[Path] = typer.Option(
         None,

@@ -356,7 +356,10 @@ class JudgeRunResult:
         """One line for a partial run, None when every call got a reply."""
         if not self.n_missing:
             return None
-        return f"{self.n_missing} of {len(self.judgments)} verdicts are missing: their judge calls failed (see 'parse_error' in judgments.jsonl)"
+        return (
+            f"{self.n_missing} of {len(self.judgments)} verdicts are missing: "
+            "their judge calls failed (see 'parse_error' in judgments.jsonl)"
+        )
 
 
 def judge_run(

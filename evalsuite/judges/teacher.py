@@ -72,6 +72,9 @@ def teacher_queries_for(
     if missing_ids:
         raise DataError(
             f"{len(missing_ids)} of {len(records)} examples have no teacher queries (first: {missing_ids[0]!r})",
-            hint="pass --teacher-queries FILE (from `evalsuite teacher-queries`), or --data-dir/--teacher-split naming rows that carry a gold decomposition (e.g. musique dev_ctx)",
+            hint=(
+                "pass --teacher-queries FILE (from `evalsuite teacher-queries`), or "
+                "--data-dir/--teacher-split naming rows that carry a gold decomposition (e.g. musique dev_ctx)"
+            ),
         )
     return table

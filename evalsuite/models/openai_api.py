@@ -88,7 +88,8 @@ class OpenAIBackend(Backend):
             )
         except (TypeError, ValueError):
             raise EvalsuiteError(
-                f"invalid openai backend options retries={retries!r} timeout_s={timeout_s!r} backoff_s={backoff_s!r} deadline_s={deadline_s!r}",
+                f"invalid openai backend options retries={retries!r} "
+                f"timeout_s={timeout_s!r} backoff_s={backoff_s!r} deadline_s={deadline_s!r}",
                 hint="give numbers, e.g. --backend-option timeout_s=120",
             ) from None
         self.extra = options

@@ -112,7 +112,8 @@ class DenseRetriever(SavedIndexRetriever):
         )
         if self.encoder.dim != self.index.d:
             raise IndexMismatchError(
-                f"encoder {self.encoder.name!r} gives {self.encoder.dim}-dimensional vectors but the faiss index holds {self.index.d}",
+                f"encoder {self.encoder.name!r} gives {self.encoder.dim}-dimensional "
+                f"vectors but the faiss index holds {self.index.d}",
                 hint="load the index with the encoder it was built with",
             )
         self.batch_size = batch_size

@@ -116,7 +116,8 @@ def validate_request(payload: Any, default_topk: int, limits: ServerLimits) -> t
             raise ApiError(
                 413,
                 "request_too_large",
-                f"the queries hold more than {limits.max_request_chars} characters in all (the limit per request): send fewer or shorter queries per request",
+                f"the queries hold more than {limits.max_request_chars} characters in "
+                "all (the limit per request): send fewer or shorter queries per request",
             )
         try:
             query.encode("utf-8")

@@ -150,7 +150,10 @@ def save_note_of(folder: Path, config: dict[str, Any]) -> str | None:
     return match["note"] if match else None
 
 
-_LAYOUT_HINT = "pass a JSON list of results, a .jsonl file, or a FlashRAG run folder (intermediate_data.json beside metric_score.txt)"
+_LAYOUT_HINT = (
+    "pass a JSON list of results, a .jsonl file, or a FlashRAG run "
+    "folder (intermediate_data.json beside metric_score.txt)"
+)
 
 
 def _read_text(path: Path) -> str:
@@ -320,13 +323,18 @@ def _unknown_layout(source: ResultSource, item: ResultItem) -> DataError:
     where = "output keys" if isinstance(output, dict) else "keys"
     if source.layout == "flashrag-run":
         note = f" (save_note {source.save_note!r})" if source.save_note else ""
-        message = f"{source.path}: unknown pipeline{note}: {item.where} has {where} {', '.join(keys)}, which no known FlashRAG pipeline writes"
+        message = (
+            f"{source.path}: unknown pipeline{note}: {item.where} has {where} "
+            f"{', '.join(keys)}, which no known FlashRAG pipeline writes"
+        )
     else:
         looked = "; ".join(f"{name}: {layout.looks_for()}" for name, layout in LAYOUTS.items())
         message = f"{item.where}: unknown result layout ({where} {', '.join(keys[:12])}); looked for {looked}"
     return DataError(
         message,
-        hint=f"pass --pipeline NAME ({', '.join(LAYOUTS)}) or --fields prediction=PATH,response=PATH,golds=PATH,id=PATH",
+        hint=(
+            f"pass --pipeline NAME ({', '.join(LAYOUTS)}) or --fields prediction=PATH,response=PATH,golds=PATH,id=PATH"
+        ),
     )
 
 
@@ -509,7 +517,8 @@ def check_against_task_data(source: ResultSource, records: list[ExampleRecord], 
     for item, record in zip(source.items, records):
         if record.id not in ids and normalize_question(record.question) not in questions:
             raise DataError(
-                f"{item.where} (id {record.id!r}): question not in task {task!r} ({', '.join(splits)} under {data_dir}): {record.question[:80]!r}",
+                f"{item.where} (id {record.id!r}): question not in task {task!r} "
+                f"({', '.join(splits)} under {data_dir}): {record.question[:80]!r}",
                 hint="pass --task with the benchmark this file was run on, or --data-dir with the data it was run on",
             )
 

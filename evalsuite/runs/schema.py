@@ -266,7 +266,10 @@ class Manifest(Provenance):
     unparsed_v1: dict[str, Any] | None = None
 
 
-MANIFEST_HINT = "pass a run directory written by `evalsuite run` or `evalsuite score` (an index's index.json or a tool's own config is not a run manifest)"
+MANIFEST_HINT = (
+    "pass a run directory written by `evalsuite run` or `evalsuite score` "
+    "(an index's index.json or a tool's own config is not a run manifest)"
+)
 
 
 def _pop_path(section: dict[str, Any], loc: tuple[Any, ...]) -> tuple[bool, Any]:

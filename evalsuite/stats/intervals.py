@@ -66,7 +66,10 @@ def method_name(method: IntervalMethod) -> str:
             f"Wilson score interval at the effective sample size n/deff (deff = s²/(p̂(1−p̂)) within [{DEFF_FLOOR}, 1])"
         )
     if method == "cluster_wilson":
-        return "Wilson score interval over questions at the effective sample size n/deff (deff = s²/(p̂(1−p̂)) within [1/64, 1])"
+        return (
+            "Wilson score interval over questions at the effective "
+            "sample size n/deff (deff = s²/(p̂(1−p̂)) within [1/64, 1])"
+        )
     return f"percentile bootstrap ({INTERVAL_RESAMPLES} resamples, seed {INTERVAL_SEED}, one stream per benchmark)"
 
 

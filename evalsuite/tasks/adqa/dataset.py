@@ -100,7 +100,10 @@ def write_release(release: Release, out_dir: Path, version: str = "v1") -> dict:
         "generator": "evalsuite.tasks.adqa",
         "generator_version": GENERATOR_VERSION,
         "seed": release.seed,
-        "regenerate": f"evalsuite adqa generate --seed {release.seed} --n-test {len(release.test)} --n-train {len(release.train)} -o DIR",
+        "regenerate": (
+            f"evalsuite adqa generate --seed {release.seed} --n-test "
+            f"{len(release.test)} --n-train {len(release.train)} -o DIR"
+        ),
         "files": files,
         "statistics": {
             "test": split_statistics(release.test),
