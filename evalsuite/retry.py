@@ -153,7 +153,8 @@ def _attempt(policy: RetryPolicy, started: float, number: list[int]) -> Attempt:
 
 
 def call(fn: Callable[[Attempt], T], policy: RetryPolicy, what: str) -> T:
-    """`fn(attempt)` until it returns, retrying transient failures under `policy`; raises `CallFailed` when it gives up."""
+    """`fn(attempt)` until it returns, retrying transient failures
+    under `policy`; raises `CallFailed` when it gives up."""
     started, number = time.monotonic(), [0]
     return _retrying(policy, what, tenacity.Retrying)(lambda: fn(_attempt(policy, started, number)))
 

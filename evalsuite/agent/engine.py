@@ -363,10 +363,10 @@ class RolloutEngine:
         on_finished: Callable[[int, Rollout], None] | None = None,
         seeds: Sequence[int] | None = None,
     ) -> list[Rollout]:
-        """Roll out every (key, question) pair, each trajectory on its own, at most `max_in_flight` at once, against a
-        backend with `supports_async`; `on_finished(index, rollout)` is called as each one finishes (`seeds` as for
-        `run`). Returns them in input order. `RetrievalUnavailable` cancels the trajectories in flight and is raised; finished ones were
-        already handed to `on_finished`."""
+        """Roll out every (key, question) pair, each trajectory on its own, at most `max_in_flight` at
+        once, against a backend with `supports_async`; `on_finished(index, rollout)` is called as each
+        one finishes (`seeds` as for `run`). Returns them in input order. `RetrievalUnavailable` cancels
+        the trajectories in flight and is raised; finished ones were already handed to `on_finished`."""
         if not self.backend.supports_async:
             raise ScheduleUnsupported(self.backend.name)
         if max_in_flight < 1:

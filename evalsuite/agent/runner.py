@@ -1,4 +1,5 @@
-"""`evalsuite run`: task rows → batched rollouts → scored records appended to a run directory, resumable and shardable."""
+"""`evalsuite run`: task rows → batched rollouts → scored
+records appended to a run directory, resumable and shardable."""
 
 from __future__ import annotations
 

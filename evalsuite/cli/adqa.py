@@ -55,7 +55,8 @@ def check_command(
     k: int = typer.Option(3, "--topk", "-k", help="BM25 passages per question."),
     show_errors: int = typer.Option(10, "--show-errors", help="How many structural problems to print."),
 ) -> None:
-    """Print BM25 top-k recall of all supporting passages (raw question vs gold sub-questions) and single-passage answerability."""
+    """Print BM25 top-k recall of all supporting passages (raw
+    question vs gold sub-questions) and single-passage answerability."""
     from evalsuite.tasks.adqa.check import RAW_MAX, SINGLE_MAX, SUB_MIN, check_release, find_file, read_jsonl
 
     where, corpus, searcher = _searcher_for(directory)

@@ -84,8 +84,8 @@ def build_command(
         True, "--progress/--no-progress", help="Show progress bars (on stderr, only when it is a terminal)."
     ),
 ) -> None:
-    """Index a corpus; writes INDEX_DIR/index.json (corpus hash, parameters, versions) last, so an unfinished build never
-    loads. BM25 builds restart and dense builds resume from their encoded shards when rerun."""
+    """Index a corpus; writes INDEX_DIR/index.json (corpus hash, parameters, versions) last, so an unfinished
+    build never loads. BM25 builds restart and dense builds resume from their encoded shards when rerun."""
     import sys
 
     from evalsuite.retrieval import build_index

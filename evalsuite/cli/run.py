@@ -95,7 +95,8 @@ def metric_cells(summaries: dict) -> list[str]:
 
 
 def sampled_table(metrics) -> Table | None:
-    """A sampled run's avg@K, pass@K and maj@K of EM (and F1 avg@K) per task with their 95% intervals; None if greedy."""
+    """A sampled run's avg@K, pass@K and maj@K of EM (and F1
+    avg@K) per task with their 95% intervals; None if greedy."""
     samples = metrics.extra.get("samples")
     if not samples:
         return None
@@ -493,7 +494,8 @@ def merge_command(
         ),
     ),
 ) -> None:
-    """Combine the shard run directories of one run into a single run directory, or (--as-seeds) seed runs into one multi-seed run."""
+    """Combine the shard run directories of one run into a single run
+    directory, or (--as-seeds) seed runs into one multi-seed run."""
     from evalsuite.agent.merge import merge_runs, merge_seed_runs
 
     if as_seeds:

@@ -166,7 +166,8 @@ def _summary_table(scored: list[ScoredInput]) -> Table:
 
 
 def _process_table(scored: list[ScoredInput]) -> Table:
-    """Search behaviour: SmartSearch novelty and Search Efficiency, Search-P1 turns of successful vs failed trajectories."""
+    """Search behaviour: SmartSearch novelty and Search Efficiency,
+    Search-P1 turns of successful vs failed trajectories."""
     from evalsuite.runs import RunDirectory
 
     table = Table(title="search process (rule-based)")

@@ -1,4 +1,5 @@
-"""Judge a run directory: build panel requests per metric, aggregate verdicts, write judgments.jsonl and update metrics.json."""
+"""Judge a run directory: build panel requests per metric,
+aggregate verdicts, write judgments.jsonl and update metrics.json."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ DOC_CHARS = 300
 
 
 def default_cache_path() -> Path:
-    """$EVALSUITE_CACHE_DIR/judges.sqlite, else ~/.cache/evalsuite/judges.sqlite: shared by runs, so repeats are free."""
+    """$EVALSUITE_CACHE_DIR/judges.sqlite, else
+    ~/.cache/evalsuite/judges.sqlite: shared by runs, so repeats are free."""
     root = cache_root()
     return root / "judges.sqlite"
 

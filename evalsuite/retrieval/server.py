@@ -423,7 +423,8 @@ def _warn_if_public(host: str) -> None:
 
 
 class ServerThread:
-    """The server in a background thread of this process (tests, benchmarks, notebooks): `with ServerThread(app) as s: s.url`."""
+    """The server in a background thread of this process (tests,
+    benchmarks, notebooks): `with ServerThread(app) as s: s.url`."""
 
     def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, limits: ServerLimits | None = None):
         self.app, self.host, self.port = app, host, port

@@ -6,8 +6,8 @@ Three layouts, as those pipelines write them:
 - a FlashRAG run folder `<dataset>_<date>_<note>/` holding `intermediate_data.json` (that JSON list), `metric_score.txt`
   (`em: 0.352` lines, the averages FlashRAG's `Evaluator` wrote) and `config.yaml` (its `dataset_name` names the task).
 
-Which writer produced the records (a FlashRAG pipeline, a family eval script, or `--fields`) is `evalsuite.runs.layouts`'
-table: it says where the prediction, the raw generation and the recorded scores are.
+Which writer produced the records (a FlashRAG pipeline, a family eval script, or `--fields`) is
+`evalsuite.runs.layouts`' table: it says where the prediction, the raw generation and the recorded scores are.
 """
 
 from __future__ import annotations
@@ -299,7 +299,8 @@ class ExtractedItem:
 
 
 def resolve_layout(source: ResultSource, pipeline: str | None = None, fields: str | None = None) -> ResultLayout:
-    """The layout of a source: `--fields`, else `--pipeline`, else the FlashRAG save_note, else the keys of its records."""
+    """The layout of a source: `--fields`, else `--pipeline`,
+    else the FlashRAG save_note, else the keys of its records."""
     if fields:
         return parse_fields(fields)
     if pipeline:
@@ -499,7 +500,8 @@ def split_observations(parsed: ParsedTrajectory, response: str, layout: ResultLa
 
 
 def check_against_task_data(source: ResultSource, records: list[ExampleRecord], task: str, data_dir: Path) -> None:
-    """Every question must be in the task's data (by id, else by question text): one error line naming the first that is not."""
+    """Every question must be in the task's data (by id, else by
+    question text): one error line naming the first that is not."""
     from evalsuite.tasks.loader import available_splits, load_split
     from evalsuite.tasks.rows import normalize_question
 

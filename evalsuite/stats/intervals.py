@@ -101,7 +101,8 @@ def effective_wilson(
 
 
 def bootstrap_draws(values: np.ndarray, key: str) -> np.ndarray:
-    """INTERVAL_RESAMPLES bootstrap means of one run's scores on benchmark `key` (order-invariant: scores are sorted)."""
+    """INTERVAL_RESAMPLES bootstrap means of one run's scores
+    on benchmark `key` (order-invariant: scores are sorted)."""
     ordered = np.sort(np.asarray(values, dtype=float))[None, :]
     return resample.bootstrap_means(ordered, INTERVAL_RESAMPLES, resample.stream(INTERVAL_SEED, key))[:, 0]
 

@@ -1,4 +1,5 @@
-"""Help-centre articles: generic explanations that share vocabulary with every account passage (realistic distractors)."""
+"""Help-centre articles: generic explanations that share
+vocabulary with every account passage (realistic distractors)."""
 
 from __future__ import annotations
 
