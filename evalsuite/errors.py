@@ -86,7 +86,10 @@ def user_error(exc: BaseException) -> EvalsuiteError | None:
         return EvalsuiteError(
             "no space left on the device"
             + (f" for {exc.filename}" if exc.filename is not None else ": a file could not be written"),
-            hint="free some space and run the same command again (`evalsuite run --resume -o DIR` keeps finished examples)",
+            hint=(
+                "free some space and run the same command again "
+                "(`evalsuite run --resume -o DIR` keeps finished examples)"
+            ),
         )
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         return EvalsuiteError(

@@ -23,10 +23,12 @@ from evalsuite.errors import EvalsuiteError
 SETTINGS = {"direct": "direct", "naive-rag": "naive-rag"}
 NO_CHAT = staticmethod(lambda messages: None)
 
-UTILS = '''"""lm-eval hooks written by `evalsuite lmeval export`: score a generation with evalsuite's answer rule and metrics."""
-
-from evalsuite.lmeval_export import process_results  # noqa: F401
-'''
+UTILS = (
+    '"""lm-eval hooks written by `evalsuite lmeval export`: score a generation with evalsuite\'s answer rule and '
+    'metrics."""\n'
+    "\n"
+    "from evalsuite.lmeval_export import process_results  # noqa: F401\n"
+)
 
 
 @dataclass(frozen=True)

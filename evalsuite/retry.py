@@ -79,7 +79,8 @@ class CallFailed(EvalsuiteError):
         self.last = last
         why = f"stopped at the {policy.deadline_s:g} s deadline" if attempts < policy.attempts else "no attempts left"
         super().__init__(
-            f"{what} failed after {attempts} attempt{'s' if attempts != 1 else ''} in {elapsed_s:.1f} s ({why}); last error: {describe(last)}"
+            f"{what} failed after {attempts} attempt{'s' if attempts != 1 else ''} "
+            f"in {elapsed_s:.1f} s ({why}); last error: {describe(last)}"
         )
 
 
@@ -152,7 +153,8 @@ def _attempt(policy: RetryPolicy, started: float, number: list[int]) -> Attempt:
 
 
 def call(fn: Callable[[Attempt], T], policy: RetryPolicy, what: str) -> T:
-    """`fn(attempt)` until it returns, retrying transient failures under `policy`; raises `CallFailed` when it gives up."""
+    """`fn(attempt)` until it returns, retrying transient failures
+    under `policy`; raises `CallFailed` when it gives up."""
     started, number = time.monotonic(), [0]
     return _retrying(policy, what, tenacity.Retrying)(lambda: fn(_attempt(policy, started, number)))
 

@@ -1,8 +1,9 @@
 """Per-example scoring shared by `evalsuite run`, `evalsuite score` and leaderboard verification.
 
-Which metrics an example gets and how its answers are normalized is its task's choice (`Task.scored_metrics`:
-the default metrics plus the task's own, or its own instead of them; `Task.normalization`, else SQuAD's); each metric is computed by its
-registered function (evalsuite.metrics.registry), so a new metric or a task with its own never edits this file.
+Which metrics an example gets and how its answers are normalized is its task's choice
+(`Task.scored_metrics`: the default metrics plus the task's own, or its own instead of them;
+`Task.normalization`, else SQuAD's); each metric is computed by its registered function
+(evalsuite.metrics.registry), so a new metric or a task with its own never edits this file.
 """
 
 from __future__ import annotations

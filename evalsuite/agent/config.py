@@ -114,7 +114,8 @@ class RunConfig(BaseModel):
             )
         if self.samples > 1 and self.temperature <= 0:
             raise EvalsuiteError(
-                f"--samples {self.samples} with --temperature {self.temperature:g}: greedy decoding makes the {self.samples} samples identical",
+                f"--samples {self.samples} with --temperature {self.temperature:g}: "
+                f"greedy decoding makes the {self.samples} samples identical",
                 hint="set --temperature above 0 (e.g. 0.7) to sample, or drop --samples",
             )
         if self.top_p is not None and not 0 < self.top_p <= 1:

@@ -54,7 +54,10 @@ from evalsuite.runs import ExampleRecord
 # Batches queued per actor: one running and one waiting, so an actor never idles while the driver answers it.
 BATCHES_PER_ACTOR = 2
 # `--ray local` starts Ray on this machine; `auto` joins the cluster this machine belongs to (`ray start`).
-ADDRESS_HELP = "pass --ray HEAD_IP:PORT (the port of `ray start --head`), --ray auto (the cluster this machine joined) or --ray local"
+ADDRESS_HELP = (
+    "pass --ray HEAD_IP:PORT (the port of `ray start --head`), --ray "
+    "auto (the cluster this machine joined) or --ray local"
+)
 
 
 @dataclass(frozen=True)
@@ -243,7 +246,10 @@ def start_actors(
                 ray.kill(other)
             raise EvalsuiteError(
                 f"a Ray actor could not load the model: {described['error']}",
-                hint="check --model, --backend and --backend-option: the model must be readable on every node of the cluster",
+                hint=(
+                    "check --model, --backend and --backend-option: the "
+                    "model must be readable on every node of the cluster"
+                ),
             )
         alive.append(actor)
         descriptions.append(described)

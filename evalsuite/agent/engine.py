@@ -363,10 +363,10 @@ class RolloutEngine:
         on_finished: Callable[[int, Rollout], None] | None = None,
         seeds: Sequence[int] | None = None,
     ) -> list[Rollout]:
-        """Roll out every (key, question) pair, each trajectory on its own, at most `max_in_flight` at once, against a
-        backend with `supports_async`; `on_finished(index, rollout)` is called as each one finishes (`seeds` as for
-        `run`). Returns them in input order. `RetrievalUnavailable` cancels the trajectories in flight and is raised; finished ones were
-        already handed to `on_finished`."""
+        """Roll out every (key, question) pair, each trajectory on its own, at most `max_in_flight` at
+        once, against a backend with `supports_async`; `on_finished(index, rollout)` is called as each
+        one finishes (`seeds` as for `run`). Returns them in input order. `RetrievalUnavailable` cancels
+        the trajectories in flight and is raised; finished ones were already handed to `on_finished`."""
         if not self.backend.supports_async:
             raise ScheduleUnsupported(self.backend.name)
         if max_in_flight < 1:
@@ -602,7 +602,8 @@ class RolloutEngine:
                 # Every search refused on its own: the request's settings are wrong (e.g. topk), not a query.
                 first = rejected[0].message
                 raise RetrievalUnavailable(
-                    f"the retrieval server rejected every search of the batch, each on its own ({first}): check --topk against the server's limits",
+                    "the retrieval server rejected every search of the batch, each "
+                    f"on its own ({first}): check --topk against the server's limits",
                     hint="fix the setting, then rerun with --resume",
                 ) from None
             return alone

@@ -1,4 +1,5 @@
-"""`evalsuite run`: task rows → batched rollouts → scored records appended to a run directory, resumable and shardable."""
+"""`evalsuite run`: task rows → batched rollouts → scored
+records appended to a run directory, resumable and shardable."""
 
 from __future__ import annotations
 
@@ -242,7 +243,8 @@ def check_seeding(out: Path, old: Manifest, new: Manifest) -> None:
     if sampled and old.decoding.seeding != new.decoding.seeding:
         before = old.decoding.seeding or "an older evalsuite's scheme (sha256 of seed and key)"
         raise EvalsuiteError(
-            f"cannot resume {out}: its samples were seeded by {before}, this evalsuite seeds them by {new.decoding.seeding}",
+            f"cannot resume {out}: its samples were seeded by {before}, "
+            f"this evalsuite seeds them by {new.decoding.seeding}",
             hint="run it again in a new -o directory (its finished samples cannot be continued with their seeds)",
         )
 

@@ -55,7 +55,8 @@ def check_command(
     k: int = typer.Option(3, "--topk", "-k", help="BM25 passages per question."),
     show_errors: int = typer.Option(10, "--show-errors", help="How many structural problems to print."),
 ) -> None:
-    """Print BM25 top-k recall of all supporting passages (raw question vs gold sub-questions) and single-passage answerability."""
+    """Print BM25 top-k recall of all supporting passages (raw
+    question vs gold sub-questions) and single-passage answerability."""
     from evalsuite.tasks.adqa.check import RAW_MAX, SINGLE_MAX, SUB_MIN, check_release, find_file, read_jsonl
 
     where, corpus, searcher = _searcher_for(directory)
@@ -69,15 +70,18 @@ def check_command(
         f"AD-QA check: {where} split={split} questions={report.questions} corpus={len(corpus)} passages, BM25 top-{k}"
     )
     typer.echo(
-        f"  raw question, all supporting passages in top-{k}:     {report.raw_all:.3f}  (bound < {RAW_MAX})  {verdict(report.raw_all < RAW_MAX)}"
+        f"  raw question, all supporting passages in top-{k}:     {report.raw_all:.3f}  "
+        f"(bound < {RAW_MAX})  {verdict(report.raw_all < RAW_MAX)}"
     )
     typer.echo(f"  raw question, any supporting passage in top-{k}:      {report.raw_any:.3f}  (for reference)")
     typer.echo(
-        f"  gold sub-questions one by one, all hops in top-{k}:    {report.sub_all:.3f}  (bound > {SUB_MIN})  {verdict(report.sub_all > SUB_MIN)}"
+        f"  gold sub-questions one by one, all hops in top-{k}:    "
+        f"{report.sub_all:.3f}  (bound > {SUB_MIN})  {verdict(report.sub_all > SUB_MIN)}"
     )
     typer.echo(f"  gold sub-questions, per sub-question:                {report.sub_hop:.3f}")
     typer.echo(
-        f"  answerable from a single passage:                    {report.single_passage:.3f}  (bound = {SINGLE_MAX:g})  {verdict(report.single_passage <= SINGLE_MAX)}"
+        f"  answerable from a single passage:                    {report.single_passage:.3f}  "
+        f"(bound = {SINGLE_MAX:g})  {verdict(report.single_passage <= SINGLE_MAX)}"
     )
     typer.echo(f"  decomposition/supporting-passage problems:           {len(report.structural_errors)}")
     for problem in report.structural_errors[:show_errors]:
@@ -85,7 +89,8 @@ def check_command(
     typer.echo("  by template (n, raw_all, raw_any, sub_all, single_passage):")
     for template, values in report.by_template.items():
         typer.echo(
-            f"    {template:<13} {int(values['n']):>5}  {values['raw_all']:.3f}  {values['raw_any']:.3f}  {values['sub_all']:.3f}  {values['single_passage']:.3f}"
+            f"    {template:<13} {int(values['n']):>5}  {values['raw_all']:.3f}  "
+            f"{values['raw_any']:.3f}  {values['sub_all']:.3f}  {values['single_passage']:.3f}"
         )
     typer.echo("PASS" if report.passed else "FAIL")
     if not report.passed:

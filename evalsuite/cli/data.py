@@ -1,4 +1,5 @@
-"""`evalsuite data download` (the hub benchmarks into a local folder) and `evalsuite data status` (what is found where)."""
+"""`evalsuite data download` (the hub benchmarks into a local
+folder) and `evalsuite data status` (what is found where)."""
 
 from __future__ import annotations
 
@@ -68,7 +69,8 @@ def status_command(
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Also look in this folder (searched first)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """List each task's eval split: where it is found (--data-dir, $EVALSUITE_DATA_DIR, the download cache, the package)."""
+    """List each task's eval split: where it is found (--data-dir,
+    $EVALSUITE_DATA_DIR, the download cache, the package)."""
     from evalsuite.tasks.download import data_dirs
     from evalsuite.tasks.loader import locate_split
     from evalsuite.tasks.registry import list_tasks

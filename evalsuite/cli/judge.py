@@ -1,4 +1,5 @@
-"""`evalsuite judge`: add panel judgments (completeness, granularity, coverage, usefulness, accuracy) to a run directory."""
+"""`evalsuite judge`: add panel judgments (completeness,
+granularity, coverage, usefulness, accuracy) to a run directory."""
 
 from __future__ import annotations
 
@@ -118,7 +119,10 @@ def judge_command(
     metrics: str = typer.Option(
         "completeness,granularity",
         "--metrics",
-        help="Comma-separated: completeness, granularity, coverage, usefulness, accuracy (acc_judge: the answer judged against the golds, with Cohen's κ against EM and cover-EM).",
+        help=(
+            "Comma-separated: completeness, granularity, coverage, usefulness, accuracy (acc_judge: "
+            "the answer judged against the golds, with Cohen's κ against EM and cover-EM)."
+        ),
     ),
     cache: Optional[Path] = typer.Option(
         None, "--cache", help="SQLite judge cache (default: the panel's, else ~/.cache/evalsuite/judges.sqlite)."
@@ -139,7 +143,8 @@ def judge_command(
         help="SmartSearch K: a round is novel if at most K of its documents were seen before.",
     ),
 ) -> None:
-    """Judge a run with an LLM panel: writes judgments.jsonl and updates metrics.json (predictions are never rewritten)."""
+    """Judge a run with an LLM panel: writes judgments.jsonl
+    and updates metrics.json (predictions are never rewritten)."""
     from evalsuite.judges.config import load_panel
     from evalsuite.judges.evaluate import JUDGMENTS_FILE, judge_run
 

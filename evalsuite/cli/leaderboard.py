@@ -208,7 +208,9 @@ def build_command(
     leaderboard: Optional[Path] = typer.Option(
         None,
         "--leaderboard",
-        help="The leaderboard folder (entries/, site.yaml); default ./leaderboard, else the one shipped with evalsuite.",
+        help=(
+            "The leaderboard folder (entries/, site.yaml); default ./leaderboard, else the one shipped with evalsuite."
+        ),
     ),
     data_dir: Optional[Path] = typer.Option(
         None,
@@ -219,7 +221,8 @@ def build_command(
         None, "--page-size", help="Examples per page of the trajectory browser (default: site.yaml's page_size).", min=1
     ),
 ) -> None:
-    """Build the static leaderboard site: every entry is re-verified and rescored first; paper tables come from evalsuite."""
+    """Build the static leaderboard site: every entry is re-verified
+    and rescored first; paper tables come from evalsuite."""
     from evalsuite.leaderboard.site import build_site
 
     summary = build_site(leaderboard, output, data_dir=data_dir, page_size=page_size)

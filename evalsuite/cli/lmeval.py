@@ -62,7 +62,8 @@ def export_command(
     for task in written:
         console.print(f"{task.name}: {task.rows} rows → {task.yaml}")
     console.print(
-        f"run: lm_eval --include_path {out} --tasks {written[0].name if written else 'evalsuite_nq'} --model hf --model_args pretrained=MODEL"
+        f"run: lm_eval --include_path {out} --tasks "
+        f"{written[0].name if written else 'evalsuite_nq'} --model hf --model_args pretrained=MODEL"
     )
 
 

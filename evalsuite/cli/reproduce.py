@@ -60,12 +60,15 @@ def reproduce_command(
     console.print(f"table: {table.get('table')}", markup=False)
     for diff in table.get("differences", []):
         console.print(
-            f"  {table.get('headline')} {diff['task']}: {diff['system']} - base = {diff['difference']:+.3f} [{diff['ci_low']:+.3f}, {diff['ci_high']:+.3f}], p = {diff['p_value']:.4g} ({diff['test']}, n = {diff['n']})",
+            f"  {table.get('headline')} {diff['task']}: {diff['system']} - base = "
+            f"{diff['difference']:+.3f} [{diff['ci_low']:+.3f}, {diff['ci_high']:+.3f}], "
+            f"p = {diff['p_value']:.4g} ({diff['test']}, n = {diff['n']})",
             markup=False,
         )
     submission = summary["submission"]
     console.print(
-        f"submission: {submission.get('submission')} (leaderboard verification: {submission.get('leaderboard', 'not recorded')})",
+        f"submission: {submission.get('submission')} (leaderboard "
+        f"verification: {submission.get('leaderboard', 'not recorded')})",
         markup=False,
     )
 

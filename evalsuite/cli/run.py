@@ -95,7 +95,8 @@ def metric_cells(summaries: dict) -> list[str]:
 
 
 def sampled_table(metrics) -> Table | None:
-    """A sampled run's avg@K, pass@K and maj@K of EM (and F1 avg@K) per task with their 95% intervals; None if greedy."""
+    """A sampled run's avg@K, pass@K and maj@K of EM (and F1
+    avg@K) per task with their 95% intervals; None if greedy."""
     samples = metrics.extra.get("samples")
     if not samples:
         return None
@@ -140,19 +141,27 @@ def run_command(
         "-c",
         callback=fill_from_config,
         is_eager=True,
-        help="YAML/JSON file of options (keys: the long names, e.g. max_turns), or a run's manifest.json to repeat that run; flags override it.",
+        help=(
+            "YAML/JSON file of options (keys: the long names, e.g. max_turns), "
+            "or a run's manifest.json to repeat that run; flags override it."
+        ),
     ),
     model: Optional[str] = typer.Option(
         None,
         "--model",
         "-m",
-        help="Checkpoint: local path, hub name, packaged model (evalsuite models list), GGUF file, endpoint URL, or recording (replay). Omit for the embedded CPU demo.",
+        help=(
+            "Checkpoint: local path, hub name, packaged model (evalsuite models list), GGUF "
+            "file, endpoint URL, or recording (replay). Omit for the embedded CPU demo."
+        ),
     ),
     backend: Optional[str] = typer.Option(
         None,
         "--backend",
         "-b",
-        help="openai | hf | vllm | vllm-async | llamacpp | xllamacpp | lmeval | replay (default: guessed from --model).",
+        help=(
+            "openai | hf | vllm | vllm-async | llamacpp | xllamacpp | lmeval | replay (default: guessed from --model)."
+        ),
     ),
     method: Optional[str] = typer.Option(
         None,
@@ -181,7 +190,10 @@ def run_command(
     max_turns: Optional[int] = typer.Option(
         None,
         "--max-turns",
-        help=f"Turns with search enabled; one final turn without search follows (default {RunConfig.default('max_turns')}).",
+        help=(
+            "Turns with search enabled; one final turn without search "
+            f"follows (default {RunConfig.default('max_turns')})."
+        ),
     ),
     max_tokens: Optional[int] = typer.Option(
         None, "--max-tokens", help=f"Generated tokens per turn (default {RunConfig.default('max_tokens')})."
@@ -203,17 +215,26 @@ def run_command(
     samples: int = typer.Option(
         RunConfig.default("samples"),
         "--samples",
-        help="K sampled trajectories per question (needs --temperature above 0): avg@K, pass@k and maj@K are reported per question.",
+        help=(
+            "K sampled trajectories per question (needs --temperature "
+            "above 0): avg@K, pass@k and maj@K are reported per question."
+        ),
     ),
     seeds: Optional[str] = typer.Option(
         None,
         "--seeds",
-        help="Comma-separated seeds, one sampled trajectory per question each (e.g. 1,2,3: like --samples 3 with those seeds); the run reports the mean and the spread over seeds.",
+        help=(
+            "Comma-separated seeds, one sampled trajectory per question each (e.g. 1,2,3: like "
+            "--samples 3 with those seeds); the run reports the mean and the spread over seeds."
+        ),
     ),
     top_p: Optional[float] = typer.Option(
         None,
         "--top-p",
-        help="Nucleus sampling threshold in (0, 1] (llamacpp, xllamacpp, openai and vllm backends; default: the backend's).",
+        help=(
+            "Nucleus sampling threshold in (0, 1] (llamacpp, xllamacpp, "
+            "openai and vllm backends; default: the backend's)."
+        ),
     ),
     batch_size: int = typer.Option(
         RunConfig.default("batch_size"),
@@ -223,7 +244,10 @@ def run_command(
     schedule: Optional[str] = typer.Option(
         None,
         "--schedule",
-        help="async (each trajectory on its own; servers, vllm-async) | sync (turn by turn in batches). Default: async where the backend supports it.",
+        help=(
+            "async (each trajectory on its own; servers, vllm-async) | sync (turn "
+            "by turn in batches). Default: async where the backend supports it."
+        ),
     ),
     shard: Optional[str] = typer.Option(
         None, "--shard", help="i/n: evaluate a deterministic share; combine with `evalsuite merge`."
@@ -241,7 +265,10 @@ def run_command(
     report_to: list[str] = typer.Option(
         [],
         "--report-to",
-        help="tensorboard | wandb (repeatable): per-task metrics and sampled trajectories sent there too (extras of the same names).",
+        help=(
+            "tensorboard | wandb (repeatable): per-task metrics and sampled "
+            "trajectories sent there too (extras of the same names)."
+        ),
     ),
     as_json: bool = typer.Option(
         False, "--json", help="Print one JSON object (run directory, metrics, notes) instead of the table."
@@ -249,7 +276,10 @@ def run_command(
     ray: Optional[str] = typer.Option(
         None,
         "--ray",
-        help="Spread the run over Ray actors (extra [ray]): HEAD_IP:PORT, auto (the cluster this machine joined) or local (start Ray here).",
+        help=(
+            "Spread the run over Ray actors (extra [ray]): HEAD_IP:PORT, auto "
+            "(the cluster this machine joined) or local (start Ray here)."
+        ),
     ),
     ray_actors: Optional[int] = typer.Option(
         None, "--ray-actors", help="Backend replicas (default: as many as the cluster's CPUs, or GPUs, hold)."
@@ -458,10 +488,14 @@ def merge_command(
     as_seeds: bool = typer.Option(
         False,
         "--as-seeds",
-        help="The runs repeat one setting with other seeds: one multi-seed run (run i is sample i); tables show mean ± sd over seeds.",
+        help=(
+            "The runs repeat one setting with other seeds: one multi-seed "
+            "run (run i is sample i); tables show mean ± sd over seeds."
+        ),
     ),
 ) -> None:
-    """Combine the shard run directories of one run into a single run directory, or (--as-seeds) seed runs into one multi-seed run."""
+    """Combine the shard run directories of one run into a single run
+    directory, or (--as-seeds) seed runs into one multi-seed run."""
     from evalsuite.agent.merge import merge_runs, merge_seed_runs
 
     if as_seeds:

@@ -107,7 +107,10 @@ def _score_result_file(
             "sha256": file_sha256(data_file),
             "n": len(records),
         },
-        notes="Imported from a FlashRAG/Search-R1 result file; the trajectories were generated elsewhere and rescored here.",
+        notes=(
+            "Imported from a FlashRAG/Search-R1 result file; the "
+            "trajectories were generated elsewhere and rescored here."
+        ),
         **provenance_fields(),
     )
     run.write(manifest, records)
@@ -163,7 +166,8 @@ def _summary_table(scored: list[ScoredInput]) -> Table:
 
 
 def _process_table(scored: list[ScoredInput]) -> Table:
-    """Search behaviour: SmartSearch novelty and Search Efficiency, Search-P1 turns of successful vs failed trajectories."""
+    """Search behaviour: SmartSearch novelty and Search Efficiency,
+    Search-P1 turns of successful vs failed trajectories."""
     from evalsuite.runs import RunDirectory
 
     table = Table(title="search process (rule-based)")
@@ -205,22 +209,34 @@ def score_command(
     task: Optional[str] = typer.Option(
         None,
         "--task",
-        help="Task of the result files, by name or as a task declaration FILE.yaml (default: config.yaml's dataset_name, else the file name).",
+        help=(
+            "Task of the result files, by name or as a task declaration "
+            "FILE.yaml (default: config.yaml's dataset_name, else the file name)."
+        ),
     ),
     method: Optional[str] = typer.Option(
         None,
         "--method",
-        help="Protocol the result files' responses follow (see `evalsuite methods`); default: the task's own, else search-r1.",
+        help=(
+            "Protocol the result files' responses follow (see `evalsuite "
+            "methods`); default: the task's own, else search-r1."
+        ),
     ),
     data_dir: Optional[Path] = typer.Option(
         None,
         "--data-dir",
-        help="Benchmark files to check that every question belongs to the task (default: $EVALSUITE_DATA_DIR; unset: not checked).",
+        help=(
+            "Benchmark files to check that every question belongs to the "
+            "task (default: $EVALSUITE_DATA_DIR; unset: not checked)."
+        ),
     ),
     check_recorded: bool = typer.Option(
         False,
         "--check-recorded",
-        help="Fail if any recorded prediction, per-item score or metric_score.txt average differs; each difference names the convention that explains it.",
+        help=(
+            "Fail if any recorded prediction, per-item score or metric_score.txt "
+            "average differs; each difference names the convention that explains it."
+        ),
     ),
     show: int = typer.Option(10, "--show-differences", help="How many differences to list per input."),
     metrics: Optional[str] = typer.Option(
@@ -234,12 +250,18 @@ def score_command(
     pipeline: Optional[str] = typer.Option(
         None,
         "--pipeline",
-        help="Writer of the result files (a FlashRAG pipeline such as sequential, ircot, reasoning, or a family eval script; default: recognised from config.yaml's save_note, else from the records' keys).",
+        help=(
+            "Writer of the result files (a FlashRAG pipeline such as sequential, ircot, reasoning, or a family "
+            "eval script; default: recognised from config.yaml's save_note, else from the records' keys)."
+        ),
     ),
     fields: Optional[str] = typer.Option(
         None,
         "--fields",
-        help="Read any JSON/JSONL of results by dotted paths into each record: KEY=PATH pairs joined by commas, keys prediction, response, golds, id, question (e.g. prediction=output.pred, golds=golden_answers).",
+        help=(
+            "Read any JSON/JSONL of results by dotted paths into each record: KEY=PATH pairs joined by commas, "
+            "keys prediction, response, golds, id, question (e.g. prediction=output.pred, golds=golden_answers)."
+        ),
     ),
 ) -> None:
     """Rescore run directories and FlashRAG / Search-R1 result files; write a run directory per input."""
@@ -269,7 +291,8 @@ def score_command(
                 scored.append(_score_result_file(path, out_dir, task, method, data_dir, chosen, pipeline, fields))
             else:
                 raise EvalsuiteError(
-                    f"{path}: unknown layout: not a run directory (manifest.json), a FlashRAG run folder (intermediate_data.json) or a result file (.json, .jsonl)",
+                    f"{path}: unknown layout: not a run directory (manifest.json), a FlashRAG "
+                    "run folder (intermediate_data.json) or a result file (.json, .jsonl)",
                     hint="pass run directories, result files or FlashRAG run folders",
                 )
             bars.advance(bar)
@@ -328,7 +351,8 @@ def _print_check(console: "Console", scored: list[ScoredInput], show: int) -> No
             continue
         explained = Counter(d.explanation or "no known convention explains it" for d in item.differences)
         console.print(
-            f"[red]✗[/] {escape(item.name)}: {len(item.differences)} differences from the recorded scores, by explanation:"
+            f"[red]✗[/] {escape(item.name)}: {len(item.differences)} "
+            "differences from the recorded scores, by explanation:"
         )
         for why, count in explained.most_common():
             console.print(f"    {count} × {escape(why)}", highlight=False)

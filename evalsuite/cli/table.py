@@ -36,7 +36,10 @@ def table_command(
     ci: bool = typer.Option(
         False,
         "--ci",
-        help="Show each mean's 95% interval as [low, high] (Wilson for 0/1 metrics, bootstrap otherwise; as in metrics.json).",
+        help=(
+            "Show each mean's 95% interval as [low, high] (Wilson for "
+            "0/1 metrics, bootstrap otherwise; as in metrics.json)."
+        ),
     ),
     differences: bool = typer.Option(
         True,
@@ -61,7 +64,10 @@ def table_command(
     mid_p: bool = typer.Option(
         False,
         "--mid-p",
-        help="Mid-p McNemar and randomization tests (ties count half): not conservative with 0/1 scores on few questions.",
+        help=(
+            "Mid-p McNemar and randomization tests (ties count half): "
+            "not conservative with 0/1 scores on few questions."
+        ),
     ),
     emphasis: str = typer.Option("auto", "--emphasis", help="Reported tables: auto, computed, paper or none."),
     output: Optional[Path] = typer.Option(

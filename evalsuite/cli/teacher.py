@@ -36,7 +36,8 @@ def teacher_queries_command(
         help="Output JSONL (default: beside the task data, <task>.<split>.teacher.<source>.jsonl).",
     ),
 ) -> None:
-    """Write teacher queries for a task split as JSONL {id, question, teacher_queries, source}; model replies are cached."""
+    """Write teacher queries for a task split as JSONL {id,
+    question, teacher_queries, source}; model replies are cached."""
     from evalsuite.judges import prompts
     from evalsuite.judges.config import load_panel
     from evalsuite.judges.evaluate import default_cache_path

@@ -1,4 +1,5 @@
-"""Persistent judge cache (SQLite): a reply is keyed by judge model, prompt-template hash and input, so reruns cost nothing."""
+"""Persistent judge cache (SQLite): a reply is keyed by judge
+model, prompt-template hash and input, so reruns cost nothing."""
 
 from __future__ import annotations
 

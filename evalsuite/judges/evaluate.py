@@ -1,4 +1,5 @@
-"""Judge a run directory: build panel requests per metric, aggregate verdicts, write judgments.jsonl and update metrics.json."""
+"""Judge a run directory: build panel requests per metric,
+aggregate verdicts, write judgments.jsonl and update metrics.json."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ DOC_CHARS = 300
 
 
 def default_cache_path() -> Path:
-    """$EVALSUITE_CACHE_DIR/judges.sqlite, else ~/.cache/evalsuite/judges.sqlite: shared by runs, so repeats are free."""
+    """$EVALSUITE_CACHE_DIR/judges.sqlite, else
+    ~/.cache/evalsuite/judges.sqlite: shared by runs, so repeats are free."""
     root = cache_root()
     return root / "judges.sqlite"
 
@@ -356,7 +358,10 @@ class JudgeRunResult:
         """One line for a partial run, None when every call got a reply."""
         if not self.n_missing:
             return None
-        return f"{self.n_missing} of {len(self.judgments)} verdicts are missing: their judge calls failed (see 'parse_error' in judgments.jsonl)"
+        return (
+            f"{self.n_missing} of {len(self.judgments)} verdicts are missing: "
+            "their judge calls failed (see 'parse_error' in judgments.jsonl)"
+        )
 
 
 def judge_run(

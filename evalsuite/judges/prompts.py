@@ -1,4 +1,5 @@
-"""Judge prompt templates: each is versioned by the hash of its text, which keys the cache and is recorded in the run."""
+"""Judge prompt templates: each is versioned by the hash of
+its text, which keys the cache and is recorded in the run."""
 
 from __future__ import annotations
 

@@ -67,7 +67,8 @@ class SiteSummary:
     settings: int
     pages: int
     source: Path
-    # What interrupted `leaderboard add` runs left in the leaderboard folder, one line each (the entries were still found).
+    # What interrupted `leaderboard add` runs left in the leaderboard folder, one line each
+    # (the entries were still found).
     notes: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
@@ -164,8 +165,8 @@ def unverified_note(unverified: list[UnverifiedEntry]) -> str | None:
         return None
     missing = sorted({m.strip() for e in unverified for m in e.missing.split(",")})
     return (
-        f"{len(unverified)} entries not re-verified here (gold answers not found: {', '.join(missing)}): listed without "
-        f"scores; pass --data-dir DIR, or fetch them with `evalsuite data download` (offline: --from DIR)"
+        f"{len(unverified)} entries not re-verified here (gold answers not found: {', '.join(missing)}): listed "
+        "without scores; pass --data-dir DIR, or fetch them with `evalsuite data download` (offline: --from DIR)"
     )
 
 
@@ -236,7 +237,10 @@ def _top_entries_chart(members: list[Entry], metric: str, path: Path) -> Path | 
             entry.report.info.name if entry.report.info.name not in series else f"{entry.report.info.name} ({entry.id})"
         )
         series[label] = {t: entry.summary(t, metric) for t in tasks if entry.has(t, metric)}
-    title = f"top {len(top)} of {len(members)} entr{'y' if len(members) == 1 else 'ies'} by their mean, {metric} per benchmark, 95% intervals"
+    title = (
+        f"top {len(top)} of {len(members)} entr{'y' if len(members) == 1 else 'ies'} "
+        f"by their mean, {metric} per benchmark, 95% intervals"
+    )
     return plot_top_entries(series, tasks, metric, path, title)
 
 

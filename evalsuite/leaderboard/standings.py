@@ -218,7 +218,8 @@ def task_label(task: str) -> str:
 
 
 def columns(tasks: Sequence[str] | None = None) -> list[Column]:
-    """The benchmark columns (default: every registered task), with the in-domain/out-of-domain note for the NQ+HotpotQA training mix."""
+    """The benchmark columns (default: every registered task), with
+    the in-domain/out-of-domain note for the NQ+HotpotQA training mix."""
     cols = []
     for task in task_names() if tasks is None else tasks:
         try:
@@ -313,7 +314,10 @@ def verified_table(
                 if k > 1
                 else (", one trajectory per question (K = 1)" if one_sample_metric(metric) else "")
             )
-            title = f"{task_label(task)} {verified.split}, n={verified.summary.n}{failed}{samples}: {label} {100 * s.mean:.2f}, 95% CI {cell.ci} ({interval_method(metric)})"
+            title = (
+                f"{task_label(task)} {verified.split}, n={verified.summary.n}{failed}{samples}: "
+                f"{label} {100 * s.mean:.2f}, 95% CI {cell.ci} ({interval_method(metric)})"
+            )
             if tops[column] == entry.id:
                 cell.group, cell.css = "a", "top"
                 title += "; top entry of this column"
@@ -321,7 +325,10 @@ def verified_table(
                 p = adjusted[(entry.id, column)]
                 cell.group = "b" if p <= ALPHA else "a"
                 cell.css = "sig-below" if cell.group == "b" else ""
-                title += f"; vs top: Holm-adjusted p = {p:.3g} ({'significantly below' if cell.group == 'b' else 'not significantly different'})"
+                title += (
+                    f"; vs top: Holm-adjusted p = {p:.3g} "
+                    f"({'significantly below' if cell.group == 'b' else 'not significantly different'})"
+                )
             else:
                 title += "; not tested against the top (no other entry on this split)"
             cell.title = title

@@ -1,11 +1,12 @@
 """`evalsuite leaderboard verify`: accept a submission only if every score recomputes from its trajectories.
 
-Every prediction must be what the method's own parser reads from the recorded trajectory (an evalsuite run's: from the
-model's turns within it, observations left out, as the rollout loop reads it); scores are recomputed
-against the task registry's gold answers (never the submission's own), exactly the metrics each run records it was
-scored with, at the definition versions it records (metrics registered later are computed for the site, never held
-against an entry); every declared task split must be a registered split name, covered id for id; the declared
-setting (method, corpus, retriever, top-k, turns) must be what every run manifest records; and the submission may hold only the files its format defines, each matching its
+Every prediction must be what the method's own parser reads from the recorded trajectory (an evalsuite
+run's: from the model's turns within it, observations left out, as the rollout loop reads it); scores are
+recomputed against the task registry's gold answers (never the submission's own), exactly the metrics each
+run records it was scored with, at the definition versions it records (metrics registered later are
+computed for the site, never held against an entry); every declared task split must be a registered split
+name, covered id for id; the declared setting (method, corpus, retriever, top-k, turns) must be what every
+run manifest records; and the submission may hold only the files its format defines, each matching its
 checksum, UTF-8 and within the size limits. docs/guarantees.md says what this proves and what it cannot.
 """
 
@@ -872,7 +873,8 @@ def verify_run(
     limits: Limits,
     report: VerificationReport,
 ) -> None:
-    """Verify one packed run: manifest, predictions against the trajectories and the registry, and the claimed summary."""
+    """Verify one packed run: manifest, predictions against the
+    trajectories and the registry, and the claimed summary."""
     name = ref.name
     where = f"{RUNS_DIR}/{name}"
     run_dir = root / RUNS_DIR / name

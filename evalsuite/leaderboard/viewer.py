@@ -130,7 +130,8 @@ def missing_notes(runs: list[ViewedRun], page_of: dict[Key, int] | None = None) 
                 shown = ", ".join(map(str, pages[:10])) + (f" and {len(pages) - 10} more" if len(pages) > 10 else "")
                 where = f" on page{'s' if len(pages) > 1 else ''} {shown}"
             notes.append(
-                f"{run.label}: {failed} of {len(run.records)} examples failed: shown with their error{where} (filter: failed)"
+                f"{run.label}: {failed} of {len(run.records)} examples "
+                f"failed: shown with their error{where} (filter: failed)"
             )
     if len(runs) > 1:
         every = set.intersection(*(set(r.records) for r in runs))

@@ -1,4 +1,5 @@
-"""Rule-based search-process metrics: SmartSearch novelty, query-quality rates and Search Efficiency; Search-P1 turn statistics.
+"""Rule-based search-process metrics: SmartSearch novelty,
+query-quality rates and Search Efficiency; Search-P1 turn statistics.
 
 Novelty (SmartSearch, Dual-Level Credit Assessment): at search round t, O_t counts the round's retrieved documents
 already retrieved in an earlier round; the round is novel iff O_t <= K. The paper leaves K to the implementation; we
@@ -64,7 +65,8 @@ def extract_queries(turns: Sequence[Turn]) -> list[str]:
 
 
 def overlap_counts(rounds: Sequence[SearchRound]) -> list[int]:
-    """O_t per round: how many of its documents an earlier round already retrieved (duplicates within a round count once each)."""
+    """O_t per round: how many of its documents an earlier round
+    already retrieved (duplicates within a round count once each)."""
     seen: set[str] = set()
     counts = []
     for round_ in rounds:

@@ -147,7 +147,10 @@ class ScheduleUnsupported(EvalsuiteError):
     def __init__(self, backend: str):
         super().__init__(
             f"the {backend} backend does not support --schedule async (it generates one whole batch at a time)",
-            hint="use --schedule sync, or serve the model with vLLM or llama.cpp and use --backend openai (or --backend vllm-async)",
+            hint=(
+                "use --schedule sync, or serve the model with vLLM or "
+                "llama.cpp and use --backend openai (or --backend vllm-async)"
+            ),
         )
 
 

@@ -88,7 +88,8 @@ class OpenAIBackend(Backend):
             )
         except (TypeError, ValueError):
             raise EvalsuiteError(
-                f"invalid openai backend options retries={retries!r} timeout_s={timeout_s!r} backoff_s={backoff_s!r} deadline_s={deadline_s!r}",
+                f"invalid openai backend options retries={retries!r} "
+                f"timeout_s={timeout_s!r} backoff_s={backoff_s!r} deadline_s={deadline_s!r}",
                 hint="give numbers, e.g. --backend-option timeout_s=120",
             ) from None
         self.extra = options
@@ -133,7 +134,8 @@ class OpenAIBackend(Backend):
         return asyncio.run(self._generate_batch(requests))
 
     async def _generate_batch(self, requests: list[GenerationRequest]) -> list[Generation]:
-        """A whole batch at once; sampled requests with consecutive seeds share one `n` request (see the module's doc)."""
+        """A whole batch at once; sampled requests with consecutive
+        seeds share one `n` request (see the module's doc)."""
         groups = native_n_groups(requests, grouping=self.native_n)
         results: list[Generation | None] = [None] * len(requests)
 

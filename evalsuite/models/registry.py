@@ -82,7 +82,8 @@ def check_gguf(path: str) -> None:
 
 
 def guess_backend(model: str) -> str:
-    """The backend a model spec implies: `.gguf` → llamacpp, `http(s)://` → openai, `.json` recordings → replay, else hf."""
+    """The backend a model spec implies: `.gguf` → llamacpp,
+    `http(s)://` → openai, `.json` recordings → replay, else hf."""
     lowered = model.lower()
     if lowered.startswith(("http://", "https://")):
         return "openai"

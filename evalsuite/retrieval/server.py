@@ -116,7 +116,8 @@ def validate_request(payload: Any, default_topk: int, limits: ServerLimits) -> t
             raise ApiError(
                 413,
                 "request_too_large",
-                f"the queries hold more than {limits.max_request_chars} characters in all (the limit per request): send fewer or shorter queries per request",
+                f"the queries hold more than {limits.max_request_chars} characters in "
+                "all (the limit per request): send fewer or shorter queries per request",
             )
         try:
             query.encode("utf-8")
@@ -422,7 +423,8 @@ def _warn_if_public(host: str) -> None:
 
 
 class ServerThread:
-    """The server in a background thread of this process (tests, benchmarks, notebooks): `with ServerThread(app) as s: s.url`."""
+    """The server in a background thread of this process (tests,
+    benchmarks, notebooks): `with ServerThread(app) as s: s.url`."""
 
     def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, limits: ServerLimits | None = None):
         self.app, self.host, self.port = app, host, port

@@ -6,8 +6,8 @@ Three layouts, as those pipelines write them:
 - a FlashRAG run folder `<dataset>_<date>_<note>/` holding `intermediate_data.json` (that JSON list), `metric_score.txt`
   (`em: 0.352` lines, the averages FlashRAG's `Evaluator` wrote) and `config.yaml` (its `dataset_name` names the task).
 
-Which writer produced the records (a FlashRAG pipeline, a family eval script, or `--fields`) is `evalsuite.runs.layouts`'
-table: it says where the prediction, the raw generation and the recorded scores are.
+Which writer produced the records (a FlashRAG pipeline, a family eval script, or `--fields`) is
+`evalsuite.runs.layouts`' table: it says where the prediction, the raw generation and the recorded scores are.
 """
 
 from __future__ import annotations
@@ -150,7 +150,10 @@ def save_note_of(folder: Path, config: dict[str, Any]) -> str | None:
     return match["note"] if match else None
 
 
-_LAYOUT_HINT = "pass a JSON list of results, a .jsonl file, or a FlashRAG run folder (intermediate_data.json beside metric_score.txt)"
+_LAYOUT_HINT = (
+    "pass a JSON list of results, a .jsonl file, or a FlashRAG run "
+    "folder (intermediate_data.json beside metric_score.txt)"
+)
 
 
 def _read_text(path: Path) -> str:
@@ -296,7 +299,8 @@ class ExtractedItem:
 
 
 def resolve_layout(source: ResultSource, pipeline: str | None = None, fields: str | None = None) -> ResultLayout:
-    """The layout of a source: `--fields`, else `--pipeline`, else the FlashRAG save_note, else the keys of its records."""
+    """The layout of a source: `--fields`, else `--pipeline`,
+    else the FlashRAG save_note, else the keys of its records."""
     if fields:
         return parse_fields(fields)
     if pipeline:
@@ -320,13 +324,18 @@ def _unknown_layout(source: ResultSource, item: ResultItem) -> DataError:
     where = "output keys" if isinstance(output, dict) else "keys"
     if source.layout == "flashrag-run":
         note = f" (save_note {source.save_note!r})" if source.save_note else ""
-        message = f"{source.path}: unknown pipeline{note}: {item.where} has {where} {', '.join(keys)}, which no known FlashRAG pipeline writes"
+        message = (
+            f"{source.path}: unknown pipeline{note}: {item.where} has {where} "
+            f"{', '.join(keys)}, which no known FlashRAG pipeline writes"
+        )
     else:
         looked = "; ".join(f"{name}: {layout.looks_for()}" for name, layout in LAYOUTS.items())
         message = f"{item.where}: unknown result layout ({where} {', '.join(keys[:12])}); looked for {looked}"
     return DataError(
         message,
-        hint=f"pass --pipeline NAME ({', '.join(LAYOUTS)}) or --fields prediction=PATH,response=PATH,golds=PATH,id=PATH",
+        hint=(
+            f"pass --pipeline NAME ({', '.join(LAYOUTS)}) or --fields prediction=PATH,response=PATH,golds=PATH,id=PATH"
+        ),
     )
 
 
@@ -491,7 +500,8 @@ def split_observations(parsed: ParsedTrajectory, response: str, layout: ResultLa
 
 
 def check_against_task_data(source: ResultSource, records: list[ExampleRecord], task: str, data_dir: Path) -> None:
-    """Every question must be in the task's data (by id, else by question text): one error line naming the first that is not."""
+    """Every question must be in the task's data (by id, else by
+    question text): one error line naming the first that is not."""
     from evalsuite.tasks.loader import available_splits, load_split
     from evalsuite.tasks.rows import normalize_question
 
@@ -509,7 +519,8 @@ def check_against_task_data(source: ResultSource, records: list[ExampleRecord], 
     for item, record in zip(source.items, records):
         if record.id not in ids and normalize_question(record.question) not in questions:
             raise DataError(
-                f"{item.where} (id {record.id!r}): question not in task {task!r} ({', '.join(splits)} under {data_dir}): {record.question[:80]!r}",
+                f"{item.where} (id {record.id!r}): question not in task {task!r} "
+                f"({', '.join(splits)} under {data_dir}): {record.question[:80]!r}",
                 hint="pass --task with the benchmark this file was run on, or --data-dir with the data it was run on",
             )
 

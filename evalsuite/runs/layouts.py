@@ -145,25 +145,27 @@ def _iteration_outputs_are(kind: type) -> Callable[[Mapping[str, Any]], bool]:
 
 # Where the family's writers were read (the index holds copies; the originals hold only a README there).
 _RESEARCH_PIPELINE = (
-    "src/flashrag/pipeline/active_pipeline.py@205fc92 ReSearchPipeline.run_item L216-297 (update_output 'final_response' = "
-    "the generation with `<result>` blocks of the hits' contents joined by blank lines, 'pred' = "
-    "remove_boxed(last_boxed_only_string(extract_answer(final_response))), '' when over length), R1SearcherPipeline.run_item "
-    "L79-171 (`<|begin_of_documents|>` blocks, pred = the first <answer> stripped); extract_answer / remove_boxed / "
-    "last_boxed_only_string: verl/utils/reward_score/re_search.py (zeocax/verl@588c245 L48-56, L58-69, L71-98)"
+    "src/flashrag/pipeline/active_pipeline.py@205fc92 ReSearchPipeline.run_item L216-297 (update_output "
+    "'final_response' = the generation with `<result>` blocks of the hits' contents joined by blank "
+    "lines, 'pred' = remove_boxed(last_boxed_only_string(extract_answer(final_response))), '' when over "
+    "length), R1SearcherPipeline.run_item L79-171 (`<|begin_of_documents|>` blocks, pred = the first "
+    "<answer> stripped); extract_answer / remove_boxed / last_boxed_only_string: "
+    "verl/utils/reward_score/re_search.py (zeocax/verl@588c245 L48-56, L58-69, L71-98)"
 )
 _RESEARCH_RUN_EVAL = (
     "scripts/evaluation/run_eval.py@205fc92 research() L80-88, save_note = --save_note or the method name L136"
 )
 _ZEROSEARCH_WRITER = (
-    "verl/trainer/main_ppo.py AccManager.__call__ (YuchenFan48/ZeroSearch@9fb5935 L96-147; cx9941/CriticSearch@70c64c8 "
-    "the same): one {prompt: decode(prompt ids), response_str: decode(valid prompt + response ids), ground_truth: target "
-    "list, em_score, f1_score: float(score_em)} per item (L135); verl/trainer/ppo/ray_trainer.py RayPPOTrainer._validate "
-    "(cx9941/CriticSearch@70c64c8 L446-615, json.dump L613) writes the list to {default_local_dir}/record_init.json (fit L734)"
+    "verl/trainer/main_ppo.py AccManager.__call__ (YuchenFan48/ZeroSearch@9fb5935 L96-147; "
+    "cx9941/CriticSearch@70c64c8 the same): one {prompt: decode(prompt ids), response_str: decode(valid "
+    "prompt + response ids), ground_truth: target list, em_score, f1_score: float(score_em)} per item "
+    "(L135); verl/trainer/ppo/ray_trainer.py RayPPOTrainer._validate (cx9941/CriticSearch@70c64c8 "
+    "L446-615, json.dump L613) writes the list to {default_local_dir}/record_init.json (fit L734)"
 )
 _ZEROSEARCH_SCORE = (
-    "verl/utils/reward_score/qa_em.py (YuchenFan48/ZeroSearch@9fb5935) compute_score L131-150: extract_solution L117-128 "
-    "(the last <answer> of prompt + response if two or more, else None), em_check L94-101 (em: a normalized gold inside "
-    "the normalized answer; None normalizes to 'No answer')"
+    "verl/utils/reward_score/qa_em.py (YuchenFan48/ZeroSearch@9fb5935) compute_score L131-150: "
+    "extract_solution L117-128 (the last <answer> of prompt + response if two or more, else None), "
+    "em_check L94-101 (em: a normalized gold inside the normalized answer; None normalizes to 'No answer')"
 )
 _STEPSEARCH_WRITER = (
     "verl/trainer/ppo/ray_trainer.py@312a340 RayPPOTrainer._validate L469-686: with trainer.save_predictions, one "
@@ -171,9 +173,9 @@ _STEPSEARCH_WRITER = (
     "(L611-617) json.dumped to {default_local_dir}/predictions/<timestamp>.json (L642); no score stored"
 )
 _STEPSEARCH_SCORE = (
-    "verl/utils/reward_score/qa_step.py@140c89b compute_score_f1_steps_plan_with_support_docs L275-337: answer_correct = "
-    "query_f1_score L72-107 (token F1, rounded to 4 places) of extract_solution L27-39 (the last <answer>, stripped); "
-    "documents as `<## title ##> text` (extract_content_from_information L57-69)"
+    "verl/utils/reward_score/qa_step.py@140c89b compute_score_f1_steps_plan_with_support_docs L275-337: "
+    "answer_correct = query_f1_score L72-107 (token F1, rounded to 4 places) of extract_solution L27-39 (the "
+    "last <answer>, stripped); documents as `<## title ##> text` (extract_content_from_information L57-69)"
 )
 
 
@@ -260,8 +262,9 @@ FLASHRAG_PIPELINES: dict[str, ResultLayout] = {
     for layout in (
         _flashrag(
             "sequential",
-            "flashrag/pipeline/pipeline.py@6195456 SequentialPipeline.run L82-130 and .naive_run L71-80 (update_output "
-            "'prompt', 'retrieval_result', 'refine_result', 'pred'); BasicPipeline.evaluate L26-41 applies pred_process_fun",
+            "flashrag/pipeline/pipeline.py@6195456 SequentialPipeline.run L82-130 and "
+            ".naive_run L71-80 (update_output 'prompt', 'retrieval_result', 'refine_result', "
+            "'pred'); BasicPipeline.evaluate L26-41 applies pred_process_fun",
             required=set(),
             allowed=_SEQUENTIAL_KEYS,
             save_notes=(
@@ -280,7 +283,8 @@ FLASHRAG_PIPELINES: dict[str, ResultLayout] = {
         ),
         _flashrag(
             "conditional",
-            "flashrag/pipeline/pipeline.py@6195456 ConditionalPipeline.run L161-179 (update_output 'judge_result': bool per item)",
+            "flashrag/pipeline/pipeline.py@6195456 ConditionalPipeline.run "
+            "L161-179 (update_output 'judge_result': bool per item)",
             required={"judge_result"},
             allowed=_SEQUENTIAL_KEYS,
             save_notes=("skr",),
@@ -289,7 +293,8 @@ FLASHRAG_PIPELINES: dict[str, ResultLayout] = {
         ),
         _flashrag(
             "adaptive",
-            "flashrag/pipeline/pipeline.py@6195456 AdaptivePipeline.run L231-253 (judge_result 'A'/'B'/'C'; 'C' items run IRCOTPipeline)",
+            "flashrag/pipeline/pipeline.py@6195456 AdaptivePipeline.run "
+            "L231-253 (judge_result 'A'/'B'/'C'; 'C' items run IRCOTPipeline)",
             required={"judge_result"},
             allowed=_SEQUENTIAL_KEYS,
             patterns=(r"intermediate_output_iter\d+", "scores"),
@@ -299,7 +304,8 @@ FLASHRAG_PIPELINES: dict[str, ResultLayout] = {
         ),
         _flashrag(
             "replug",
-            "flashrag/pipeline/branching_pipeline.py@16074be REPLUGPipeline.run L32-60 (update_output 'retrieval_result', 'doc_scores', 'pred')",
+            "flashrag/pipeline/branching_pipeline.py@16074be REPLUGPipeline.run "
+            "L32-60 (update_output 'retrieval_result', 'doc_scores', 'pred')",
             required={"doc_scores"},
             allowed={"retrieval_result"},
             save_notes=("replug",),
@@ -307,14 +313,16 @@ FLASHRAG_PIPELINES: dict[str, ResultLayout] = {
         ),
         _flashrag(
             "sure",
-            "flashrag/pipeline/branching_pipeline.py@16074be SuRePipeline.run L167-250 ('candidates', 'all_summary', 'val_scores', 'ranking_scores'; pred = best candidate)",
+            "flashrag/pipeline/branching_pipeline.py@16074be SuRePipeline.run L167-250 "
+            "('candidates', 'all_summary', 'val_scores', 'ranking_scores'; pred = best candidate)",
             required={"candidates"},
             allowed={"retrieval_result", "all_summary", "val_scores", "ranking_scores"},
             save_notes=("SuRe",),
         ),
         _flashrag(
             "iterative",
-            "flashrag/pipeline/active_pipeline.py@16074be IterativePipeline.run L19-52 ('retrieval_result_iter_k', 'prompt_iter_k', 'pred_iter_k'; pred = last pred_iter)",
+            "flashrag/pipeline/active_pipeline.py@16074be IterativePipeline.run L19-52 "
+            "('retrieval_result_iter_k', 'prompt_iter_k', 'pred_iter_k'; pred = last pred_iter)",
             required={"pred_iter_0"},
             allowed={"retrieval_result"},
             patterns=(r"retrieval_result_iter_\d+", r"prompt_iter_\d+", r"pred_iter_\d+"),
@@ -323,14 +331,16 @@ FLASHRAG_PIPELINES: dict[str, ResultLayout] = {
         ),
         _flashrag(
             "self-rag",
-            "flashrag/pipeline/active_pipeline.py@16074be SelfRAGPipeline.run_batch_pred L618-675 ('retrieval_flag', 'prompt' list, 'critic_result'; pred post-processed)",
+            "flashrag/pipeline/active_pipeline.py@16074be SelfRAGPipeline.run_batch_pred "
+            "L618-675 ('retrieval_flag', 'prompt' list, 'critic_result'; pred post-processed)",
             required={"retrieval_flag"},
             allowed={"retrieval_result", "prompt", "critic_result", "intermediate_result"},
             save_notes=("self-rag",),
         ),
         _flashrag(
             "flare",
-            "flashrag/pipeline/active_pipeline.py@16074be FLAREPipeline.run_item L733-778 ('judge_result_iter{k}', 'gen_iter_{k}', 'retrieval_result'; pred = the sentences joined)",
+            "flashrag/pipeline/active_pipeline.py@16074be FLAREPipeline.run_item L733-778 "
+            "('judge_result_iter{k}', 'gen_iter_{k}', 'retrieval_result'; pred = the sentences joined)",
             required={"judge_result_iter0"},
             allowed={"retrieval_result"},
             patterns=(r"judge_result_iter\d+", r"gen_iter_\d+"),
@@ -339,7 +349,8 @@ FLASHRAG_PIPELINES: dict[str, ResultLayout] = {
         ),
         _flashrag(
             "self-ask",
-            "flashrag/pipeline/active_pipeline.py@16074be SelfAskPipeline.run_item L823-893, run L895-900 + flashrag/utils selfask_pred_parse (raw_pred = the chain, pred = 'So the final answer is:' line)",
+            "flashrag/pipeline/active_pipeline.py@16074be SelfAskPipeline.run_item L823-893, run L895-900 + "
+            "flashrag/utils selfask_pred_parse (raw_pred = the chain, pred = 'So the final answer is:' line)",
             required={"raw_pred", "intermediate_output_iter0"},
             allowed={"retrieval_result"},
             patterns=(r"intermediate_output_iter\d+",),
@@ -349,7 +360,8 @@ FLASHRAG_PIPELINES: dict[str, ResultLayout] = {
         ),
         _flashrag(
             "ircot",
-            "flashrag/pipeline/active_pipeline.py@16074be IRCOTPipeline.run_item L924-973, run L975-980 + flashrag/utils ircot_pred_parse (raw_pred = thoughts joined, pred = after 'So the answer is:')",
+            "flashrag/pipeline/active_pipeline.py@16074be IRCOTPipeline.run_item L924-973, run L975-980 + "
+            "flashrag/utils ircot_pred_parse (raw_pred = thoughts joined, pred = after 'So the answer is:')",
             required={"raw_pred"},
             allowed={"retrieval_result", "scores"},
             patterns=(r"intermediate_output_iter\d+",),
@@ -360,16 +372,17 @@ FLASHRAG_PIPELINES: dict[str, ResultLayout] = {
         _flashrag(
             "rqrag",
             "flashrag/pipeline/active_pipeline.py RQRAGPipeline.run ('paths' = best path {prompt, depth, done, "
-            "final_answer, confidence}; pred = final_answer; read from a FlashRAG-derived copy of the file the index holds unnamed, "
-            "FlashRAG's active_pipeline.py@16074be predating the class; flashrag/pipeline/__init__.py@f792919 L4 imports it, "
-            "examples/methods/run_exp.py@8e16b75 rqrag() runs it)",
+            "final_answer, confidence}; pred = final_answer; read from a FlashRAG-derived copy of the file the index "
+            "holds unnamed, FlashRAG's active_pipeline.py@16074be predating the class; "
+            "flashrag/pipeline/__init__.py@f792919 L4 imports it, examples/methods/run_exp.py@8e16b75 rqrag() runs it)",
             required={"paths"},
             save_notes=("rqrag",),
         ),
         _flashrag(
             "reasoning",
-            "flashrag/pipeline/reasoning_pipeline.py@8e16b75 ReasoningPipeline.run L82-145, which SearchR1Pipeline (read from "
-            "an unnamed later copy) inherits ('prompt' = prompt + every step and _retrieved_docs_to_string L70-80, 'finish_flag', 'finish_reason', 'retrieval_results', 'retrieved_times')",
+            "flashrag/pipeline/reasoning_pipeline.py@8e16b75 ReasoningPipeline.run L82-145, which SearchR1Pipeline "
+            "(read from an unnamed later copy) inherits ('prompt' = prompt + every step and _retrieved_docs_to_string "
+            "L70-80, 'finish_flag', 'finish_reason', 'retrieval_results', 'retrieved_times')",
             required={"prompt", "finish_flag"},
             allowed={"retrieval_results", "retrieved_times", "finish_reason"},
             save_notes=("r1-searcher", "search-r1", "searchr1"),
@@ -385,12 +398,12 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
     for layout in (
         ResultLayout(
             "search-r1-results",
-            "Search-R1 evaluation results in FlashRAG's Dataset.save format, as GaurisankarJ/reason_over_search writes them: "
-            "evaluation_search_r1/flashrag/pipeline/active_pipeline.py@830cdd1 SearchR1Pipeline.run_item L73-204 (output query "
-            "L83; final_response, stop_reason, stop_matched_idx/text, prompt_tokens, completion_tokens, remain_length L164-184; "
-            "pred = _extract_pred_fallback L47-71 (boxed, else the <answer> text) L187-191; search_r1_* L200-204; the hits' "
-            "contents joined by blank lines in <information> L140, which Search-R1's parser splits; files of other commits "
-            "hold Search-R1's `Doc i(Title: t) text` lines)",
+            "Search-R1 evaluation results in FlashRAG's Dataset.save format, as GaurisankarJ/reason_over_search writes "
+            "them: evaluation_search_r1/flashrag/pipeline/active_pipeline.py@830cdd1 SearchR1Pipeline.run_item L73-204 "
+            "(output query L83; final_response, stop_reason, stop_matched_idx/text, prompt_tokens, completion_tokens, "
+            "remain_length L164-184; pred = _extract_pred_fallback L47-71 (boxed, else the <answer> text) L187-191; "
+            "search_r1_* L200-204; the hits' contents joined by blank lines in <information> L140, which Search-R1's "
+            "parser splits; files of other commits hold Search-R1's `Doc i(Title: t) text` lines)",
             FieldMap(prediction=None, response="output.final_response", prompt="output.query"),
             required=frozenset({"final_response"}),
             allowed=frozenset(
@@ -413,11 +426,12 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
         ),
         ResultLayout(
             "r1-searcher-eval",
-            "R1-Searcher's eval script main() (RUCAIBox/R1-Searcher holds only its README here; read from two copies: "
-            "WangYuzzu/GenR1-Searcher evaluation/eval_search_local.py@ccac151 main() L93-386: a finished item {idx, question, "
-            "answer, pred_ans, stop_reason_final, gen_text_store, search_count, gendoc_count} L198-209, shot_down L281-291, "
-            "documents '(i)' + doc + newline per hit L309-325, appended to <src_file>-<model>_two_tools_temp<t>_type<p>.jsonl "
-            "L378-383; and an unnamed evaluation/eval_search_loacl.py without idx, closing queries with <|end_of_query|>)",
+            "R1-Searcher's eval script main() (RUCAIBox/R1-Searcher holds only its README here; read from "
+            "two copies: WangYuzzu/GenR1-Searcher evaluation/eval_search_local.py@ccac151 main() L93-386: "
+            "a finished item {idx, question, answer, pred_ans, stop_reason_final, gen_text_store, "
+            "search_count, gendoc_count} L198-209, shot_down L281-291, documents '(i)' + doc + newline per "
+            "hit L309-325, appended to <src_file>-<model>_two_tools_temp<t>_type<p>.jsonl L378-383; and an "
+            "unnamed evaluation/eval_search_loacl.py without idx, closing queries with <|end_of_query|>)",
             FieldMap(prediction="pred_ans", response="gen_text_store", golds="answer", id="idx|#", scores=None),
             required=frozenset({"question", "answer", "pred_ans"}),
             allowed=frozenset(
@@ -439,9 +453,10 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
         ),
         ResultLayout(
             "autorefine-results",
-            "AutoRefine cmd/llm_judge.py@0d79ca9: the result JSONL it reads (L20-21: response, ground_truth, data_source) and "
-            "score_item L40-71 extends (llm_score, prompt_tokens, completion_tokens; written L79-81); the prediction is "
-            "extract_answer L32-34: the last <answer>, else the response (L45-47); the question extract_question L36-38",
+            "AutoRefine cmd/llm_judge.py@0d79ca9: the result JSONL it reads (L20-21: response, "
+            "ground_truth, data_source) and score_item L40-71 extends (llm_score, prompt_tokens, "
+            "completion_tokens; written L79-81); the prediction is extract_answer L32-34: the "
+            "last <answer>, else the response (L45-47); the question extract_question L36-38",
             FieldMap(prediction=None, response="response", golds="ground_truth", id="id|#", question=None, scores=None),
             required=frozenset({"response", "ground_truth", "data_source"}),
             allowed=frozenset({"llm_score", "prompt_tokens", "completion_tokens", "id", "question"}),
@@ -453,8 +468,9 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
         ),
         ResultLayout(
             "research-flashrag",
-            f"ReSearch (Agent-RL/ReSearch, later ReCall; read from the copy SevenFo/ReSearch): {_RESEARCH_PIPELINE} and the "
-            f"same keys from R1SearcherPipeline.run_item (method r1r); {_RESEARCH_RUN_EVAL}; FlashRAG's Evaluator scores pred",
+            "ReSearch (Agent-RL/ReSearch, later ReCall; read from the copy SevenFo/ReSearch): "
+            f"{_RESEARCH_PIPELINE} and the same keys from R1SearcherPipeline.run_item (method "
+            f"r1r); {_RESEARCH_RUN_EVAL}; FlashRAG's Evaluator scores pred",
             FieldMap(prediction="output.pred", response="output.final_response"),
             required=frozenset({"final_response", "pred"}),
             save_notes=("research", "r1r"),
@@ -469,8 +485,8 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
         ),
         ResultLayout(
             "zerosearch-validation",
-            f"ZeroSearch (Alibaba-NLP/ZeroSearch holds only its README here; read from two forks that keep its trainer): "
-            f"{_ZEROSEARCH_WRITER}; {_ZEROSEARCH_SCORE}",
+            "ZeroSearch (Alibaba-NLP/ZeroSearch holds only its README here; read from "
+            f"two forks that keep its trainer): {_ZEROSEARCH_WRITER}; {_ZEROSEARCH_SCORE}",
             FieldMap(
                 prediction=None,
                 response="response_str",
@@ -563,7 +579,10 @@ def parse_fields(text: str) -> ResultLayout:
     )
 
 
-FIELDS_HINT = "pass --fields prediction=PATH,response=PATH,golds=PATH,id=PATH,question=PATH (dotted paths into each record, e.g. output.pred)"
+FIELDS_HINT = (
+    "pass --fields prediction=PATH,response=PATH,golds=PATH,id=PATH,question=PATH "
+    "(dotted paths into each record, e.g. output.pred)"
+)
 
 
 def lookup(record: Any, path: str) -> Any:

@@ -1,5 +1,5 @@
-"""What became of every metric a result file recorded: reproduced by ours, differing (with the convention that
-explains it), or not ours, named and not checked. A recorded metric named like one of ours but defined otherwise says so.
+"""What became of every metric a result file recorded: reproduced by ours, differing (with the convention that explains
+it), or not ours, named and not checked. A recorded metric named like one of ours but defined otherwise says so.
 """
 
 from __future__ import annotations

@@ -45,8 +45,9 @@ MANIFEST_FILE = "manifest.json"
 PREDICTIONS_FILE = "predictions.jsonl"
 METRICS_FILE = "metrics.json"
 RUN_PLOT = "metrics.png"  # drawn where matplotlib is installed (the [site] extra)
-# Per-example score columns were written beside predictions.jsonl under this name before issue 26; runs/columns.py now
-# caches them by content hash in the local cache folder and never reads this file (a copied run could carry a forged one).
+# Per-example score columns were written beside predictions.jsonl under this name before issue 26; runs/columns.py
+# now caches them by content hash in the local cache folder and never reads this file (a copied run could carry a
+# forged one).
 SCORES_FILE = "scores.npz"
 
 
@@ -231,9 +232,9 @@ SECTIONS: dict[str, type[ManifestSection]] = {
 
 
 class Manifest(Provenance):
-    """A run's manifest: the shared provenance fields (evalsuite.provenance), what was evaluated and how (docs/provenance.md).
-    Fields that do not apply stay None (or an empty section). Read it with `manifest_from_json` (old versions are
-    migrated there); write it with `RunDirectory.write_manifest`."""
+    """A run's manifest: the shared provenance fields (evalsuite.provenance), what was evaluated and how
+    (docs/provenance.md). Fields that do not apply stay None (or an empty section). Read it with
+    `manifest_from_json` (old versions are migrated there); write it with `RunDirectory.write_manifest`."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -266,7 +267,10 @@ class Manifest(Provenance):
     unparsed_v1: dict[str, Any] | None = None
 
 
-MANIFEST_HINT = "pass a run directory written by `evalsuite run` or `evalsuite score` (an index's index.json or a tool's own config is not a run manifest)"
+MANIFEST_HINT = (
+    "pass a run directory written by `evalsuite run` or `evalsuite score` "
+    "(an index's index.json or a tool's own config is not a run manifest)"
+)
 
 
 def _pop_path(section: dict[str, Any], loc: tuple[Any, ...]) -> tuple[bool, Any]:

@@ -2,8 +2,8 @@
 
 The manifest stores model, backend, retriever, corpus and decoding as typed sections (runs/schema.py; version-1
 manifests, whose sections were free dicts, are migrated when read); `RunSetting.from_manifest` is the one place
-that turns them into a setting. Resume checks (agent/settings.py), tables (tables/sources.py), the paper-setting comparison
-(agent/papers.py) and leaderboard verification all take the setting from here.
+that turns them into a setting. Resume checks (agent/settings.py), tables (tables/sources.py), the
+paper-setting comparison (agent/papers.py) and leaderboard verification all take the setting from here.
 
 Identity is by content, never by name: a corpus is its passage count and sha256, named only when both match a
 known corpus (`KNOWN_CORPORA`); an index is its manifest hash; an encoder is its weights' identity (the hub repo

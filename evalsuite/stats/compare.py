@@ -52,7 +52,8 @@ class SystemScores:
 # Four typed fields, shaped like other frozen records (retrieval.types.Document); nothing to share.
 @dataclass(frozen=True)
 class Estimate:
-    """A mean with its interval: per benchmark the run's own (evalsuite.stats.intervals), per average the stratified bootstrap."""
+    """A mean with its interval: per benchmark the run's own
+    (evalsuite.stats.intervals), per average the stratified bootstrap."""
 
     mean: float
     ci_low: float
@@ -162,11 +163,13 @@ def compare(
 ) -> Comparison:
     """Means with CIs for every system and benchmark, and paired tests of each system against the baseline.
 
-    `test='auto'` uses the test the metric declares (evalsuite.metrics.registry: exact McNemar for binary metrics,
-    approximate randomization for continuous and count ones and for unregistered metrics); every difference also gets a paired-bootstrap interval and p-value. Holm's correction runs over the benchmarks
-    of each system (`correction='benchmarks'`), the systems of each benchmark ('systems') or every test ('all'). `groups` (name → benchmarks) adds macro-averages by dataset-stratified bootstrap.
-    `mid_p`: McNemar's and the randomization test's mid-p versions (ties count half; docs/statistics.md), which are
-    not conservative by discreteness where few examples differ or scores are 0/1.
+    `test='auto'` uses the test the metric declares (evalsuite.metrics.registry: exact McNemar for binary
+    metrics, approximate randomization for continuous and count ones and for unregistered metrics); every
+    difference also gets a paired-bootstrap interval and p-value. Holm's correction runs over the
+    benchmarks of each system (`correction='benchmarks'`), the systems of each benchmark ('systems') or
+    every test ('all'). `groups` (name → benchmarks) adds macro-averages by dataset-stratified bootstrap.
+    `mid_p`: McNemar's and the randomization test's mid-p versions (ties count half; docs/statistics.md),
+    which are not conservative by discreteness where few examples differ or scores are 0/1.
     """
     names = [s.name for s in systems]
     if len(set(names)) != len(names):

@@ -66,7 +66,10 @@ def method_name(method: IntervalMethod) -> str:
             f"Wilson score interval at the effective sample size n/deff (deff = s²/(p̂(1−p̂)) within [{DEFF_FLOOR}, 1])"
         )
     if method == "cluster_wilson":
-        return "Wilson score interval over questions at the effective sample size n/deff (deff = s²/(p̂(1−p̂)) within [1/64, 1])"
+        return (
+            "Wilson score interval over questions at the effective "
+            "sample size n/deff (deff = s²/(p̂(1−p̂)) within [1/64, 1])"
+        )
     return f"percentile bootstrap ({INTERVAL_RESAMPLES} resamples, seed {INTERVAL_SEED}, one stream per benchmark)"
 
 
@@ -98,7 +101,8 @@ def effective_wilson(
 
 
 def bootstrap_draws(values: np.ndarray, key: str) -> np.ndarray:
-    """INTERVAL_RESAMPLES bootstrap means of one run's scores on benchmark `key` (order-invariant: scores are sorted)."""
+    """INTERVAL_RESAMPLES bootstrap means of one run's scores
+    on benchmark `key` (order-invariant: scores are sorted)."""
     ordered = np.sort(np.asarray(values, dtype=float))[None, :]
     return resample.bootstrap_means(ordered, INTERVAL_RESAMPLES, resample.stream(INTERVAL_SEED, key))[:, 0]
 

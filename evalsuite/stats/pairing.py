@@ -52,7 +52,9 @@ def aligned_matrix(
             parts.append(f"{len(extra)} id(s) of {name!r} not in {reference!r}: {_preview(extra)}")
         raise EvalsuiteError(
             f"{context}cannot pair {name!r} with {reference!r} by example id; " + "; ".join(parts),
-            hint="compare runs over the same examples (same task, split and subset), or rescore them on a common subset",
+            hint=(
+                "compare runs over the same examples (same task, split and subset), or rescore them on a common subset"
+            ),
         )
     matrix = np.array([[systems[name][i] for i in ids] for name in names], dtype=float).reshape(len(names), len(ids))
     return ids, matrix

@@ -137,16 +137,16 @@ class UniformPicker:
     """Row b of `sums(picks)`: the sum of picks[b] rows of `values` drawn uniformly with replacement (the rest of a
     resample of n examples, so picks[b] ~ Binomial(n, rows / n)).
 
-    Few rows: each pick's index is drawn (index_pick_sums). Many rows (POISSON_MIN_ROWS or more): how often each
-    row is picked is drawn instead. Independent Poisson(λ) counts, one per row, are, given their total T, exactly
-    the counts of T uniform picks (a multinomial is a Poisson vector conditioned on its total), and adding
-    picks[b] − T more uniform picks by index makes them the counts of picks[b] picks. A Poisson count costs a
-    sixteenth of a 64-bit draw and half a table lookup (PoissonBits), an index pick 10 to 30 ns with its sum. λ
-    is set POISSON_MARGIN_SD standard deviations of picks[b] − T below picks[b]'s mean, so T exceeds picks[b] in
-    about one row in 45; such a row draws its counts again (a condition on T alone, which keeps them multinomial;
-    fewer redraws would cost more added picks), and after POISSON_REDRAWS tries all its picks are drawn by index. The counts of a chunk of resamples form a dense (resamples × rows)
-    matrix whose product with the values and a column of ones (for T) sums every system at once; the added picks
-    of all resamples are summed together at the end.
+    Few rows: each pick's index is drawn (index_pick_sums). Many rows (POISSON_MIN_ROWS or more): how often each row
+    is picked is drawn instead. Independent Poisson(λ) counts, one per row, are, given their total T, exactly the
+    counts of T uniform picks (a multinomial is a Poisson vector conditioned on its total), and adding picks[b] − T
+    more uniform picks by index makes them the counts of picks[b] picks. A Poisson count costs a sixteenth of a
+    64-bit draw and half a table lookup (PoissonBits), an index pick 10 to 30 ns with its sum. λ is set
+    POISSON_MARGIN_SD standard deviations of picks[b] − T below picks[b]'s mean, so T exceeds picks[b] in about one
+    row in 45; such a row draws its counts again (a condition on T alone, which keeps them multinomial; fewer
+    redraws would cost more added picks), and after POISSON_REDRAWS tries all its picks are drawn by index. The
+    counts of a chunk of resamples form a dense (resamples × rows) matrix whose product with the values and a column
+    of ones (for T) sums every system at once; the added picks of all resamples are summed together at the end.
     """
 
     def __init__(self, values: np.ndarray, n: int) -> None:

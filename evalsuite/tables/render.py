@@ -151,7 +151,8 @@ def render_latex(table: Table) -> str:
     lines = [r"\begin{table}[t]", r"\centering"]
     if table.title or table.caption:
         lines.append(
-            rf"\caption{{{latex_escape(' '.join(x for x in (table.title + '.' if table.title else '', table.caption) if x))}}}"
+            rf"\caption{{"
+            f"{latex_escape(' '.join(x for x in (table.title + '.' if table.title else '', table.caption) if x))}}}"
         )
     lines += [begin, r"\toprule"]
     if table.has_column_groups:

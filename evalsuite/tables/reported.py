@@ -65,7 +65,8 @@ def table_from_reported(reported: ReportedTable, emphasis: EmphasisMode = "auto"
         row_groups=row_groups,
         caption=reported.caption,
         footnotes=[
-            f"Transcribed from {reported.citation} ({reported.key}); metric: {reported.metric}, scale: {reported.scale}."
+            f"Transcribed from {reported.citation} ({reported.key}); "
+            f"metric: {reported.metric}, scale: {reported.scale}."
         ],
     )
     _apply_emphasis(table, reported, emphasis)

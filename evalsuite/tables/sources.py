@@ -174,7 +174,8 @@ def _current_metrics(directory: RunDirectory) -> MetricsFile | None:
 
 
 def resolve_baseline(runs: Sequence[RunData], wanted: str | None) -> str:
-    """The baseline's run name: an exact run name, else the one run whose manifest method matches; default the first run."""
+    """The baseline's run name: an exact run name, else the one
+    run whose manifest method matches; default the first run."""
     if wanted is None:
         return runs[0].name
     names = [r.name for r in runs]

@@ -160,7 +160,8 @@ def load_from_hub(task: Task, split: str, directory: Path | None = None) -> list
         dataset = datasets.load_dataset(task.hub_path, task.hub_config or task.name, split=split)
     except Exception as exc:  # the hub client raises many types (ConnectionError, OfflineModeIsEnabled, ...)
         raise EvalsuiteError(
-            f"could not load {task.hub_path} ({task.hub_config or task.name}, split {split}) from the hub: {first_line(exc)}",
+            f"could not load {task.hub_path} ({task.hub_config or task.name}, "
+            f"split {split}) from the hub: {first_line(exc)}",
             hint=_local_hint(task, directory),
         ) from None
     where = f"{task.hub_path}/{task.hub_config}:{split}"

@@ -1,4 +1,5 @@
-"""Task data shipped inside the package (e.g. `adqa`): gzipped JSONL checked by hash, unpacked once into a user cache."""
+"""Task data shipped inside the package (e.g. `adqa`): gzipped
+JSONL checked by hash, unpacked once into a user cache."""
 
 from __future__ import annotations
 

@@ -116,7 +116,8 @@ class MetricChoice(_Strict):
     def _one_mode(self) -> MetricChoice:
         if (self.add is None) == (self.replace is None):
             raise ValueError(
-                "metrics needs exactly one of add: [...] (besides the default metrics) or replace: [...] (instead of them)"
+                "metrics needs exactly one of add: [...] (besides the "
+                "default metrics) or replace: [...] (instead of them)"
             )
         if self.replace is not None and not self.replace:
             raise ValueError("metrics.replace is empty: name the metrics the task is scored with")

@@ -81,7 +81,8 @@ def split_statistics(rows: list[dict]) -> dict:
 
 
 def write_release(release: Release, out_dir: Path, version: str = "v1") -> dict:
-    """Write test/train/corpus as .jsonl.gz plus MANIFEST.json (hashes of both the gz and the JSONL); returns the manifest."""
+    """Write test/train/corpus as .jsonl.gz plus MANIFEST.json
+    (hashes of both the gz and the JSONL); returns the manifest."""
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {}
     for split, rows in (("test", release.test), ("train", release.train), ("corpus", release.corpus)):
@@ -100,7 +101,10 @@ def write_release(release: Release, out_dir: Path, version: str = "v1") -> dict:
         "generator": "evalsuite.tasks.adqa",
         "generator_version": GENERATOR_VERSION,
         "seed": release.seed,
-        "regenerate": f"evalsuite adqa generate --seed {release.seed} --n-test {len(release.test)} --n-train {len(release.train)} -o DIR",
+        "regenerate": (
+            f"evalsuite adqa generate --seed {release.seed} --n-test "
+            f"{len(release.test)} --n-train {len(release.train)} -o DIR"
+        ),
         "files": files,
         "statistics": {
             "test": split_statistics(release.test),

@@ -134,7 +134,8 @@ def _unique_names(rng: random.Random, n: int, parts: tuple[tuple[str, ...], ...]
 
 
 def _campaign_names(rng: random.Random, n: int, taken: dict[str, None]) -> list[list[str]]:
-    """Families of near-identical campaign names ("Aurora Spring Sale", "Aurora Spring Sale UK", "Aurora Spring Promo")."""
+    """Families of near-identical campaign names ("Aurora Spring
+    Sale", "Aurora Spring Sale UK", "Aurora Spring Promo")."""
     families: list[list[str]] = []
     total = 0
     while total < n:

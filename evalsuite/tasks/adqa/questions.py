@@ -198,7 +198,8 @@ def _side_program(side: Side) -> dict:
 
 
 def make_bridge(kb: KnowledgeBase, corpus: Corpus, rng: random.Random, hops: int) -> Question | None:
-    """'What is the bid cap of the bidding strategy used by the campaign X?': follow 1-3 relations, ask one attribute."""
+    """'What is the bid cap of the bidding strategy used by
+    the campaign X?': follow 1-3 relations, ask one attribute."""
     path, attr = _by_domain(rng, bridge_patterns()[hops], lambda pattern: pattern[1].kind)
     side = Side(rng.choice(kb.by_kind[path[0].src]), path)
     end = terminal(kb, side)

@@ -19,7 +19,9 @@ ADVERTISER_BRANDS = (
     "Carrow", "Delacourt", "Elmstead", "Foxley", "Grantham", "Holloway", "Islington", "Jessamy",
     "Kilbride", "Lindqvist", "Montague", "Norcross",
 )
-ADVERTISER_SUFFIXES = ("Holdings", "Labs", "Brands", "Partners", "Collective", "Group", "Goods", "Studio", "Works", "Direct")
+ADVERTISER_SUFFIXES = (
+    "Holdings", "Labs", "Brands", "Partners", "Collective", "Group", "Goods", "Studio", "Works", "Direct",
+)
 
 INDUSTRIES = (
     "financial services", "healthcare", "alcoholic beverages", "online gambling", "online dating", "pharmacy",
@@ -64,7 +66,8 @@ CAMPAIGN_THEMES = (
 )
 CAMPAIGN_OCCASIONS = (
     "Spring", "Summer", "Autumn", "Winter", "Holiday", "Weekend", "Midyear", "Yearend", "Anniversary", "Clearance",
-    "Backtoschool", "Newyear", "Blackfriday", "Cybermonday", "Festival", "Launch", "Evergreen", "Flash", "Loyalty", "Spotlight",
+    "Backtoschool", "Newyear", "Blackfriday", "Cybermonday", "Festival", "Launch", "Evergreen", "Flash", "Loyalty",
+    "Spotlight",
 )
 CAMPAIGN_PURPOSES = (
     "Sale", "Promo", "Prospecting", "Retargeting", "Awareness", "Leads", "Signups", "Installs", "Traffic", "Push",
@@ -72,10 +75,13 @@ CAMPAIGN_PURPOSES = (
 )
 CAMPAIGN_MARKETS = ("EU", "UK", "US", "LATAM", "APAC", "DACH", "Nordics", "ANZ", "MENA", "Iberia")
 CAMPAIGN_OBJECTIVES = (
-    "online sales", "lead generation", "app installs", "website traffic", "brand awareness", "store visits", "video views",
+    "online sales", "lead generation", "app installs", "website traffic", "brand awareness", "store visits",
+    "video views",
 )
 DELIVERY_METHODS = ("standard", "accelerated")
-DAILY_BUDGETS = (50, 75, 100, 120, 150, 200, 250, 300, 400, 500, 600, 750, 900, 1000, 1250, 1500, 2000, 2500, 3000, 4000, 5000)
+DAILY_BUDGETS = (
+    50, 75, 100, 120, 150, 200, 250, 300, 400, 500, 600, 750, 900, 1000, 1250, 1500, 2000, 2500, 3000, 4000, 5000,
+)
 MONTHLY_LIMITS = (5000, 10000, 15000, 20000, 25000, 30000, 40000, 50000, 75000, 100000, 150000, 200000)
 
 ADGROUP_COLORS = (
@@ -99,14 +105,16 @@ MAX_CPC_CENTS = (35, 45, 50, 60, 75, 80, 90, 100, 120, 125, 150, 175, 200, 225, 
 
 STRATEGY_WORDS_A = (
     "Granite", "Silver", "Maple", "Cedar", "Bellwether", "Lantern", "Anchor", "Compass", "Harborlight", "Keystone",
-    "Lighthouse", "Meadow", "Northstar", "Orchard", "Pinnacle", "Quarry", "Riverbend", "Sentinel", "Tideline", "Watchtower",
-    "Bluestone", "Driftwood", "Foxglove", "Ironwood", "Marigold",
+    "Lighthouse", "Meadow", "Northstar", "Orchard", "Pinnacle", "Quarry", "Riverbend", "Sentinel", "Tideline",
+    "Watchtower", "Bluestone", "Driftwood", "Foxglove", "Ironwood", "Marigold",
 )
 STRATEGY_WORDS_B = (
     "Ridge", "Harbor", "Crest", "Hollow", "Point", "Reach", "Basin", "Bluff", "Cove", "Dale",
     "Fjord", "Glade", "Heath", "Inlet", "Knoll", "Ledge", "Mesa", "Notch", "Pass", "Shoal",
 )
-STRATEGY_TYPES = ("Target CPA", "Target ROAS", "Maximize Conversions", "Maximize Conversion Value", "Manual CPC", "Enhanced CPC")
+STRATEGY_TYPES = (
+    "Target CPA", "Target ROAS", "Maximize Conversions", "Maximize Conversion Value", "Manual CPC", "Enhanced CPC",
+)
 STRATEGY_TYPE_ALIASES = {
     "Target CPA": ("tCPA", "target cost per acquisition", "target cost per action"),
     "Target ROAS": ("tROAS", "target return on ad spend"),
@@ -123,16 +131,20 @@ LEARNING_DAYS = (3, 5, 7, 10, 14, 21)
 AUDIENCE_DESCRIPTORS = (
     "Lapsed", "Loyal", "Curious", "Frequent", "Homebound", "Urban", "Suburban", "Thrifty", "Devoted", "Wandering",
     "Budding", "Seasoned", "Eager", "Occasional", "Mindful", "Busy", "Savvy", "Casual", "Dedicated", "Aspiring",
-    "Returning", "Firsttime", "Nightowl", "Earlybird", "Adventurous", "Highspending", "Dormant", "Engaged", "Hesitant", "Impulsive",
-    "Cautious", "Trendy", "Practical", "Ambitious", "Nostalgic", "Playful", "Studious", "Sporty", "Crafty", "Gregarious",
+    "Returning", "Firsttime", "Nightowl", "Earlybird", "Adventurous", "Highspending", "Dormant", "Engaged", "Hesitant",
+    "Impulsive", "Cautious", "Trendy", "Practical", "Ambitious", "Nostalgic", "Playful", "Studious", "Sporty", "Crafty",
+    "Gregarious",
 )
 AUDIENCE_PERSONAS = (
-    "Cyclists", "Home Bakers", "Gardeners", "Gamers", "Runners", "Commuters", "Parents", "Students", "Travellers", "Foodies",
-    "Anglers", "Campers", "Knitters", "Golfers", "Skiers", "Surfers", "Climbers", "Collectors", "Readers", "Painters",
-    "Yogis", "Birdwatchers", "Photographers", "Sailors", "Homeowners", "Renters", "Freelancers", "Retirees", "Newlyweds", "Petowners",
-    "Hobbyists", "Beekeepers", "Potters", "Drummers", "Chess Players", "Stargazers", "Kayakers", "Winemakers", "Tinkerers", "Volunteers",
+    "Cyclists", "Home Bakers", "Gardeners", "Gamers", "Runners", "Commuters", "Parents", "Students", "Travellers",
+    "Foodies", "Anglers", "Campers", "Knitters", "Golfers", "Skiers", "Surfers", "Climbers", "Collectors", "Readers",
+    "Painters", "Yogis", "Birdwatchers", "Photographers", "Sailors", "Homeowners", "Renters", "Freelancers", "Retirees",
+    "Newlyweds", "Petowners", "Hobbyists", "Beekeepers", "Potters", "Drummers", "Chess Players", "Stargazers",
+    "Kayakers", "Winemakers", "Tinkerers", "Volunteers",
 )
-AUDIENCE_GROUPS = ("Pool", "Cohort", "Segment", "Circle", "Club", "Crowd", "Network", "Tribe", "Panel", "Guild", "League", "Syndicate")
+AUDIENCE_GROUPS = (
+    "Pool", "Cohort", "Segment", "Circle", "Club", "Crowd", "Network", "Tribe", "Panel", "Guild", "League", "Syndicate",
+)
 AUDIENCE_TYPES = ("website remarketing", "lookalike", "customer list", "custom intent", "in-market")
 AUDIENCE_TYPE_ALIASES = {
     "website remarketing": ("remarketing", "retargeting"),
@@ -156,17 +168,19 @@ INTERESTS = (
 )
 
 EVENT_MINERALS = (
-    "Quartz", "Basalt", "Garnetite", "Feldspar", "Obsidian", "Jasper", "Onyx", "Pyrite", "Beryl", "Calcite",
-    "Dolomite", "Fluorite", "Gypsum", "Hematite", "Kyanite", "Malachite", "Olivine", "Rhodonite", "Selenite", "Tourmaline",
-    "Zircon", "Agate", "Azurite", "Citrine", "Galena", "Jadeite", "Magnetite", "Opal", "Peridot", "Spinel",
-    "Talc", "Turquoise", "Andesite", "Bauxite", "Cinnabar", "Diorite", "Epidote", "Gneiss", "Mica", "Schist",
+    "Quartz", "Basalt", "Garnetite", "Feldspar", "Obsidian", "Jasper", "Onyx", "Pyrite", "Beryl", "Calcite", "Dolomite",
+    "Fluorite", "Gypsum", "Hematite", "Kyanite", "Malachite", "Olivine", "Rhodonite", "Selenite", "Tourmaline",
+    "Zircon", "Agate", "Azurite", "Citrine", "Galena", "Jadeite", "Magnetite", "Opal", "Peridot", "Spinel", "Talc",
+    "Turquoise", "Andesite", "Bauxite", "Cinnabar", "Diorite", "Epidote", "Gneiss", "Mica", "Schist",
 )
 EVENT_STARS = (
     "Lyra", "Vega", "Orion", "Rigel", "Sirius", "Altair", "Deneb", "Polaris", "Antares", "Capella",
     "Canopus", "Pollux", "Castor", "Mira", "Spica", "Regulus", "Bellatrix", "Electra", "Maia", "Alcor",
     "Mizar", "Thuban", "Fomalhaut", "Achernar", "Hadar", "Shaula", "Sabik", "Nunki", "Izar", "Merak",
 )
-EVENT_CATEGORIES = ("purchase", "lead", "sign-up", "add to cart", "begin checkout", "subscription", "app install", "phone call")
+EVENT_CATEGORIES = (
+    "purchase", "lead", "sign-up", "add to cart", "begin checkout", "subscription", "app install", "phone call",
+)
 CLICK_WINDOWS = (1, 7, 14, 28, 30, 45, 60, 90)
 VIEW_WINDOWS = (0, 1, 3, 7, 14)
 ATTRIBUTION_MODELS = ("last click", "first click", "linear", "time decay", "position-based", "data-driven")
@@ -180,8 +194,9 @@ PIXEL_TREES = (
     "Ginkgo", "Hornbeam", "Tupelo", "Laurel", "Olivewood",
 )
 PIXEL_PLACES = (
-    "Hollowbrook", "Fieldgate", "Millpond", "Stonewall", "Brookside", "Hillcrest", "Lakeshore", "Moorgate", "Parkside", "Riverside",
-    "Eastgate", "Westfield", "Northfield", "Southmere", "Woodlawn", "Greenway", "Oakridge", "Elmwood", "Fairview", "Glenwood",
+    "Hollowbrook", "Fieldgate", "Millpond", "Stonewall", "Brookside", "Hillcrest", "Lakeshore", "Moorgate", "Parkside",
+    "Riverside", "Eastgate", "Westfield", "Northfield", "Southmere", "Woodlawn", "Greenway", "Oakridge", "Elmwood",
+    "Fairview", "Glenwood",
 )
 FIRING_METHODS = ("JavaScript tag", "server-side Conversions API", "image pixel", "tag manager container")
 FIRING_ALIASES = {
@@ -200,6 +215,7 @@ SITE_STEMS = (
 )
 SITE_TLDS = ("com", "net", "io", "shop", "co")
 MONTHS = (
-    "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December",
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
 )
 # fmt: on
