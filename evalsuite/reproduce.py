@@ -170,8 +170,12 @@ def _benchmark_rows(settings: ReproduceSettings, where: str) -> tuple[dict[str, 
         found = locate_split(task, split, settings.data_dir)
         if found["found_in"] in ("not found", "error"):
             raise DataError(
-                f"{where}: reproduce.benchmarks names {task.name} (split {split}), whose data is not here ({found['origin']})",
-                hint=f"evalsuite data download --tasks {task.name}, or point reproduce.data_dir (or $EVALSUITE_DATA_DIR) at the files",
+                f"{where}: reproduce.benchmarks names {task.name} (split "
+                f"{split}), whose data is not here ({found['origin']})",
+                hint=(
+                    f"evalsuite data download --tasks {task.name}, or point "
+                    "reproduce.data_dir (or $EVALSUITE_DATA_DIR) at the files"
+                ),
             )
         rows = apply_subset(load_split(task, split, settings.data_dir).rows, settings.subset)
         hashes[task.name] = sha256_json([ids_hash([r.id for r in rows]), rows_sha256(rows)])
@@ -285,7 +289,8 @@ def decide(stage: Stage, rerun: bool, forced: bool) -> None:
     if record is None:
         if stage.path.exists() and any(stage.path.iterdir()) and not (rerun or forced):
             raise EvalsuiteError(
-                f"{stage.path} exists but holds no stage record, so its contents cannot be trusted as the {stage.name} stage",
+                f"{stage.path} exists but holds no stage record, so its "
+                f"contents cannot be trusted as the {stage.name} stage",
                 hint="remove it, pass --rerun to replace it, or choose another -o",
             )
         return
@@ -599,8 +604,9 @@ def _submission(repro: Reproduction, stage: Stage) -> dict[str, Any]:
         "compute": repro.settings.label,
         "setting": manifest_setting(RunDirectory(run).read_manifest()),
         "description": (
-            f"{repro.settings.label} of {repro.method} by `evalsuite reproduce {repro.method} --config {repro.config_path.name}`. "
-            f"Training manifest sha256 {link['sha256']} (its run manifest's run_config.reproduce.training_manifest)."
+            f"{repro.settings.label} of {repro.method} by `evalsuite reproduce "
+            f"{repro.method} --config {repro.config_path.name}`. Training manifest sha256 "
+            f"{link['sha256']} (its run manifest's run_config.reproduce.training_manifest)."
         ),
     }
     info = SubmissionInfo.model_validate({**defaults, **repro.settings.submission})

@@ -1,8 +1,9 @@
 """Files that ship inside the package, found through importlib.resources.
 
-A wheel carries them under `evalsuite/` (the repository's top-level results/ and leaderboard/ are installed as
-evalsuite.results and evalsuite.leaderboard_data; the recipes' configs are inside their method packages); a source checkout or an
-editable install finds the same folders through the same package names. Nothing here reads the current directory.
+A wheel carries them under `evalsuite/` (the repository's top-level results/ and
+leaderboard/ are installed as evalsuite.results and evalsuite.leaderboard_data; the recipes'
+configs are inside their method packages); a source checkout or an editable install finds
+the same folders through the same package names. Nothing here reads the current directory.
 """
 
 from __future__ import annotations

@@ -84,8 +84,8 @@ class Method(ABC):
 
     @abstractmethod
     def extract_answer(self, response: str) -> str | None:
-        """The final answer in `response`; None when there is none. The engine passes the model's own text (its
-        turns joined, observations left out); `parse` passes a recorded file's whole response, its writer's convention."""
+        """The final answer in `response`; None when there is none. The engine passes the model's own text (its turns
+        joined, observations left out); `parse` passes a recorded file's whole response, its writer's convention."""
 
     def info(self, style: str) -> dict[str, Any]:
         return {"name": self.name, "style": style, "stop": list(self.stop), "template_hash": self.template_hash(style)}
@@ -129,7 +129,8 @@ class Method(ABC):
         """Record per-query facts on a search turn once its passages are known (`turns` are the earlier turns)."""
 
     def protocol_errors(self, response: str, turns: Sequence[Turn]) -> list[str]:
-        """Where the response breaks this method's protocol, as `parse` finds it; methods with other markers override this."""
+        """Where the response breaks this method's protocol, as
+        `parse` finds it; methods with other markers override this."""
         return self.parse(response).errors
 
     def response_protocol(self) -> ResponseProtocol:

@@ -91,7 +91,10 @@ def parse_value(name: str, raw: Any, where: str) -> PaperValue:
     if not isinstance(raw, dict) or "value" not in raw:
         raise DataError(
             f"{where}: paper.{name} must be a mapping with a value and its source",
-            hint="e.g. {value: 600, seed: '000:88', quote: 'train the policy model for 600 steps'}, or {value: 1, assumed: WHY}",
+            hint=(
+                "e.g. {value: 600, seed: '000:88', quote: 'train the "
+                "policy model for 600 steps'}, or {value: 1, assumed: WHY}"
+            ),
         )
     known = {"value", "seed", "quote", "inherited", "origin", "assumed", "because"}
     if set(raw) - known:
@@ -340,11 +343,11 @@ def run_differences(
 ) -> list[str]:
     """Where a run's setting differs from the paper's evaluation setting (empty: the paper setting).
 
-    A setting given as None is not checked, nor is one the paper does not state. `splits` maps task → evaluated split (a split of None: not recorded);
-    `retriever` holds the normalized names the run's retriever goes by (empty: no retriever), checked with
-    `corpus` (normalized, None: not recorded) only where the paper names its retriever (`PaperSetting.named_retriever`);
-    `subset` is the run's `--subset` (the papers evaluate whole splits); `corpus_label` is how the corpus is printed
-    (`wiki-18 sample, 38,574 passages`; default: `corpus` itself).
+    A setting given as None is not checked, nor is one the paper does not state. `splits` maps task → evaluated
+    split (a split of None: not recorded); `retriever` holds the normalized names the run's retriever goes by
+    (empty: no retriever), checked with `corpus` (normalized, None: not recorded) only where the paper names its
+    retriever (`PaperSetting.named_retriever`); `subset` is the run's `--subset` (the papers evaluate whole splits);
+    `corpus_label` is how the corpus is printed (`wiki-18 sample, 38,574 passages`; default: `corpus` itself).
     """
     setting = {v.name: v.value for v in evaluation_setting(method)}
     out = []
@@ -373,7 +376,8 @@ def run_differences(
             out.append(f"retriever: {', '.join(sorted(retriever)) or 'none'} (paper {named})")
         if named_corpus is not None and corpus != named_corpus:
             out.append(
-                f"corpus: {corpus_label or corpus or 'not recorded'} (paper {NAMED_CORPORA.get(named_corpus, named_corpus)})"
+                f"corpus: {corpus_label or corpus or 'not recorded'} "
+                f"(paper {NAMED_CORPORA.get(named_corpus, named_corpus)})"
             )
     return out
 

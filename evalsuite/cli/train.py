@@ -1,6 +1,6 @@
-"""`evalsuite train METHOD --config FILE -o CKPT_DIR`: run a training recipe (`--dry-run`: check it and print its setting
-beside the paper's, training nothing); `evalsuite train METHOD ACTION`: a recipe's own command (search-p1 plans:
-reference plans); `evalsuite train --list`: the registered recipes."""
+"""`evalsuite train METHOD --config FILE -o CKPT_DIR`: run a training recipe (`--dry-run`: check it and
+print its setting beside the paper's, training nothing); `evalsuite train METHOD ACTION`: a recipe's
+own command (search-p1 plans: reference plans); `evalsuite train --list`: the registered recipes."""
 
 from __future__ import annotations
 
@@ -28,7 +28,10 @@ def train_command(
         None,
         "--output",
         "-o",
-        help="Output directory (checkpoint/, training_log.jsonl, training_curves.png, train_manifest.json); plans: the JSONL file.",
+        help=(
+            "Output directory (checkpoint/, training_log.jsonl, "
+            "training_curves.png, train_manifest.json); plans: the JSONL file."
+        ),
     ),
     samples: int = typer.Option(4, "--samples", help="plans: sampled trajectories per question."),
     planner_backend: str = typer.Option(
@@ -45,7 +48,10 @@ def train_command(
     dry_run: bool = typer.Option(
         False,
         "--dry-run",
-        help="Load and validate the config, build the reward and TRL's configs, print the setting table (paper / inherited / assumed, with source lines) and the deviations; train nothing.",
+        help=(
+            "Load and validate the config, build the reward and TRL's configs, print the setting "
+            "table (paper / inherited / assumed, with source lines) and the deviations; train nothing."
+        ),
     ),
     list_recipes: bool = typer.Option(
         False,
@@ -87,7 +93,8 @@ def train_command(
     result = train(settings, out or Path("checkpoints") / method, resume=resume)
     per_step = ", ".join(f"{s:.1f}" for s in result.seconds_per_step)
     console.print(
-        f"checkpoint: {result.checkpoint}\nlog: {result.log}\nplot: {result.plot}\nmanifest: {result.manifest}\nseconds per step: {per_step}"
+        f"checkpoint: {result.checkpoint}\nlog: {result.log}\nplot: "
+        f"{result.plot}\nmanifest: {result.manifest}\nseconds per step: {per_step}"
     )
 
 

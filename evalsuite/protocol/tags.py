@@ -90,7 +90,8 @@ def cut_after_first(text: str, closes: Sequence[str]) -> str:
 
 
 def split_subqueries(content: str, separator: str = "##", limit: int = 3) -> tuple[list[str], int]:
-    """Non-empty stripped parts of `content` split on `separator`, the first `limit` of them, and how many were dropped."""
+    """Non-empty stripped parts of `content` split on `separator`,
+    the first `limit` of them, and how many were dropped."""
     parts = [part.strip() for part in content.split(separator)]
     parts = [part for part in parts if part]
     return parts[:limit], max(0, len(parts) - limit)

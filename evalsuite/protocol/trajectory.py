@@ -95,7 +95,8 @@ class _Piece:
 
 
 class _NextOccurrence:
-    """The next occurrence of a fixed string at or after a position, searched again only once passed (linear overall)."""
+    """The next occurrence of a fixed string at or after a
+    position, searched again only once passed (linear overall)."""
 
     def __init__(self, text: str, needle: str):
         self.text, self.needle = text, needle
@@ -152,7 +153,8 @@ def _skip_space(text: str, position: int) -> int:
 
 
 def parse_response(text: str | bytes, protocol: ResponseProtocol) -> ParsedTrajectory:
-    """Parse a full model response (prompt excluded) into turns, answer and protocol errors; never raises on its text."""
+    """Parse a full model response (prompt excluded) into turns,
+    answer and protocol errors; never raises on its text."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     errors: list[str] = []
@@ -192,7 +194,8 @@ def parse_response(text: str | bytes, protocol: ResponseProtocol) -> ParsedTraje
 
 
 def _search_of(text: str, protocol: ResponseProtocol) -> Action:
-    """The turn's first search block as an action (the query an observation answered, when an answer block came first)."""
+    """The turn's first search block as an action (the query
+    an observation answered, when an answer block came first)."""
     block = first_block(text, (protocol.search,))
     if block is None:
         return Action("invalid")

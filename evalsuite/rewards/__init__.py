@@ -45,7 +45,8 @@ def list_rewards() -> list[str]:
 
 
 def get_reward(name: str, settings: dict[str, Any] | None = None, **objects: Any) -> MethodReward:
-    """The reward of method `name` with `settings` for its config dataclass; `objects` (e.g. matcher=) go to the class."""
+    """The reward of method `name` with `settings` for its
+    config dataclass; `objects` (e.g. matcher=) go to the class."""
     cls = REWARDS.get(name)
     config_cls = cls.config_class
     try:

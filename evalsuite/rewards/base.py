@@ -106,7 +106,8 @@ def samples(completions: Sequence[Any], columns: dict[str, Any]) -> list[Sample]
 
 
 def format_valid(sample: Sample) -> bool:
-    """Search-R1's valid sequence: every model turn reasons, takes exactly one action, the last answers, no protocol errors."""
+    """Search-R1's valid sequence: every model turn reasons, takes
+    exactly one action, the last answers, no protocol errors."""
     turns = sample.model_turns
     if not turns or sample.protocol_errors:
         return False
@@ -151,7 +152,8 @@ class MethodReward(ABC):
         return [b["total"] for b in self.breakdown(completions, **columns)]
 
     def trl_reward_funcs(self) -> tuple[list[Callable[..., list[float]]], list[float]]:
-        """TRL reward functions and weights: the total (weight 1) and each component at weight 0, so TRL logs them all."""
+        """TRL reward functions and weights: the total (weight
+        1) and each component at weight 0, so TRL logs them all."""
 
         def total(completions, **columns):
             return self(completions, **columns)

@@ -30,7 +30,8 @@ def token_jaccard(a: str, b: str) -> float:
 
 
 class LexicalMatcher:
-    """Match when the normalized token Jaccard of the two queries reaches `threshold` (judge-free; a documented stand-in)."""
+    """Match when the normalized token Jaccard of the two queries
+    reaches `threshold` (judge-free; a documented stand-in)."""
 
     def __init__(self, threshold: float = 0.5):
         self.threshold = threshold

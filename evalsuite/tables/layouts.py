@@ -135,7 +135,8 @@ def build_run_table(
     correction: CorrectionFamily = "benchmarks",
     mid_p: bool = False,
 ) -> RunTable:
-    """Fill a layout from run directories: means, ▲/▼ against the baseline after Holm, optional [low, high] intervals."""
+    """Fill a layout from run directories: means, ▲/▼ against
+    the baseline after Holm, optional [low, high] intervals."""
     run_tasks = list(dict.fromkeys(t for r in runs for t in r.tasks))
     plan = layout.plan(run_tasks)
     metrics = list(dict.fromkeys(c.metric or metric for _, cols in plan for c in cols))
@@ -226,15 +227,15 @@ def _footnotes(
     )
     notes = [
         scale + "Averages are macro-averages over the benchmarks named.",
-        f"{BETTER}/{WORSE}: significantly higher/lower than the baseline {baseline} (p ≤ {comp.alpha} after Holm–Bonferroni {_family_text(comp)}; "
-        f"{', '.join(tests) or 'no paired benchmark'}{permutations}); "
-        f"averages: dataset-stratified paired bootstrap, {comp.n_resamples} resamples, uncorrected. Seed {comp.seed}.",
+        f"{BETTER}/{WORSE}: significantly higher/lower than the baseline {baseline} (p ≤ {comp.alpha} after "
+        f"Holm–Bonferroni {_family_text(comp)}; {', '.join(tests) or 'no paired benchmark'}{permutations}); averages: "
+        f"dataset-stratified paired bootstrap, {comp.n_resamples} resamples, uncorrected. Seed {comp.seed}.",
     ]
     if with_ci:
         methods = "; ".join(dict.fromkeys(m for c in comparisons.values() for m in c.interval_methods))
         notes.append(
-            f"[low, high]: each run's own {comp.confidence:.0%} interval of the mean, as in its metrics.json: {methods}. "
-            f"Averages: dataset-stratified bootstrap, {comp.n_resamples} resamples."
+            f"[low, high]: each run's own {comp.confidence:.0%} interval of the mean, as in its "
+            f"metrics.json: {methods}. Averages: dataset-stratified bootstrap, {comp.n_resamples} resamples."
         )
     if layout.domain_marks:
         notes.append("†/⋆: in-domain/out-of-domain benchmarks for the NQ + HotpotQA training mix (Search-R1 protocol).")
@@ -334,8 +335,9 @@ def differences_table(comparison: Comparison, order: Sequence[str]) -> Table:
         column_groups=[ColumnGroup("", columns)],
         row_groups=groups,
         footnotes=[
-            f"Δ and its interval: paired bootstrap over the same resampled examples ({comparison.n_resamples} resamples, "
-            f"seed {comparison.seed}); p: the paired test named; p (Holm): Holm–Bonferroni {_family_text(comparison)}; "
-            f"{BETTER}/{WORSE}: p (Holm) ≤ {comparison.alpha} (averages: stratified bootstrap p, uncorrected)."
+            "Δ and its interval: paired bootstrap over the same resampled examples "
+            f"({comparison.n_resamples} resamples, seed {comparison.seed}); p: the paired test "
+            f"named; p (Holm): Holm–Bonferroni {_family_text(comparison)}; {BETTER}/{WORSE}: p "
+            f"(Holm) ≤ {comparison.alpha} (averages: stratified bootstrap p, uncorrected)."
         ],
     )

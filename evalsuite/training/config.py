@@ -153,7 +153,8 @@ def stage_arguments(config: TrainConfig, settings: dict[str, Any], output_dir: P
 
 
 def check_config(config: TrainConfig, path: Path, recipe: Recipe) -> None:
-    """Refuse settings that would only fail (or silently do nothing) minutes into a run; then the recipe's own checks."""
+    """Refuse settings that would only fail (or silently do
+    nothing) minutes into a run; then the recipe's own checks."""
     # the destinations `evalsuite run --report-to` sends evaluations to, each with its client installed
     check_destinations(report_destinations(config), f"{path}: report_to")
     for section in CURRICULUM_SECTIONS:

@@ -110,6 +110,7 @@ def require_column(config: TrainConfig, rows: list[dict[str, Any]], column: str,
     would train another method)."""
     if not any(row[column] for row in rows):
         raise DataError(
-            f"{config.method} needs {what} and none of the {len(rows)} training rows has any (no file given, no gold decomposition)",
+            f"{config.method} needs {what} and none of the {len(rows)} "
+            "training rows has any (no file given, no gold decomposition)",
             hint=hint,
         )

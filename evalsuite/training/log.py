@@ -1,4 +1,5 @@
-"""The training log (one JSON object per logging step: TRL's metrics, rewards per component, KL, lengths, turns) and its plot."""
+"""The training log (one JSON object per logging step: TRL's
+metrics, rewards per component, KL, lengths, turns) and its plot."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ PLOT_FILE = "training_curves.png"
 
 
 def make_callback(path: Path, stage: str):
-    """A transformers TrainerCallback appending each `on_log` to `path`, with the stage and seconds since the last log."""
+    """A transformers TrainerCallback appending each `on_log`
+    to `path`, with the stage and seconds since the last log."""
     # Any: the base class comes from transformers, imported only when training runs (the [train] extra)
     trainer_callback: Any = require("transformers", "train", "training").TrainerCallback
 

@@ -9,5 +9,6 @@ SMOLLM2 = "smollm2-135m"
 
 
 def resolve_model(spec: str) -> str:
-    """The directory TRL loads for `spec`: a packaged model's dequantized directory (built on first use), else `spec`."""
+    """The directory TRL loads for `spec`: a packaged model's
+    dequantized directory (built on first use), else `spec`."""
     return resolve_packaged(spec)

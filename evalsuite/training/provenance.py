@@ -33,7 +33,8 @@ def is_descriptive(name: str) -> bool:
 
 
 def _steps(config: TrainConfig) -> float | None:
-    """Paper steps (one generation of the paper's batch each) = optimizer updates × accumulation / steps_per_generation."""
+    """Paper steps (one generation of the paper's batch each)
+    = optimizer updates × accumulation / steps_per_generation."""
     grpo = config.grpo
     if "max_steps" not in grpo:
         return None
@@ -87,7 +88,10 @@ class SettingRow:
 
     def deviation(self) -> str:
         reason = f" — {self.paper.because}" if self.paper.because else ""
-        return f"{self.paper.name}: ours {_show(self.ours)}, the paper's {_show(self.paper.value)} ({self.paper.label}){reason}"
+        return (
+            f"{self.paper.name}: ours {_show(self.ours)}, the paper's "
+            f"{_show(self.paper.value)} ({self.paper.label}){reason}"
+        )
 
 
 def paper_values(config: TrainConfig, where: str | Path = "config") -> list[PaperValue]:

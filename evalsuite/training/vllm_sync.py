@@ -25,7 +25,8 @@ from typing import Any
 
 
 def engine_worker(llm: Any) -> Any:
-    """The in-process worker of a colocated engine (TRL starts it with `distributed_executor_backend="external_launcher"`)."""
+    """The in-process worker of a colocated engine (TRL starts
+    it with `distributed_executor_backend="external_launcher"`)."""
     return llm.llm_engine.model_executor.driver_worker.worker
 
 

@@ -25,17 +25,17 @@ if TYPE_CHECKING:
 
 # Table 6, "Main Search Prompt", verbatim.
 SEARCH_PROMPT = (
-    "You are an intelligent Research Agent designed to answer questions by retrieving information from the internet. "
-    "## Operational Logic 1. Plan: Analyze the user\u2019s question. If the answer requires multiple steps, break it down. "
-    "2. Search: Use the \u2018<search>\u2018 tag to query the search engine. Keep queries specific and efficient. "
-    "3. Observe: Wait for the \u2018<result>\u2018 output provided by the system. "
-    "4. Iterate: Analyze the search results in a \u2018<think>\u2018 block. - If information is missing, formulate a new "
-    "search query based on what you found. - If the information is sufficient, proceed to answer. "
-    "5. Answer: Output the final answer in an \u2018<answer>\u2018 tag. Keep it concise and direct. "
-    "## Response Format - Thinking Process: <think> ... </think> - Search Action: <search> ... </search> "
-    "- Final Answer: <answer> ... </answer> ## Constraints - Stop after Search: Do not generate \u2018<result>\u2018 tags "
-    "yourself. Wait for the system. - Search Limit: There is a maximum limit on the number of search rounds. If the limit "
-    "is reached, stop searching and output the final answer using available information."
+    "You are an intelligent Research Agent designed to answer questions by retrieving information from the "
+    "internet. ## Operational Logic 1. Plan: Analyze the user\u2019s question. If the answer requires multiple "
+    "steps, break it down. 2. Search: Use the \u2018<search>\u2018 tag to query the search engine. Keep queries "
+    "specific and efficient. 3. Observe: Wait for the \u2018<result>\u2018 output provided by the system. 4. "
+    "Iterate: Analyze the search results in a \u2018<think>\u2018 block. - If information is missing, formulate "
+    "a new search query based on what you found. - If the information is sufficient, proceed to answer. 5. "
+    "Answer: Output the final answer in an \u2018<answer>\u2018 tag. Keep it concise and direct. ## Response "
+    "Format - Thinking Process: <think> ... </think> - Search Action: <search> ... </search> - Final Answer: "
+    "<answer> ... </answer> ## Constraints - Stop after Search: Do not generate \u2018<result>\u2018 tags "
+    "yourself. Wait for the system. - Search Limit: There is a maximum limit on the number of search rounds. If "
+    "the limit is reached, stop searching and output the final answer using available information."
 )
 # Table 6, "Question-Only Evaluation" and "Context-Aware Evaluation", verbatim.
 QUESTION_ONLY_EVAL_PROMPT = (
@@ -44,9 +44,9 @@ QUESTION_ONLY_EVAL_PROMPT = (
     "<eval> The Answer </eval>"
 )
 CONTEXT_AWARE_EVAL_PROMPT = (
-    "You are an expert AI assistant capable of answering questions precisely. Answer the user\u2019s question using the "
-    "provided Context and your internal knowledge. You must provide a concise answer enclosed within specific tags as "
-    "follows: <eval> The Answer </eval>"
+    "You are an expert AI assistant capable of answering questions precisely. Answer the "
+    "user\u2019s question using the provided Context and your internal knowledge. You must "
+    "provide a concise answer enclosed within specific tags as follows: <eval> The Answer </eval>"
 )
 INVALID_ACTION = (
     "\nMy previous action is invalid. "
@@ -63,7 +63,10 @@ class Oases(TagMethod):
     thinks = (TagPair.xml("think"), TagPair.xml("thinking"))
     observation_tags = TagPair.xml("result")
     source = "OASES paper, Table 6 main search prompt verbatim; <result> observations from its case studies"
-    protocol = "<think> or <thinking>; <search> q </search>; <result> Doc i(Title: t) … </result>; <answer>; state evaluators answer in <eval>"
+    protocol = (
+        "<think> or <thinking>; <search> q </search>; <result> Doc i(Title: "
+        "t) … </result>; <answer>; state evaluators answer in <eval>"
+    )
     invalid_message = INVALID_ACTION
 
     def messages(self, question: str) -> list[dict[str, str]]:
@@ -74,7 +77,8 @@ class Oases(TagMethod):
 
 
 def search_states(turns: Sequence[Turn]) -> list[str]:
-    """OASES's ordered search states as context strings: s_0 is empty, s_t holds the passages of the first t searches."""
+    """OASES's ordered search states as context strings: s_0
+    is empty, s_t holds the passages of the first t searches."""
     states = [""]
     lines: list[str] = []
     for turn in turns:
@@ -118,7 +122,8 @@ class StateEvaluation:
 
 @dataclass
 class StateEvaluator:
-    """OASES's state evaluator: the policy answers from each search state; γ_t is the answer F1 (process reward γ_t − γ_{t−1})."""
+    """OASES's state evaluator: the policy answers from each search
+    state; γ_t is the answer F1 (process reward γ_t − γ_{t−1})."""
 
     backend: Backend
     style: str = "base"

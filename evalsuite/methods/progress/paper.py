@@ -20,7 +20,8 @@ SETTING = PaperSetting(
             "retriever",
             "E5 over the 2018 Wikipedia dump",
             "000:88",
-            "we use the 2018 Wikipedia dump [karpukhin2020dense] as the knowledge source and E5 [wang2022text] as the retriever",
+            "we use the 2018 Wikipedia dump [karpukhin2020dense] as the "
+            "knowledge source and E5 [wang2022text] as the retriever",
         ),
         from_paper(
             "topk", 3, "000:88", "The search environment retrieves the top-$3$ passages for each generated query"

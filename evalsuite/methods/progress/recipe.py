@@ -1,9 +1,9 @@
 """The progress recipe (EM + format + 0.2 x coverage F1 of policy vs teacher queries).
 
-`python evalsuite/methods/progress/recipe.py [--config FILE] [-o CKPT]` is `evalsuite train progress --config FILE -o CKPT`: `RECIPE` below
-is the recipe the shared trainer (`evalsuite.training.trainer`) runs through its hooks; the rollout loop, retriever and
-reward (`evalsuite.methods.progress.reward`) live in evalsuite; the settings in configs/progress/.
-Paper setting, ours and every deviation: docs/recipes/progress.md.
+`python evalsuite/methods/progress/recipe.py [--config FILE] [-o CKPT]` is `evalsuite train progress --config
+FILE -o CKPT`: `RECIPE` below is the recipe the shared trainer (`evalsuite.training.trainer`) runs through
+its hooks; the rollout loop, retriever and reward (`evalsuite.methods.progress.reward`) live in evalsuite;
+the settings in configs/progress/. Paper setting, ours and every deviation: docs/recipes/progress.md.
 """
 
 from __future__ import annotations
@@ -49,7 +49,8 @@ class ProgressRecipe(Recipe[ProgressConfig]):
             rows,
             "teacher_queries",
             "teacher queries",
-            "evalsuite teacher-queries --task TASK --split train --panel PANEL.yaml -o FILE, then teacher_queries: FILE",
+            "evalsuite teacher-queries --task TASK --split train "
+            "--panel PANEL.yaml -o FILE, then teacher_queries: FILE",
         )
         return rows
 

@@ -22,11 +22,15 @@ from evalsuite.runs.schema import Passage
 # FlashRAG ReasoningPipeline.user_prompt, verbatim.
 TEMPLATE = (
     "The User asks a question, and the Assistant solves it.\n"
-    "The Assistant first thinks about the reasoning process in the mind and then provides the User with the final answer.\n"
-    "The output format of reasoning process and final answer are enclosed within <think> </think> and <answer> </answer> tags, "
+    "The Assistant first thinks about the reasoning process in the mind and then provides the User with the final "
+    "answer.\n"
+    "The output format of reasoning process and final answer are enclosed within <think> </think> and <answer> "
+    "</answer> tags, "
     'respectively, i.e., "<think> reasoning process here </think>\\n\\n<answer> final answer here </answer>".\n'
-    "During the thinking process, the Assistant can perform searching for uncertain knowledge if necessary with the format of "
-    '"<|begin_of_query|> search query (only keywords) here <|end_of_query|>". **A query must involve only a single triple**.\n'
+    "During the thinking process, the Assistant can perform searching for uncertain knowledge if necessary with the "
+    "format of "
+    '"<|begin_of_query|> search query (only keywords) here <|end_of_query|>". **A query must involve only a single '
+    "triple**.\n"
     "Then, the system will provide the Assistant with helpful information with the format of "
     '"<|begin_of_documents|> ...search results... <|end_of_documents|>".\n\n'
     "User:{question}\n"
@@ -70,7 +74,10 @@ class R1Searcher(TagMethod):
     search = TagPair("<|begin_of_query|>", "<|end_of_query|>")
     observation_tags = TagPair("<|begin_of_documents|>", "<|end_of_documents|>")
     source = "R1-Searcher prompt and document layout as in FlashRAG reasoning_pipeline.py ReasoningPipeline, verbatim"
-    protocol = "prompt ends with 'Assistant: <think>'; <|begin_of_query|> q <|end_of_query|>; <|begin_of_documents|> (i)Title: t Text: x <|end_of_documents|>; <answer>"
+    protocol = (
+        "prompt ends with 'Assistant: <think>'; <|begin_of_query|> q <|end_of_query|>; "
+        "<|begin_of_documents|> (i)Title: t Text: x <|end_of_documents|>; <answer>"
+    )
     invalid_message = INVALID_ACTION
 
     def messages(self, question: str) -> list[dict[str, str]]:

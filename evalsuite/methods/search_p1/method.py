@@ -25,7 +25,8 @@ INSTRUCTION = (
     "Answer the given question. First make a plan: inside <reasoning> and </reasoning>, decompose the question into "
     "the sub-tasks needed to answer it, one per line, numbered as Step 1:, Step 2:, and so on. "
     "Then carry out the plan step by step. To search, call the search tool inside <tool_call> and </tool_call> as "
-    '{{"name": "search", "arguments": {{"query": "your query"}}}}, and the top searched results will be returned between '
+    '{{"name": "search", "arguments": {{"query": "your query"}}}}, and the top searched results will be returned '
+    "between "
     "<tool_response> and </tool_response>. After every result, reason inside <reasoning> and </reasoning> about what "
     "you found and which step comes next. You can search as many times as you want. "
     "When no further external knowledge is needed, provide the answer inside <answer> and </answer>, without detailed "
@@ -55,7 +56,8 @@ def plan_steps(text: str) -> list[str]:
 
 
 def tool_call_queries(content: str) -> list[str]:
-    """Queries of a `<tool_call>`: Qwen tool JSON (`arguments.query`, a string or a list), `{"query": …}`, or plain text."""
+    """Queries of a `<tool_call>`: Qwen tool JSON (`arguments.query`,
+    a string or a list), `{"query": …}`, or plain text."""
     try:
         call = json.loads(content)
     except (ValueError, RecursionError):
@@ -95,7 +97,10 @@ class SearchP1(TagMethod):
     thinks = (REASONING,)
     observation_tags = TagPair.xml("tool_response")
     source = "Search-P1 paper, output structure of appendix B.1; prompt text evalsuite's (the paper prints none)"
-    protocol = '<reasoning> with a numbered plan; <tool_call>{"name": "search", "arguments": {"query": q}}</tool_call>; <tool_response> docs </tool_response>; <answer>'
+    protocol = (
+        '<reasoning> with a numbered plan; <tool_call>{"name": "search", "arguments": '
+        '{"query": q}}</tool_call>; <tool_response> docs </tool_response>; <answer>'
+    )
     invalid_message = INVALID_ACTION
 
     def messages(self, question: str) -> list[dict[str, str]]:

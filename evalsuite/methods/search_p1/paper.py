@@ -10,8 +10,10 @@ SETTING = PaperSetting(
         assumed(
             "benchmarks",
             ["nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle", "adqa"],
-            'the seed says only "seven public QA benchmarks spanning general and multi-hop QA, plus the internal AD-QA dataset" '
-            "(002:69) without naming them; the seven of Search-R1, the baseline it reports its gains over (002:70), and "
+            'the seed says only "seven public QA benchmarks spanning general and multi-hop QA, plus the internal '
+            'AD-QA dataset" '
+            "(002:69) without naming them; the seven of Search-R1, the baseline it reports its gains over (002:70), "
+            "and "
             "`adqa`, our open AD-QA-style stand-in for the internal set, which is not released",
         ),
         assumed(
@@ -23,7 +25,8 @@ SETTING = PaperSetting(
         assumed(
             "scored_with",
             ["cover_em"],
-            'the seed names "Accuracy" (002:69) and defines it nowhere; cover-EM (a normalized gold answer contained in '
+            'the seed names "Accuracy" (002:69) and defines it nowhere; cover-EM (a normalized gold answer contained '
+            "in "
             "the normalized prediction) is the `acc` of FlashRAG, whose benchmark files and Search-R1 baseline the "
             'comparison uses. Not an LLM judge: its evaluator is described for training ("The evaluator is used during '
             'training", 002:82), not for scoring the benchmarks. EM and F1 are scored beside it',

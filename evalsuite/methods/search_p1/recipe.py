@@ -1,9 +1,9 @@
 """The search-p1 recipe (0.1 format + 0.3 dual-track path + 0.6 soft outcome).
 
-`python evalsuite/methods/search_p1/recipe.py [--config FILE] [-o CKPT]` is `evalsuite train search-p1 --config FILE -o CKPT`: `RECIPE` below
-is the recipe the shared trainer (`evalsuite.training.trainer`) runs through its hooks; the rollout loop, retriever and
-reward (`evalsuite.methods.search_p1.reward`) live in evalsuite; the settings in configs/search-p1/.
-Paper setting, ours and every deviation: docs/recipes/search-p1.md.
+`python evalsuite/methods/search_p1/recipe.py [--config FILE] [-o CKPT]` is `evalsuite train search-p1 --config
+FILE -o CKPT`: `RECIPE` below is the recipe the shared trainer (`evalsuite.training.trainer`) runs through its
+hooks; the rollout loop, retriever and reward (`evalsuite.methods.search_p1.reward`) live in evalsuite; the
+settings in configs/search-p1/. Paper setting, ours and every deviation: docs/recipes/search-p1.md.
 """
 
 from __future__ import annotations
@@ -72,8 +72,9 @@ class SearchP1Recipe(Recipe[SearchP1Config]):
             options["planner_model"],
         )
         return (
-            f"wrote {summary['rows']} reference plans to {target} ({summary['from_trajectories']} distilled from correct trajectories, "
-            f"{summary['from_decomposition']} from the gold decomposition, {summary['empty']} empty)"
+            f"wrote {summary['rows']} reference plans to {target} ({summary['from_trajectories']} "
+            f"distilled from correct trajectories, {summary['from_decomposition']} from the gold "
+            f"decomposition, {summary['empty']} empty)"
         )
 
 

@@ -61,7 +61,8 @@ def jaccard(a: set[str], b: set[str]) -> float:
 
 
 def soft_format(sample: Sample) -> float:
-    """Fraction of passed format checks: answer present, every model turn reasons, no invalid action or protocol error."""
+    """Fraction of passed format checks: answer present, every
+    model turn reasons, no invalid action or protocol error."""
     turns = sample.model_turns
     checks = [
         sample.answer is not None,

@@ -86,7 +86,8 @@ FEW_SHOT_DEMO = INSTRUCTION.split("Question: {question}")[0] + "".join(
             [
                 (
                     "Big Fish (novel)",
-                    "Big Fish: A Novel of Mythic Proportions is a 1998 novel by Daniel Wallace. It was adapted into the 2003 film Big Fish.",
+                    "Big Fish: A Novel of Mythic Proportions is a 1998 novel by "
+                    "Daniel Wallace. It was adapted into the 2003 film Big Fish.",
                 )
             ],
             "The novel was written by Daniel Wallace.",

@@ -1,16 +1,16 @@
 """SmartSearch's curriculum before GRPO (seeds/004, "Three-Stage Curriculum"): stage 1 SFT on quality-screened
 trajectories, stage 2 DPO on preferred (refined) vs original trajectories.
 
-Screened trajectories: a trajectory qualifies when its answer is correct and every query is high-quality (novel, and
-useful when a judge is configured): the paper's "Collect trajectories that both have correct final answers and pass
-query-quality checks at every step" (004:152), which does not say who generates them (its only teacher model labels
-the evaluator's training data, 004:177). Besides the policy's own sampled rollouts we build one per training row
-from its gold decomposition (each step searched against the real retriever, then the gold answer), so that a weak
-starting policy still has trajectories to imitate; that source is ours. DPO pairs prefer, for the same question,
-the better over the worse of a policy rollout and its refined branches (`methods.smartsearch.refinement`: each weak query
-rewritten with its feedback and the trajectory regenerated from there), ranked as the paper ranks them, by final
-correctness and then by fewer weak queries; and, where a question has one, the qualifying trajectory over a policy
-rollout that failed or had weak queries.
+Screened trajectories: a trajectory qualifies when its answer is correct and every query is high-quality
+(novel, and useful when a judge is configured): the paper's "Collect trajectories that both have correct final
+answers and pass query-quality checks at every step" (004:152), which does not say who generates them (its
+only teacher model labels the evaluator's training data, 004:177). Besides the policy's own sampled rollouts
+we build one per training row from its gold decomposition (each step searched against the real retriever, then
+the gold answer), so that a weak starting policy still has trajectories to imitate; that source is ours. DPO
+pairs prefer, for the same question, the better over the worse of a policy rollout and its refined branches
+(`methods.smartsearch.refinement`: each weak query rewritten with its feedback and the trajectory regenerated
+from there), ranked as the paper ranks them, by final correctness and then by fewer weak queries; and, where a
+question has one, the qualifying trajectory over a policy rollout that failed or had weak queries.
 """
 
 from __future__ import annotations

@@ -23,12 +23,19 @@ class UsefulnessJudge(Protocol):
 
 
 class SmartSearch(SearchR1):
-    """Search-R1's protocol; every search turn gets `novelty`, `doc_overlap` and, with a judge, `usefulness` and `query_score`."""
+    """Search-R1's protocol; every search turn gets `novelty`,
+    `doc_overlap` and, with a judge, `usefulness` and `query_score`."""
 
     name = "smartsearch"
     searches_empty_query = False  # an empty query is no action (Search-R1 would search "")
-    source = "SmartSearch paper: Search-R1 prompt and tags; novelty rule and usefulness judge of its Dual-Level Credit Assessment"
-    protocol = "Search-R1 tags; per search turn extra: novelty (doc overlap with earlier rounds <= K), usefulness (judge), query_score"
+    source = (
+        "SmartSearch paper: Search-R1 prompt and tags; novelty rule "
+        "and usefulness judge of its Dual-Level Credit Assessment"
+    )
+    protocol = (
+        "Search-R1 tags; per search turn extra: novelty (doc overlap "
+        "with earlier rounds <= K), usefulness (judge), query_score"
+    )
 
     def __init__(self, judge: UsefulnessJudge | None = None, max_overlap: int | None = None):
         from evalsuite.metrics.process import NOVELTY_MAX_OVERLAP

@@ -11,7 +11,8 @@ SETTING = PaperSetting(
             "benchmarks",
             ["2wikimultihopqa", "hotpotqa", "bamboogle", "musique", "gaia", "webwalker"],
             "004:197",
-            "multi-hop question-answering datasets (2WikiMultihopQA, HotpotQA, Bamboogle, Musique) and open-web tasks (GAIA, WebWalker)",
+            "multi-hop question-answering datasets (2WikiMultihopQA, HotpotQA, "
+            "Bamboogle, Musique) and open-web tasks (GAIA, WebWalker)",
         ),
         assumed(
             "splits",
@@ -28,7 +29,8 @@ SETTING = PaperSetting(
             "scored_with",
             ["em", "f1", "perfect_rate", "partial_rate", "search_efficiency"],
             "004:198",
-            "They measured Exact Match (EM), F1, Search Quality (how often all queries are high-quality or at least some are despite a wrong final answer), and Search Efficiency (how much correct info per search call)",
+            "They measured Exact Match (EM), F1, Search Quality (how often all queries are high-quality or at least "
+            "some are despite a wrong final answer), and Search Efficiency (how much correct info per search call)",
         ),
         from_paper(
             "retriever",

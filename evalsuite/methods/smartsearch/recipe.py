@@ -1,9 +1,9 @@
 """The smartsearch recipe (SFT -> DPO curriculum, then EM +/- scaled novelty x usefulness + format).
 
-`python evalsuite/methods/smartsearch/recipe.py [--config FILE] [-o CKPT]` is `evalsuite train smartsearch --config FILE -o CKPT`: `RECIPE` below
-is the recipe the shared trainer (`evalsuite.training.trainer`) runs through its hooks; the rollout loop, retriever and
-reward (`evalsuite.methods.smartsearch.reward`) live in evalsuite; the settings in configs/smartsearch/.
-Paper setting, ours and every deviation: docs/recipes/smartsearch.md.
+`python evalsuite/methods/smartsearch/recipe.py [--config FILE] [-o CKPT]` is `evalsuite train smartsearch --config
+FILE -o CKPT`: `RECIPE` below is the recipe the shared trainer (`evalsuite.training.trainer`) runs through its
+hooks; the rollout loop, retriever and reward (`evalsuite.methods.smartsearch.reward`) live in evalsuite; the
+settings in configs/smartsearch/. Paper setting, ours and every deviation: docs/recipes/smartsearch.md.
 """
 
 from __future__ import annotations
@@ -47,8 +47,9 @@ class SmartSearchConfig(TrainConfig):
 
 
 class SmartSearchRecipe(Recipe[SmartSearchConfig]):
-    """SFT on screened trajectories, DPO on refined vs original ones (`methods.smartsearch.curriculum`), then GRPO whose groups
-    include refined branches (`methods.smartsearch.refinement`); queries are judged useful by `reward.panel` when given."""
+    """SFT on screened trajectories, DPO on refined vs original ones
+    (`methods.smartsearch.curriculum`), then GRPO whose groups include refined branches
+    (`methods.smartsearch.refinement`); queries are judged useful by `reward.panel` when given."""
 
     name = METHOD
     evaluator_method = "smartsearch"

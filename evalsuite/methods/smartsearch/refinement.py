@@ -52,7 +52,8 @@ def query_feedback(turn: Turn) -> str:
     parts = []
     if turn.extra.get("novelty") == 0:
         parts.append(
-            f"Not novel: {turn.extra.get('doc_overlap', '?')} of its retrieved documents had already been retrieved by earlier searches."
+            f"Not novel: {turn.extra.get('doc_overlap', '?')} of its retrieved "
+            "documents had already been retrieved by earlier searches."
         )
     if turn.extra.get("usefulness") == 0:
         explanation = turn.extra.get("usefulness_explanation") or "its results do not address what the search was for"
@@ -144,7 +145,8 @@ def load_refiner(
 def refine(
     engine: RolloutEngine, refiner: ModelRefiner, wanted: Sequence[tuple[Rollout, WeakQuery]], keys: Sequence[str]
 ) -> list[Rollout | None]:
-    """For each (source, weak query): the refined branch played to completion, or None where the refiner gave nothing."""
+    """For each (source, weak query): the refined branch played
+    to completion, or None where the refiner gave nothing."""
     queries = refiner(wanted)
     forks: list[Rollout | None] = []
     for (source, weak), query, key in zip(wanted, queries, keys):
@@ -176,7 +178,8 @@ def pick_branches(group: Sequence[Rollout], slots: int, max_shared_prefix: int) 
 def expand_groups(
     engine: RolloutEngine, refiner: ModelRefiner, groups: Sequence[tuple[str, int]], slots: int, max_shared_prefix: int
 ) -> list[list[Rollout]]:
-    """Rollouts for each (question, size) group: `size − slots` fresh ones, then refined branches, then fresh fillers."""
+    """Rollouts for each (question, size) group: `size − slots`
+    fresh ones, then refined branches, then fresh fillers."""
     fresh_counts = [size - min(slots, size - 1) for _, size in groups]
     items = [
         (f"g{g}f{k}", question)

@@ -1,4 +1,5 @@
-"""SmartSearch's composite reward (seeds/004, "Dual-Level Credit Assessment" and Stage 3 "Query Aware Policy Optimization").
+"""SmartSearch's composite reward (seeds/004, "Dual-Level Credit
+Assessment" and Stage 3 "Query Aware Policy Optimization").
 
 Each query q gets s_q = novelty · usefulness ∈ {0, 1}: novelty by rule (its documents overlap earlier rounds' in at most
 K documents, `metrics.process.novelty_flags`), usefulness from the evaluator model (`turn.extra["usefulness"]`, set by

@@ -44,7 +44,10 @@ class SubSearch(TagMethod):
 
     name = "subsearch"
     source = "SubSearch paper, Table 1 prompt verbatim; observation layout from the prompt's own example"
-    protocol = "<think>; <search> q1 ## q2 ## q3 </search> (≤3 sub-questions, one batched retrieval); <information> docs q1 ## docs q2 </information>; <answer>"
+    protocol = (
+        "<think>; <search> q1 ## q2 ## q3 </search> (≤3 sub-questions, one batched "
+        "retrieval); <information> docs q1 ## docs q2 </information>; <answer>"
+    )
     invalid_message = INVALID_ACTION
 
     def messages(self, question: str) -> list[dict[str, str]]:

@@ -16,12 +16,14 @@ SETTING = PaperSetting(
         assumed(
             "splits",
             R1_SPLITS,
-            "the seed names the seven benchmarks (Table 4's header, 001:13-19) but no split; these are the splits those datasets are commonly evaluated on (Search-R1's)",
+            "the seed names the seven benchmarks (Table 4's header, 001:13-19) but no split; "
+            "these are the splits those datasets are commonly evaluated on (Search-R1's)",
         ),
         assumed(
             "metric",
             "em",
-            'Table 4 (results/reported/subsearch/table4.yaml; the seed prints no cell of Table 3) prints fractions such as 0.463 without naming the metric; Figure 4 trains with "EM as reward" (001:41)',
+            "Table 4 (results/reported/subsearch/table4.yaml; the seed prints no cell of Table 3) prints "
+            'fractions such as 0.463 without naming the metric; Figure 4 trains with "EM as reward" (001:41)',
         ),
         assumed("scored_with", ["em"], "the metric the seed leaves unnamed, read as EM (above)"),
         assumed(
@@ -35,7 +37,8 @@ SETTING = PaperSetting(
         assumed(
             "models_instruct",
             "Qwen2.5-3B-Instruct",
-            'Table 4 has a "SubSearch- instruct" row (001:27) without naming its model; the 3B instruct model, as the base row\'s backbone is Qwen2.5-3B-base (001:36)',
+            'Table 4 has a "SubSearch- instruct" row (001:27) without naming its model; the '
+            "3B instruct model, as the base row's backbone is Qwen2.5-3B-base (001:36)",
         ),
     ],
 )
