@@ -27,7 +27,8 @@ class ChatRenderer(Protocol):
 
 
 class Method(ABC):
-    """A search-agent protocol. Prompt styles are named (e.g. base, instruct) and hashed into the manifest."""
+    """A search agent: its protocol (prompt, actions, observations) and answer extraction. Prompt styles are named
+    (e.g. base, instruct) and hashed into the manifest."""
 
     name: str  # the registry name, e.g. "search-r1"
     stop: tuple[str, ...]  # stop strings of every generation

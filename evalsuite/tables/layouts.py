@@ -238,7 +238,9 @@ def _footnotes(
             f"metrics.json: {methods}. Averages: dataset-stratified bootstrap, {comp.n_resamples} resamples."
         )
     if layout.domain_marks:
-        notes.append("†/⋆: in-domain/out-of-domain benchmarks for the NQ + HotpotQA training mix (Search-R1 protocol).")
+        notes.append(
+            "†/⋆: in-domain/out-of-domain benchmarks for the NQ + HotpotQA training mix (Search-R1's setting)."
+        )
     shown = {t for _, cols in plan for c in cols for t in c.tasks}
     hidden = [t for t in run_tasks if t not in shown]
     if hidden:

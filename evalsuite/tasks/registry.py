@@ -31,7 +31,7 @@ DEFAULT_IN_DOMAIN = frozenset({"nq", "hotpotqa"})
 
 @dataclass(frozen=True)
 class Task:
-    """A benchmark: where its rows live and how the Search-R1 protocol evaluates it."""
+    """A benchmark: where its rows live and how Search-R1's evaluation convention scores it."""
 
     name: str
     display_name: str

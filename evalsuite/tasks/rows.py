@@ -21,7 +21,7 @@ class TaskRow:
 
 
 def normalize_question(question: str) -> str:
-    """Search-R1's protocol: strip, and append '?' when the question does not end with one."""
+    """Search-R1's evaluation convention: strip, and append '?' when the question does not end with one."""
     question = question.strip()
     if not question.endswith("?"):
         question += "?"
