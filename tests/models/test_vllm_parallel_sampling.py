@@ -32,7 +32,7 @@ SCRIPT = textwrap.dedent("""
     import json, sys
     from pathlib import Path
     from evalsuite.agent.engine import RolloutConfig
-    from evalsuite.agent.runner import RunSpec, execute
+    from evalsuite.agent.runner import RunSpec, execute, load_retriever_spec
     from evalsuite.models.packaged import prepare_model
     from evalsuite.models.vllm import VLLMBackend
 
@@ -52,6 +52,10 @@ SCRIPT = textwrap.dedent("""
     def main():
         data_dir, index, out, samples = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
         model = str(prepare_model("smollm2-135m"))
+        # a BM25 index opened before the engine starts in this process, as `evalsuite reproduce` does (its train stage
+        # retrieves before its evaluations): bm25s loads numba and llvmlite, whose FFI object vLLM's CPU platform trips on
+        load_retriever_spec(index, backend=None)
+        llvmlite_first = "llvmlite.binding.ffi" in sys.modules
         backend = VLLMBackend(model, dtype="float32", enforce_eager=True)
         drawn = parallel_sampling(backend, samples)
         close, backend.close = backend.close, lambda: None
@@ -65,7 +69,7 @@ SCRIPT = textwrap.dedent("""
             execute(spec, backend=backend)
             sent[native] = backend.n_requests - before
         close()
-        print(json.dumps({"drawn": drawn, "n_requests": {str(k): v for k, v in sent.items()}}))
+        print(json.dumps({"drawn": drawn, "n_requests": {str(k): v for k, v in sent.items()}, "llvmlite_first": llvmlite_first}))
 
     if __name__ == "__main__":
         main()
@@ -85,6 +89,8 @@ def engine_output(tmp_path_factory, benchmarks_dir, wiki_bm25) -> tuple[dict, Pa
 
 
 def test_an_n_request_draws_the_samples_of_consecutively_seeded_single_requests(engine_output):
+    # the engine started in a process that had opened a BM25 index (numba's llvmlite loaded), as in `evalsuite reproduce`
+    assert engine_output[0]["llvmlite_first"]
     drawn = engine_output[0]["drawn"]
     assert drawn["n"] == drawn["singles"]
     assert drawn["alone"] == [texts[K - 1] for texts in drawn["n"]]  # a batch of one draws the same sample
