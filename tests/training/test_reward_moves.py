@@ -26,6 +26,10 @@ from evalsuite.resources import method_configs_dir
 REPO = Path(__file__).resolve().parents[2]
 RECIPES = ["search-r1", "progress", "subsearch", "search-p1", "oases", "smartsearch"]
 STEPS = 24  # optimizer steps
+# Search-P1's optimised reward sums four terms (format, path, outcome and the smoke overlap) and is the noisiest: at 24
+# steps its rise (first 8 steps 0.164, last 8 0.236) was not significant (U = 43.5, one-sided p = 0.14; 2026-12-02),
+# so it trains longer; the statistic and the windows are the same.
+LONGER = {"search-p1": 36}
 WINDOW = 8  # steps compared at each end
 ALPHA = 0.05
 
@@ -56,11 +60,12 @@ def test_recipe_moves_its_own_reward(method, tmp_path, record_property):
     config = load_config(method_configs_dir(method) / "cpu_smoke.yaml", method)
     config.subset = "first:4"
     config.rollout = {**config.rollout, "max_tokens": 12}  # a shorter turn: the path is the same, a step is cheaper
-    config.grpo = {**config.grpo, "max_steps": STEPS, "learning_rate": 5.0e-5, "per_device_train_batch_size": 4,
+    steps = LONGER.get(method, STEPS)
+    config.grpo = {**config.grpo, "max_steps": steps, "learning_rate": 5.0e-5, "per_device_train_batch_size": 4,
                    "num_generations": 4, "seed": 0}
     result = train(config, tmp_path / "ckpt")
     rewards = step_rewards(result.log)
-    assert len(rewards) == STEPS, f"{method}: {len(rewards)} logged GRPO steps, expected {STEPS}"
+    assert len(rewards) == steps, f"{method}: {len(rewards)} logged GRPO steps, expected {steps}"
     first, last = rewards[:WINDOW], rewards[-WINDOW:]
     statistic, p = one_sided_increase(first, last)
     summary = {"method": method, "first_mean": mean(first), "last_mean": mean(last), "U": statistic, "p": p,
