@@ -52,14 +52,14 @@ def packaged_recipe_config(method: str, name: str) -> Path | None:
     """A shipped recipe config by name: 'cpu_smoke', 'gpu' or 'search-r1/cpu_smoke' (with or without '.yaml')."""
     stem = name.removesuffix(".yaml")
     folder, _, base = stem.rpartition("/")
-    configs = method_configs_dir(folder or method) if (folder or method) else None
+    configs = method_configs_dir(folder or method)
     candidate = configs / f"{base}.yaml" if configs is not None else None
     return candidate if candidate is not None and candidate.is_file() else None
 
 
 def packaged_recipe_config_names(method: str) -> list[str]:
     """The names of a recipe's shipped configs ('cpu_smoke', 'gpu', ...), for a hint."""
-    folder = method_configs_dir(method) if method else None
+    folder = method_configs_dir(method)
     return sorted(p.stem for p in folder.glob("*.yaml")) if folder is not None else []
 
 

@@ -10,7 +10,7 @@ A `PaperValue` is one setting with one of three labels:
 - `assumed`: the paper is silent and does not say it follows anyone; `why` says why we chose this value.
 
 The same records describe a recipe's training setting (the `paper:` block of evalsuite/methods/<name>/configs/gpu.yaml,
-read by `evalsuite.training.provenance`) and each paper's evaluation setting (`EVALUATION` below, printed by
+read by `evalsuite.training.provenance`) and each paper's evaluation setting (`PAPERS` below, printed by
 `evalsuite methods --paper METHOD`). Seed texts are optional: `check_quote` needs them, nothing else does.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -252,24 +252,6 @@ def _check_setting(name: str, value: Any) -> PaperSetting:
 
 
 PAPERS: Registry[PaperSetting] = Registry("paper setting", check=_check_setting, packaged="paper")
-
-
-class _Evaluations(Mapping[str, list[PaperValue]]):
-    """`EVALUATION[method]`: the evaluation settings of the registered papers, read from `PAPERS`."""
-
-    def __getitem__(self, method: str) -> list[PaperValue]:
-        if method not in PAPERS:
-            raise KeyError(method)
-        return PAPERS.get(method).evaluation
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(PAPERS.names())
-
-    def __len__(self) -> int:
-        return len(PAPERS.names())
-
-
-EVALUATION: Mapping[str, list[PaperValue]] = _Evaluations()
 
 
 def evaluation_setting(method: str) -> list[PaperValue]:

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from evalsuite.agent.papers import (
-    EVALUATION,
+    PAPERS,
     PaperCheck,
     corpus_key,
     evaluation_setting,
@@ -1043,7 +1043,7 @@ def paper_setting_check(
     limit the submission does not declare counts as a difference: "paper setting" means every item was checked, and
     settings that `checked` (report.settings) says are declared only are named in the result."""
     method = method_key(info.method)
-    if method not in EVALUATION:
+    if method not in PAPERS:
         return None
     setting = info.setting
     splits = {task: split for ref in runs for task, split in ref.tasks.items()}

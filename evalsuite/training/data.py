@@ -54,7 +54,6 @@ class QueryColumn:
     column: str  # the row's key, e.g. "teacher_queries", "reference_plan"
     setting: str  # the config field naming the files, e.g. "teacher_queries", "reference_plans"
     file_field: str  # each file line's list, e.g. "teacher_queries", "plan"
-    files: str | dict[str, str] | None = None  # the config's value of `setting`
 
 
 def training_rows(config: TrainConfig, columns: Sequence[QueryColumn] = ()) -> list[dict[str, Any]]:
@@ -64,7 +63,7 @@ def training_rows(config: TrainConfig, columns: Sequence[QueryColumn] = ()) -> l
     Teacher files are `evalsuite teacher-queries` output (`teacher_queries` per id); plan files are `evalsuite train
     search-p1 plans` output (`plan` per id, ids as `task:id`)."""
     tasks = [t.strip() for t in config.tasks.split(",") if t.strip()]
-    files = {c.column: per_task_files(c.files, tasks, c.setting) for c in columns}
+    files = {c.column: per_task_files(getattr(config, c.setting, None), tasks, c.setting) for c in columns}
     cache: dict[tuple[str, str], dict[str, list[str]]] = {}
 
     def entries(path: str, field_name: str) -> dict[str, list[str]]:

@@ -69,8 +69,8 @@ class Recipe(ABC, Generic[ConfigT]):
         return []
 
     def prepare_data(self, config: ConfigT, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The training rows (`training.data.training_rows`) as
-        this recipe trains on them; refuse rows it cannot use."""
+        """The training rows (`training.data.training_rows`) as this recipe trains on them; refuse rows it cannot
+        use."""
         return rows
 
     def rollout_method(self, config: ConfigT, golds: dict[str, list[str]]) -> Method:

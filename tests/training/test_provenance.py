@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalsuite.agent.papers import (
-    EVALUATION,
+    PAPERS,
     LABELS,
     PAPER_NAMES,
     SEED_FILES,
@@ -29,6 +29,9 @@ REPO = Path(__file__).resolve().parents[2]
 RECIPES = ["search-r1", "progress", "subsearch", "search-p1", "oases", "smartsearch"]
 OPTIMISATION = ("steps", "batch_size", "rollouts_per_prompt", "learning_rate", "warmup", "kl", "temperature", "max_turns")
 
+# every paper's evaluation setting, by method
+EVALUATIONS = {name: PAPERS.get(name).evaluation for name in PAPERS.names()}
+
 
 def gpu(method: str):
     return load_config(method_configs_dir(method) / "gpu.yaml", method)
@@ -44,7 +47,7 @@ def seeds() -> Path:
 
 def cited_values() -> list[tuple[str, PaperValue]]:
     values = [(f"{m}/gpu.yaml", row.paper) for m in RECIPES for row in setting_table(gpu(m))]
-    values += [(f"evaluation/{m}", v) for m, vs in EVALUATION.items() for v in vs]
+    values += [(f"evaluation/{m}", v) for m, vs in EVALUATIONS.items() for v in vs]
     return [(where, v) for where, v in values if v.seed is not None]
 
 
@@ -225,7 +228,7 @@ def test_the_number_check_fails_on_a_quote_that_does_not_state_the_value():
 
 
 def test_labels_are_no_stronger_than_their_source():
-    evaluation = {m: {v.name: v for v in vs} for m, vs in EVALUATION.items()}
+    evaluation = {m: {v.name: v for v in vs} for m, vs in EVALUATIONS.items()}
     # the seed prints "seven public QA benchmarks" (002:69), not their names
     assert evaluation["search-p1"]["benchmarks"].label == "assumed"
     # the seed shows only 1.5B rows for the smaller instruct models (003:43)
@@ -244,12 +247,12 @@ def test_every_paper_metric_is_scored_with_metrics_we_have():
     from evalsuite.metrics.registry import is_registered
 
     process_measures = {"perfect_rate", "partial_rate", "search_efficiency"}  # evalsuite judge / score process summaries
-    for method, values in EVALUATION.items():
+    for method, values in EVALUATIONS.items():
         named = {v.name: v for v in values}
         assert "scored_with" in named, method
         scored = named["scored_with"].value
         assert scored and all(is_registered(m) or m in process_measures for m in scored), (method, scored)
-    search_p1 = {v.name: v for v in EVALUATION["search-p1"]}
+    search_p1 = {v.name: v for v in EVALUATIONS["search-p1"]}
     assert search_p1["metric"].value == "accuracy" and search_p1["scored_with"].value == ["cover_em"]
     assert search_p1["scored_with"].label == "assumed" and "FlashRAG" in search_p1["scored_with"].why
 

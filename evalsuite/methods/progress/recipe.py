@@ -41,7 +41,7 @@ class ProgressRecipe(Recipe[ProgressConfig]):
         return get_reward(self.name, config.reward.settings, matcher=query_matcher(config))
 
     def row_columns(self, config: ProgressConfig) -> list[QueryColumn]:
-        return [QueryColumn("teacher_queries", "teacher_queries", "teacher_queries", config.teacher_queries)]
+        return [QueryColumn("teacher_queries", "teacher_queries", "teacher_queries")]
 
     def prepare_data(self, config: ProgressConfig, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         require_column(

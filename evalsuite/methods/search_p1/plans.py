@@ -16,10 +16,9 @@ from evalsuite.training.config import TrainConfig
 from evalsuite.training.data import QueryColumn
 
 
-def reference_plan_column(config: Any) -> QueryColumn:
-    """The `reference_plan` of each training row, from the files the config's `reference_plans` names (Search-P1's
-    and SmartSearch's configs have it), else the row's gold decomposition."""
-    return QueryColumn("reference_plan", "reference_plans", "plan", getattr(config, "reference_plans", None))
+# The `reference_plan` of each training row, from the files the config's `reference_plans` names (Search-P1's and
+# SmartSearch's configs have it), else the row's gold decomposition.
+REFERENCE_PLANS = QueryColumn("reference_plan", "reference_plans", "plan")
 
 
 def essential_steps(trajectories: list[list[str]], threshold: float = 0.5) -> list[str]:
@@ -55,7 +54,7 @@ def build_plans(
     from evalsuite.training.model import resolve_model
     from evalsuite.training.rollout import load_retriever
 
-    rows = training_rows(config, [reference_plan_column(config)])
+    rows = training_rows(config, [REFERENCE_PLANS])
     backend = load_backend(planner_backend, planner_model or resolve_model(config.model))
     style = method.resolve_style(config.prompt_style, backend.has_chat_template())
     rollout_config = config.rollout_config()

@@ -14,7 +14,7 @@ from typing import Any
 
 from evalsuite.rewards import MethodReward, get_reward
 from evalsuite.training.config import TrainConfig
-from evalsuite.methods.search_p1.plans import reference_plan_column
+from evalsuite.methods.search_p1.plans import REFERENCE_PLANS
 from evalsuite.training.data import QueryColumn, require_column
 from evalsuite.training.recipe import Recipe
 
@@ -44,7 +44,7 @@ class SearchP1Recipe(Recipe[SearchP1Config]):
         return get_reward(self.name, config.reward.settings, matcher=query_matcher(config))
 
     def row_columns(self, config: SearchP1Config) -> list[QueryColumn]:
-        return [reference_plan_column(config)]
+        return [REFERENCE_PLANS]
 
     def prepare_data(self, config: SearchP1Config, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         require_column(

@@ -86,9 +86,9 @@ class SmartSearchRecipe(Recipe[SmartSearchConfig]):
         return SmartSearch(judge=PanelUsefulnessJudge(config.reward.panel, golds))
 
     def row_columns(self, config: SmartSearchConfig) -> list[QueryColumn]:
-        from evalsuite.methods.search_p1.plans import reference_plan_column
+        from evalsuite.methods.search_p1.plans import REFERENCE_PLANS
 
-        return [reference_plan_column(config)]
+        return [REFERENCE_PLANS]
 
     def rollout_extension(self, config: SmartSearchConfig, golds: dict[str, list[str]]) -> RolloutExtension | None:
         from evalsuite.methods.smartsearch.refinement import RefinedRollouts
