@@ -66,7 +66,12 @@ def packaged_parts(kind: str, root: str = METHOD_PACKAGES) -> tuple[tuple[str, s
         part = getattr(module, "PARTS", {}).get(kind)
         if part is None:
             continue
-        named = part if isinstance(part, Mapping) else {getattr(module, "NAME"): part}
+        if not isinstance(part, Mapping) and not isinstance(getattr(module, "NAME", None), str):
+            raise EvalsuiteError(
+                f"the method package {module.__name__} names its {kind} in PARTS but has no NAME",
+                hint=f'add NAME = "<name>" to {module.__name__}/__init__.py, the name its parts are registered under',
+            )
+        named = part if isinstance(part, Mapping) else {module.NAME: part}
         for name, target in named.items():
             found.append((name, f"{module.__name__}{target}" if target.startswith(".") else target))
     return tuple(found)

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from evalsuite.agent.method import METHODS, get_method
 from evalsuite.agent.papers import evaluation_setting
 from evalsuite.cli import app
+from evalsuite.errors import EvalsuiteError
 from evalsuite.registry import RegistryConflict, extra_method_packages
 from evalsuite.rewards import get_reward, list_rewards
 from evalsuite.training.recipe import default_registry
@@ -152,3 +153,13 @@ def test_a_package_reusing_a_shipped_name_is_refused_naming_both(tmp_path):
     with extra_method_packages(root), pytest.raises(RegistryConflict) as error:
         METHODS.names()  # the packages are read on the first listing or lookup of a name not yet known
     assert "already registered" in str(error.value) and "toy_r1" in str(error.value)
+
+
+def test_a_package_without_a_name_is_refused_in_one_line(tmp_path):
+    root = write_package(tmp_path / "packages")
+    init = root / "toy_r1" / "__init__.py"
+    init.write_text(init.read_text().replace('NAME = "toy-r1"\n', ""))
+    with extra_method_packages(root), pytest.raises(EvalsuiteError) as error:
+        METHODS.names()
+    assert error.value.message == "the method package evalsuite.methods.toy_r1 names its method in PARTS but has no NAME"
+    assert "NAME =" in error.value.hint
