@@ -493,13 +493,21 @@ def merge_command(
             "run (run i is sample i); tables show mean ± sd over seeds."
         ),
     ),
+    declared_seeds: bool = typer.Option(
+        False,
+        "--declared-seeds",
+        help="With --as-seeds: accept runs that record no model identity or seed (imported files) as seeds of "
+        "one model on your word; the merged manifest says so.",
+    ),
 ) -> None:
     """Combine the shard run directories of one run into a single run
     directory, or (--as-seeds) seed runs into one multi-seed run."""
     from evalsuite.agent.merge import merge_runs, merge_seed_runs
 
     if as_seeds:
-        manifest, records, metrics = merge_seed_runs(list(runs), out)
+        manifest, records, metrics = merge_seed_runs(list(runs), out, declared=declared_seeds)
+        for run, lacks in (getattr(manifest, "declared_seeds", None) or {}).items():
+            typer.echo(f"note: {run} records {lacks}: merged as a seed on your declaration (--declared-seeds)")
         table = sampled_table(metrics)
         assert table is not None  # a multi-seed run is a sampled run
         table.title = f"merged {len(runs)} seed runs · {table.title}"
