@@ -39,7 +39,7 @@ def test_a_sampled_runs_summary_is_over_questions():
                for q in ("q0", "q1") for j in range(2)]
     table = {("nq", "q0", "accuracy", "s0"): [True], ("nq", "q0", "accuracy", "s1"): [False],
              ("nq", "q1", "accuracy", "s0"): [True], ("nq", "q1", "accuracy", "s1"): [True]}
-    result, summaries = accuracy_scores(records, table, 1)
+    result, summaries = accuracy_scores(records, table, ["j1"])
     assert list(summaries) == ["acc_judge_avg"] and summaries["acc_judge_avg"].mean == pytest.approx(0.75)
     assert result["n"] == 4 and result["n_questions"] == 2
 
