@@ -157,13 +157,15 @@ def accuracy_columns(
     if samples == 1:
         column = np.array([value(i, "answer") for i in ids], dtype=float)
         return {} if np.isnan(column).all() else {"acc_judge": column}
-    matrix = np.array([[value(i, f"s{j}") for j in range(samples)] for i in ids], dtype=float).reshape(
-        len(ids), samples
-    )
-    present = (~np.isnan(matrix)).sum(axis=1)
+    # each question's judged samples as a multiset: counts, never which label a verdict is under
+    judged: dict[str, list[float]] = {}
+    for (held, example, item), verdict in verdicts.items():
+        if held == task and item.startswith("s"):
+            judged.setdefault(example, []).append(float(verdict is True))
+    present = np.array([len(judged.get(i, ())) for i in ids])
     if not present.any():
         return {}
-    correct = np.nansum(matrix, axis=1)
+    correct = np.array([sum(judged.get(i, ())) for i in ids], dtype=float)
     columns = {"acc_judge_avg": np.where(present > 0, correct / np.maximum(present, 1), np.nan)}
     for k in pass_ks(samples):
         values = np.full(len(ids), np.nan)

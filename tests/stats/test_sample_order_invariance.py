@@ -150,3 +150,31 @@ def test_a_sample_index_no_run_could_write_is_refused_in_one_line(index):
     with pytest.raises(DataError, match=f"nq/q1: sample index {index} is outside 0..2") as caught:
         sampled_task("nq", records)
     assert "\n" not in caught.value.message
+
+
+@settings(max_examples=100, deadline=None)
+@given(judged=st.lists(st.lists(st.sampled_from([True, False, None]), min_size=1, max_size=5), min_size=1,
+                       max_size=5),
+       seed=st.integers(0, 2**32 - 1))
+def test_acc_judge_columns_read_no_sample_label(judged, seed):
+    from evalsuite.judges.accuracy import accuracy_columns
+
+    rng = random.Random(seed)
+    k = max(2, max(len(v) for v in judged))  # a sampled run (K = 1 is the greedy column)
+    ids = [f"q{q}" for q in range(len(judged))]
+
+    def verdicts(relabel: bool):
+        out = {}
+        for q, values in enumerate(judged):
+            labels = list(range(k))
+            if relabel:
+                rng.shuffle(labels)  # any of the K labels, not only the first len(values)
+            out.update({("nq", f"q{q}", f"s{labels[j]}"): v for j, v in enumerate(values)})
+        return out
+
+    first, second = accuracy_columns(verdicts(False), "nq", ids, k), accuracy_columns(verdicts(True), "nq", ids, k)
+    assert first.keys() == second.keys()
+    for name in first:
+        assert list(map(_comparable, first[name].tolist())) == list(map(_comparable, second[name].tolist()))
+    right = [sum(v is True for v in values) for values in judged]
+    assert first["acc_judge_avg"].tolist() == pytest.approx([r / len(v) for r, v in zip(right, judged)])
