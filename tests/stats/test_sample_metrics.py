@@ -86,3 +86,15 @@ def test_sample_metrics_are_declared_from_their_metric():
     assert not is_registered("stop_error_pass@2") and not is_registered("stop_error_maj")
     assert is_registered("stop_error_avg") and is_registered("retrieval_hit_pass@2")
     assert not is_registered("retrieval_hit_maj")
+
+
+def test_a_sampled_run_holds_only_the_aggregates_each_metric_declares():
+    from evalsuite.runs import ExampleRecord, summarize
+
+    records = [ExampleRecord(id=q, task="nq", question="?", golden_answers=["a"], prediction="a", sample=j,
+                             sample_seed=j, metrics={"em": 1.0, "stop_error": 0.0, "completion_tokens": 30.0 + j,
+                                                     "retrieval_hit": 1.0, "novel_queries": 2.0})
+               for q in ("q0", "q1") for j in range(2)]
+    names = set(summarize(records).tasks["nq"].metrics)
+    assert names == {"em_avg", "em_maj", "em_pass@1", "em_pass@2", "stop_error_avg", "completion_tokens_avg",
+                     "retrieval_hit_avg", "retrieval_hit_pass@1", "retrieval_hit_pass@2", "novel_queries_avg"}
