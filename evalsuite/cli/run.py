@@ -107,8 +107,20 @@ def sampled_table(metrics) -> Table | None:
         "em_maj": f"EM maj@{k}",
         "f1_avg": f"F1 avg@{k}",
     }
-    table = Table(title=f"{k} samples per question (intervals over questions)", caption_justify="left")
-    for column in ("task", "questions", *columns.values(), "EM spread (sd over samples)"):
+    left_out = {
+        task: max(counts.get(name, 0) for name in columns)
+        for task, counts in (samples.get("left_out") or {}).items()
+        if any(name in counts for name in columns)
+    }
+    caption = (
+        "questions short of K samples (a run cut off) have no maj@K or pass@K: left out of those columns ("
+        + ", ".join(f"{task}: {n}" for task, n in left_out.items())
+        + ")"
+        if left_out
+        else None
+    )
+    table = Table(title=f"{k} samples per question (intervals over questions)", caption=caption, caption_justify="left")
+    for column in ("task", "questions", *columns.values(), "EM spread (sd of a one-sample run)"):
         table.add_column(column, justify="right" if column != "task" else "left")
     for task, summary in metrics.tasks.items():
         cells = [

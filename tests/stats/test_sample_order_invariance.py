@@ -140,6 +140,10 @@ def test_a_run_cut_off_mid_question_at_k_5000_gives_exact_numbers_and_counts_wha
     assert samples["incomplete_questions"] == {"nq": 1}
     assert samples["left_out"]["nq"] == {"em_maj": 1, "em_pass@2048": 1, "em_pass@4096": 1, "em_pass@5000": 1}
     assert all(np.isfinite([m.mean, m.ci_low, m.ci_high]).all() for m in metrics.values())
+    from evalsuite.cli.run import sampled_table  # what `evalsuite run` prints at the end
+
+    assert sampled_table(summary).caption == ("questions short of K samples (a run cut off) have no maj@K or pass@K: "
+                                              "left out of those columns (nq: 1)")
 
 
 @pytest.mark.parametrize("index", [10**6, 10**12, 3, -1])
