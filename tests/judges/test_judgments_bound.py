@@ -144,3 +144,19 @@ def test_acc_judge_reports_each_judges_rate_and_fleiss_kappa_as_statsmodels():
     assert accuracy_scores(records[:4], small, ["a", "b"])[0]["judges"]["n_kappa_items"] == 4
     one, _ = accuracy_scores(records[:1], {("nq", "q0", "accuracy", "answer"): [True]}, ["a"])
     assert one["judges"]["fleiss_kappa"] is None  # one judge: no agreement among judges
+
+
+def test_evalsuite_judge_prints_each_judges_rate_and_kappa_for_acc_judge():
+    from rich.console import Console
+
+    from evalsuite.cli.judge import _results_table
+
+    records = [Record(id=f"q{i}", task="nq", question="?", golden_answers=["a"], prediction="a", metrics={"em": 1.0})
+               for i in range(4)]
+    table = {("nq", f"q{i}", "accuracy", "answer"): row
+             for i, row in enumerate([[True, True], [True, True], [False, False], [True, False]])}
+    result, _ = accuracy_scores(records, table, ["a", "b"])
+    console = Console(record=True, width=200)
+    console.print(_results_table({"nq": {"accuracy": result}}))
+    row = next(line for line in console.export_text().splitlines() if "acc_judge" in line)
+    assert "a=0.750, b=0.500" in row and f"{14 / 30:.3f}" in row  # the rates and Fleiss' κ computed by hand above
