@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from evalsuite.agent.settings import MERGE_KEYS, settings_differences
@@ -69,14 +70,44 @@ def _run_seed(manifest: Manifest) -> int | None:
     return None if seed is None else int(seed)
 
 
-def merge_seed_runs(run_dirs: list[Path], out: Path) -> tuple[Manifest, list[ExampleRecord], MetricsFile]:
+def _model_identity(manifest: Manifest) -> object | None:
+    """The evaluated model's recorded identity (a file's hash, a hub commit, a name), None when the manifest records
+    none (an imported file: its writer recorded no model)."""
+    model = manifest.model
+    if not (model.sha256 or model.model_hash or model.spec):
+        return None
+    return model.identity(served=manifest.backend.model)
+
+
+def _unrecorded(manifest: Manifest, rows: list[ExampleRecord]) -> list[str]:
+    """What a run lacks to be a seed on its record: a model identity, a seed for each of its samples."""
+    missing = [] if _model_identity(manifest) is not None else ["no model identity"]
+    if any((r.sample_seed if r.sample is not None else _run_seed(manifest)) is None for r in rows):
+        missing.append("no seed")
+    return missing
+
+
+def _content_key(rows: list[ExampleRecord]) -> str:
+    """What two copies of one file share whatever their names: every question's trajectories and predictions (for
+    a run with recorded seeds, its imported file's hash when it has one, else this)."""
+    items = sorted(((r.task, r.id, r.trajectory, r.prediction or "") for r in rows), key=lambda item: item)
+    return hashlib.sha256(repr(items).encode()).hexdigest()
+
+
+def merge_seed_runs(
+    run_dirs: list[Path], out: Path, declared: bool = False
+) -> tuple[Manifest, list[ExampleRecord], MetricsFile]:
     """Runs of one setting repeated with different seeds (or `run --seeds` runs) → one multi-seed run directory.
 
     Each one-trajectory run becomes one sample of every question (run i is sample i, recorded with its seed) and a
     sampled run brings its own samples, renumbered after the ones before it: the result is exactly what
     `evalsuite run --seeds` writes, so metrics.json, tables (mean ± sd over seeds) and the leaderboard read it as a
-    sampled run, with questions as clusters. The runs must share every result-changing setting but the seed, and
-    hold the same questions.
+    sampled run, with questions as clusters. The runs must share every result-changing setting but the seed, the
+    model's recorded identity, and hold the same questions; no seed twice, no two runs with the same trajectories.
+
+    A run that records no model identity or no seed (an imported file: its writer recorded neither) is a seed only
+    on the word of whoever merges: refused unless `declared`, and then the merged manifest's `declared_seeds` names
+    each such run and what it lacks. Which run comes first changes no metric (evalsuite.metrics.samples).
     """
     if len(run_dirs) < 2:
         raise EvalsuiteError(
@@ -107,11 +138,38 @@ def merge_seed_runs(run_dirs: list[Path], out: Path) -> tuple[Manifest, list[Exa
     records: list[ExampleRecord] = []
     seeds: list[int | None] = []
     seed_owner: dict[int, Path] = {}
+    copies: dict[str, Path] = {}  # trajectories' hash → the run holding them
+    declared_copies: dict[str, Path] = {}  # the same, of runs that are seeds on declaration only
+    sources: dict[str, Path] = {}  # an imported file's hash → the run importing it
+    declared_runs: dict[str, str] = {}
     questions: list[tuple[str, str]] | None = None
     for directory, manifest in zip(run_dirs, manifests):
         rows = RunDirectory(directory).read_predictions()
         if not rows:
             raise EvalsuiteError(f"{directory} holds no predictions", hint="merge finished runs")
+        unrecorded = _unrecorded(manifest, rows)
+        if unrecorded and not declared:
+            raise EvalsuiteError(
+                f"{directory} records {' and '.join(unrecorded)}: nothing shows it is a seed of the same model",
+                hint="merge runs of one model made with --seed; for imported files you know to be seeds of one "
+                "model, pass --declared-seeds (the merged run then says the seeds are declared)",
+            )
+        if unrecorded:
+            declared_runs[str(directory)] = ", ".join(unrecorded)
+        # Recorded distinct seeds may give the same trajectories (a deterministic backend: replay); a run that is
+        # a seed on declaration only must differ from every other, and no file may be imported twice.
+        content, source = _content_key(rows), str(manifest.source.get("sha256") or "")
+        twin = (copies if unrecorded else declared_copies).get(content) or sources.get(source)
+        if twin is not None:
+            raise EvalsuiteError(
+                f"{directory} holds the same trajectories as {twin}: two copies of one run are not two seeds",
+                hint="merge runs drawn with different seeds",
+            )
+        copies[content] = directory
+        if unrecorded:
+            declared_copies[content] = directory
+        if source:
+            sources[source] = directory
         held = list(dict.fromkeys((r.task, r.id) for r in rows))
         if questions is None:
             questions = held
@@ -149,6 +207,8 @@ def merge_seed_runs(run_dirs: list[Path], out: Path) -> tuple[Manifest, list[Exa
     merged.decoding = merged.decoding.model_copy(update={"samples": len(seeds), "seed": None})  # seeds: per sample
     merged.seeds = {"samples": len(seeds), **{f"sample_{j}": seed for j, seed in enumerate(seeds) if seed is not None}}
     merged.run_config = None  # no one command repeats runs made separately
+    if declared_runs:  # an extra field of the manifest, as `shard` is
+        setattr(merged, "declared_seeds", declared_runs)
     return _write_merged(merged, manifests, run_dirs, records, out)
 
 

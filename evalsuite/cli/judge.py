@@ -30,14 +30,22 @@ def _results_table(results: dict) -> Table:
                     f"{_fmt(r['f1'])} ({_fmt(r['precision'])}/{_fmt(r['recall'])})",
                     "-",
                     ", ".join(f"{k}={_fmt(v)}" for k, v in r["per_judge_f1"].items()),
-                    "-",
+                    _fmt(r.get("fleiss_kappa")),
                     str(r["n_examples"]),
                     "-",
                 )
                 continue
             if name == "accuracy":
+                judges = r.get("judges", {})
                 table.add_row(
-                    task, "acc_judge", _fmt(r["acc_judge"]), "-", "-", "-", str(r["n"]), f"{r['n_undecided']} undecided"
+                    task,
+                    "acc_judge",
+                    _fmt(r["acc_judge"]),
+                    "-",
+                    ", ".join(f"{k}={_fmt(v)}" for k, v in judges.get("per_judge_rate", {}).items()) or "-",
+                    _fmt(judges.get("fleiss_kappa")),
+                    str(r["n"]),
+                    f"{r['n_undecided']} undecided",
                 )
                 for other, agree in r["agreement"].items():
                     t = agree["table"]

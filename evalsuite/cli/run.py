@@ -107,8 +107,20 @@ def sampled_table(metrics) -> Table | None:
         "em_maj": f"EM maj@{k}",
         "f1_avg": f"F1 avg@{k}",
     }
-    table = Table(title=f"{k} samples per question (intervals over questions)", caption_justify="left")
-    for column in ("task", "questions", *columns.values(), "EM spread (sd over samples)"):
+    left_out = {
+        task: max(counts.get(name, 0) for name in columns)
+        for task, counts in (samples.get("left_out") or {}).items()
+        if any(name in counts for name in columns)
+    }
+    caption = (
+        "questions short of K samples (a run cut off) have no maj@K or pass@K: left out of those columns ("
+        + ", ".join(f"{task}: {n}" for task, n in left_out.items())
+        + ")"
+        if left_out
+        else None
+    )
+    table = Table(title=f"{k} samples per question (intervals over questions)", caption=caption, caption_justify="left")
+    for column in ("task", "questions", *columns.values(), "EM spread (sd of a one-sample run)"):
         table.add_column(column, justify="right" if column != "task" else "left")
     for task, summary in metrics.tasks.items():
         cells = [
@@ -493,13 +505,21 @@ def merge_command(
             "run (run i is sample i); tables show mean ± sd over seeds."
         ),
     ),
+    declared_seeds: bool = typer.Option(
+        False,
+        "--declared-seeds",
+        help="With --as-seeds: accept runs that record no model identity or seed (imported files) as seeds of "
+        "one model on your word; the merged manifest says so.",
+    ),
 ) -> None:
     """Combine the shard run directories of one run into a single run
     directory, or (--as-seeds) seed runs into one multi-seed run."""
     from evalsuite.agent.merge import merge_runs, merge_seed_runs
 
     if as_seeds:
-        manifest, records, metrics = merge_seed_runs(list(runs), out)
+        manifest, records, metrics = merge_seed_runs(list(runs), out, declared=declared_seeds)
+        for run, lacks in (getattr(manifest, "declared_seeds", None) or {}).items():
+            typer.echo(f"note: {run} records {lacks}: merged as a seed on your declaration (--declared-seeds)")
         table = sampled_table(metrics)
         assert table is not None  # a multi-seed run is a sampled run
         table.title = f"merged {len(runs)} seed runs · {table.title}"

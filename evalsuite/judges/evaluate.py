@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 
 from evalsuite.errors import DataError, EvalsuiteError
-from evalsuite.files import cache_root, replace_atomically
+from evalsuite.files import cache_root, file_sha256, replace_atomically
 from evalsuite.judges import prompts
 from evalsuite.judges.accuracy import METRIC as ACCURACY
-from evalsuite.judges.accuracy import accuracy_columns, accuracy_requests, accuracy_scores
+from evalsuite.judges.accuracy import accuracy_columns, accuracy_item, accuracy_requests, accuracy_scores, bound_verdict
 from evalsuite.judges.config import PanelConfig
 from evalsuite.judges.panel import Judgment, JudgeRequest, add_usage, majority_vote, run_panel
 from evalsuite.metrics.coverage import coverage
@@ -27,7 +27,7 @@ from evalsuite.metrics.process import (
     search_quality_rates,
     search_rounds,
 )
-from evalsuite.metrics.query_quality import completeness, granularity
+from evalsuite.metrics.query_quality import binary_counts, completeness, fleiss_kappa, granularity
 from evalsuite.runs import RunDirectory
 from evalsuite.runs.columns import ScoreColumns
 from evalsuite.runs.schema import ExampleRecord, MetricSummary, Turn
@@ -146,6 +146,7 @@ def _summary(values: list[float]) -> MetricSummary | None:
 
 def _coverage_scores(records, table, judges, teacher) -> dict[str, Any]:
     per_example, per_judge_f1 = [], defaultdict(list)
+    pairs: list[list[bool | None]] = []
     for r in records:
         queries = extract_queries(r.turns)
         n_p, n_t = len(queries), len(teacher[r.id])
@@ -153,6 +154,7 @@ def _coverage_scores(records, table, judges, teacher) -> dict[str, Any]:
             [table.get((r.task, r.id, "coverage", f"p{i}-t{j}"), [None] * len(judges)) for j in range(n_t)]
             for i in range(n_p)
         ]
+        pairs.extend(c for row in cells for c in row)
         majority = [[majority_vote(c) is True for c in row] for row in cells]
         result = coverage(majority, n_p, n_t)
         per_example.append(result)
@@ -163,6 +165,8 @@ def _coverage_scores(records, table, judges, teacher) -> dict[str, Any]:
         "recall": float(np.mean([c.recall for c in per_example])) if per_example else None,
         "f1": float(np.mean([c.f1 for c in per_example])) if per_example else None,
         "per_judge_f1": {k: float(np.mean(v)) for k, v in per_judge_f1.items()},
+        # agreement among the judges on the (policy query, teacher query) pairs every judge decided
+        "fleiss_kappa": fleiss_kappa(binary_counts(pairs)) if len(judges) > 1 else None,
         "n_examples": len(per_example),
         "unmatched_rule": "pairs without a parsed majority count as not matched",
         "_examples": per_example,
@@ -223,7 +227,7 @@ def aggregate(
         if "usefulness" in metrics:
             result["usefulness"] = _usefulness_scores(rows, table, judges, max_overlap)
         if "accuracy" in metrics:
-            result["accuracy"], result["_acc_judge"] = accuracy_scores(rows, table, len(judges))
+            result["accuracy"], result["_acc_judge"] = accuracy_scores(rows, table, judges)
         out[task] = result
     return out
 
@@ -261,35 +265,75 @@ def _task_summaries(
     return out
 
 
-def accuracy_verdicts(run_dir: str | Path) -> dict[tuple[str, str, str], bool | None]:
+@dataclass
+class JudgedAccuracy:
+    """A run's acc_judge verdicts as tables read them, and what they rest on."""
+
+    # (task, example id, item) → the panel's verdict (None: undecided), over the verdicts bound to the record's answer
+    verdicts: dict[tuple[str, str, str], bool | None]
+    panel: list[str]  # the judges counted, "name (model)"
+    unbound: int  # verdict lines whose input is not the record's answer (another prediction): not counted
+    here: bool  # judgments.jsonl as `evalsuite judge` wrote it on this machine (else the submitter's panel's)
+
+    def note(self, run: str) -> str:
+        """One footnote line: whose panel judged, and the verdicts left out."""
+        panel = ", ".join(self.panel) or "no judge"
+        who = f"judged here by the panel {panel}" if self.here else f"judged by the submitter's panel ({panel})"
+        left = f"; {self.unbound} verdicts on another answer than the record's not counted" if self.unbound else ""
+        return f"{run}: acc_judge {who}, against the golds and predictions the run records{left}."
+
+
+def _judged_here_marker(judgments: Path) -> Path:
+    """Where `evalsuite judge` on this machine records the judgments.jsonl it wrote (by content hash): outside the
+    run directory, so a run directory copied from someone else brings no such record."""
+    return cache_root() / "judged" / f"{file_sha256(judgments)}.json"
+
+
+def accuracy_verdicts(run_dir: str | Path) -> JudgedAccuracy | None:
     """The panel's verdict on each judged answer of a run, from its judgments.jsonl: (task, example id, item) →
     the strict majority of the verdicts of the judges its last `evalsuite judge` named (metrics.json's
-    extra.judges.panel; every judge when it names none), None when undecided. Empty when never judged for accuracy."""
+    extra.judges.panel; every judge when it names none) that judged the answer the record holds (`bound_verdict`),
+    None when undecided. None when never judged for accuracy."""
     run = RunDirectory(run_dir)
     path = run.path / JUDGMENTS_FILE
     if not path.is_file():
-        return {}
+        return None
     try:
         panel = run.read_metrics().extra.get("judges", {}).get("panel")
     except (EvalsuiteError, ValueError):
         panel = None
     judges = None if not panel else {j.get("name") for j in panel}
+    records = {(r.task, r.id, accuracy_item(r)): r for r in run.read_predictions()}
     votes: dict[tuple[str, str, str], list[bool | None]] = defaultdict(list)
+    counted: dict[str, str] = {}
+    unbound = 0
     for line in _read_judgments(path).values():
-        if line.get("metric") == ACCURACY and (judges is None or line.get("judge") in judges):
-            votes[(line["task"], line["example_id"], line["item"])].append(line.get("verdict"))
-    return {key: majority_vote(values) for key, values in votes.items()}
+        if line["metric"] != ACCURACY or (judges is not None and line["judge"] not in judges):
+            continue
+        key = (line["task"], line["example_id"], line["item"])
+        record = records.get(key)
+        if record is None or not bound_verdict(line, record):
+            unbound += 1
+            continue
+        votes[key].append(line.get("verdict"))
+        counted[line["judge"]] = f"{line['judge']} ({line.get('model') or 'model not recorded'})"
+    if not votes and not unbound:
+        return None
+    verdicts = {key: majority_vote(values) for key, values in votes.items()}
+    return JudgedAccuracy(verdicts, sorted(counted.values()), unbound, _judged_here_marker(path).is_file())
 
 
-def add_judged_columns(run_dir: str | Path, columns: ScoreColumns) -> None:
+def add_judged_columns(run_dir: str | Path, columns: ScoreColumns) -> JudgedAccuracy | None:
     """Add acc_judge (or a sampled run's acc_judge_avg and acc_judge_pass@k) to a run's score columns from its
-    judgments, so tables and paired tests read it like any per-example metric. Read from judgments.jsonl each time,
-    never cached with predictions.jsonl's columns: judging changes it, not the predictions."""
-    verdicts = accuracy_verdicts(run_dir)
-    if not verdicts:
-        return
+    judgments, so tables and paired tests read it like any per-example metric; what they rest on is returned for
+    the table's footnote. Read from judgments.jsonl each time, never cached with predictions.jsonl's columns:
+    judging changes it, not the predictions."""
+    judged = accuracy_verdicts(run_dir)
+    if judged is None:
+        return None
     for task, data in columns.tasks.items():
-        data.metrics.update(accuracy_columns(verdicts, task, data.ids.tolist(), columns.samples))
+        data.metrics.update(accuracy_columns(judged.verdicts, task, data.ids.tolist(), columns.samples))
+    return judged
 
 
 # (task, example_id, metric, item, judge); a line read back from judgments.jsonl may lack a field (None in its key)
@@ -302,22 +346,33 @@ def _judgment_key(line: dict[str, Any] | Judgment) -> JudgmentKey:
     return (line.task, line.example_id, line.metric, line.item, line.judge)
 
 
+# What every judgments.jsonl line names (a `Judgment`): which answer or item of which example, and which judge.
+_JUDGMENT_FIELDS = ("task", "example_id", "metric", "item", "judge")
+
+
 def _read_judgments(path: Path) -> dict[JudgmentKey, dict[str, Any]]:
-    """The judgments already on disk, by (task, example, metric, item, judge), in file order."""
+    """The judgments already on disk, by (task, example, metric, item, judge), in file order; a line that is not a
+    judgment (not a JSON object, a naming field missing or not a string, a verdict not true/false/null) is a
+    DataError naming the line and the field."""
     lines: dict[JudgmentKey, dict[str, Any]] = {}
     if not path.exists():
         return lines
+    hint = "move the file away and judge again (the cache makes it free)"
     for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
-            lines[_judgment_key(obj)] = obj
-        except (ValueError, KeyError, TypeError, AttributeError):
-            raise DataError(
-                f"{path}:{lineno}: not a judgment line",
-                hint="move the file away and judge again (the cache makes it free)",
-            ) from None
+        except ValueError:
+            raise DataError(f"{path}:{lineno}: not a judgment line (not JSON)", hint=hint) from None
+        if not isinstance(obj, dict):
+            raise DataError(f"{path}:{lineno}: not a judgment line (a JSON {type(obj).__name__})", hint=hint)
+        missing = next((name for name in _JUDGMENT_FIELDS if not isinstance(obj.get(name), str)), None)
+        if missing is not None:
+            raise DataError(f"{path}:{lineno}: the judgment has no {missing!r} (a string)", hint=hint)
+        if obj.get("verdict") is not None and not isinstance(obj["verdict"], bool):
+            raise DataError(f"{path}:{lineno}: 'verdict' is {obj['verdict']!r}, not true, false or null", hint=hint)
+        lines[_judgment_key(obj)] = obj
     return lines
 
 
@@ -344,6 +399,17 @@ def _write_judgments(path: Path, earlier: dict[JudgmentKey, dict[str, Any]], jud
     for j in judgments:
         lines[_judgment_key(j)] = j.model_dump_json()
     replace_atomically(path, "".join(line + "\n" for line in lines.values()).encode("utf-8"))
+
+
+def _record_judged_here(judgments: Path, panel: PanelConfig) -> None:
+    """Note in the cache folder that this machine's `evalsuite judge` wrote judgments.jsonl as it now is, so tables
+    can tell verdicts judged here from a submitter's; a cache folder that cannot be written only loses the label."""
+    marker = _judged_here_marker(judgments)
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        replace_atomically(marker, json.dumps({"panel": panel.identities()}).encode())
+    except OSError:
+        pass
 
 
 @dataclass
@@ -424,6 +490,7 @@ def judge_run(
     # metrics.json always describes the judgments written with it: a partial run's scores say what is missing.
     _write_judgments(judgments_path, earlier, judgments)
     run.write_metrics(metrics_file)
+    _record_judged_here(judgments_path, panel)
     return JudgeRunResult(
         results=results, usage=usage, n_requests=len(requests), judgments=judgments, n_missing=n_missing
     )

@@ -30,6 +30,15 @@ Averaging = Literal["macro", "none"]
 # cluster_wilson: the same for a question's mean over its samples (avg@K, pass@k), whose design effect may be small.
 IntervalMethod = Literal["wilson", "effective_wilson", "cluster_wilson", "bootstrap"]
 SignificanceTest = Literal["mcnemar", "randomization", "bootstrap"]
+# What a metric means over a question's K samples (evalsuite.metrics.samples): its mean (avg@K), its value on the
+# majority answer (maj@K: only for a metric of the answer), the chance that one of k samples scores 1 (pass@k: only
+# for a 0/1 success).
+SampleAggregate = Literal["avg", "maj", "pass"]
+_SAMPLE_AGGREGATES_BY_KIND: dict[str, tuple[SampleAggregate, ...]] = {
+    "binary": ("avg", "maj", "pass"),
+    "continuous": ("avg", "maj"),
+    "count": ("avg",),
+}
 
 _INTERVAL_BY_KIND: dict[str, IntervalMethod] = {"binary": "wilson", "continuous": "bootstrap", "count": "bootstrap"}
 _TEST_BY_KIND: dict[str, SignificanceTest] = {
@@ -94,6 +103,9 @@ class MetricSpec:
     default: bool = True
     version: int = 1
     description: str = ""
+    # The aggregates over a sampled run's samples that mean something for this metric; None: what its kind allows
+    # (a count has no majority answer's value; a stop reason is not an answer, nor a success to pass@k).
+    over_samples: tuple[SampleAggregate, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in _INTERVAL_BY_KIND:
@@ -104,6 +116,10 @@ class MetricSpec:
             object.__setattr__(self, "test", _TEST_BY_KIND[self.kind])
         if self.percent is None:
             object.__setattr__(self, "percent", self.kind != "count")
+        if self.over_samples is None:
+            object.__setattr__(self, "over_samples", _SAMPLE_AGGREGATES_BY_KIND[self.kind])
+        elif "pass" in self.over_samples and self.kind != "binary":
+            raise ValueError(f"metric {self.name!r}: pass@k needs a binary metric, not a {self.kind} one")
         if self.test == "mcnemar" and self.kind != "binary":
             raise ValueError(f"metric {self.name!r}: McNemar's test needs a binary metric, not a {self.kind} one")
 
@@ -165,7 +181,8 @@ def sample_metric(name: str) -> MetricSpec | None:
     """The declaration of a metric over samples, registered on first use; None when `name` is not one.
 
     avg@K of a 0/1 or [0, 1] metric lies in [0, 1] (Wilson at the effective sample size), of a count is a count;
-    maj@K keeps its metric's kind; pass@k exists for 0/1 metrics only. On one sample (a greedy record) each is its
+    maj@K of a 0/1 metric is in [0, 1] (a tie scores the tied answers' mean); each exists only where the metric's
+    `over_samples` declares it (pass@k for 0/1 metrics only). On one sample (a greedy record) each is its
     metric, so `compute` is the metric's own.
     """
     match = _SAMPLE_METRIC.match(name)
@@ -174,22 +191,24 @@ def sample_metric(name: str) -> MetricSpec | None:
     if name in _SAMPLE_METRICS:
         return _SAMPLE_METRICS[name]
     base = METRICS.get(match["base"])
+    if (match["stat"] or "pass") not in (base.over_samples or ()):
+        return None
     bounded = base.kind == "binary" or base.interval == "effective_wilson"
     if match["stat"] == "maj":
+        # a tie between answers scores the mean of their scores, so maj@K of a 0/1 metric is in [0, 1], not 0/1
         spec = MetricSpec(
             name,
             f"{base.label} maj@K",
-            base.kind,
+            "continuous" if base.kind == "binary" else base.kind,
             base.compute,
             base.higher_is_better,
             base.average,
-            base.interval,
-            base.test,
-            base.percent,
+            "effective_wilson" if bounded else base.interval,
+            percent=base.percent,
             summary=False,
             default=False,
-            version=base.version,
-            description=f"{base.label} of the majority answer over the samples (maj@K)",
+            version=base.version + 1,  # + 1: ties once went to the answer seen first
+            description=f"{base.label} of the majority answer over the samples (maj@K; a tie: the tied answers' mean)",
         )
     elif match["stat"] == "avg":
         kind: MetricKind = "count" if base.kind == "count" else "continuous"
@@ -207,7 +226,7 @@ def sample_metric(name: str) -> MetricSpec | None:
             version=base.version,
             description=f"{base.label} averaged over the samples (avg@K)",
         )
-    elif base.kind == "binary":
+    else:
         spec = MetricSpec(
             name,
             f"{base.label} pass@{match['k']}",
@@ -221,8 +240,6 @@ def sample_metric(name: str) -> MetricSpec | None:
             version=base.version,
             description=f"unbiased pass@{match['k']} of {base.label} (Chen et al., 2021)",
         )
-    else:
-        return None
     _SAMPLE_METRICS[name] = spec
     return spec
 

@@ -71,6 +71,7 @@ STANDARD_METRICS: tuple[MetricSpec, ...] = (
         "binary",
         lambda x: retrieval_hit(x.passages, x.golds, x.normalize),
         average="none",
+        over_samples=("avg", "pass"),  # not of the answer: the majority answer's sample is no retrieval's
         description="a normalized gold is contained in a retrieved passage (Progress Table 4)",
     ),
     MetricSpec(
@@ -106,6 +107,7 @@ STANDARD_METRICS: tuple[MetricSpec, ...] = (
         "binary",
         lambda x: float(x.prediction is not None),
         average="none",
+        over_samples=("avg", "pass"),  # the majority answer is always an answer
         description="an answer tag was given",
     ),
 )

@@ -48,6 +48,7 @@ TERMINATION_METRICS: tuple[MetricSpec, ...] = (
             higher_is_better=name == "stop_answer",
             summary=False,
             default=False,
+            over_samples=("avg",),  # how often; a stop reason is neither an answer (maj@K) nor a success (pass@k)
             description=f"the rollout ended with stop reason {' or '.join(reasons)}",
         )
         for name, reasons in STOP_REASONS.items()

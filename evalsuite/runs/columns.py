@@ -30,8 +30,8 @@ log = logging.getLogger(__name__)
 _METRIC_PREFIX = "metric:"
 _SAMPLE_MEAN_PREFIX = "sample_mean:"
 # 2: failed examples are 0 on every metric; cached by content hash outside the run directory. 3: sampled runs' means
-# per sample index
-_FORMAT = 3
+# per sample index. 4: sampled columns in id order, maj@K ties scored as the tied answers' mean, short questions NaN
+_FORMAT = 4
 
 
 @dataclass

@@ -115,15 +115,22 @@ def summarize(records: list[ExampleRecord]) -> MetricsFile:
             "k": max(p.samples for p in samples.values()),
             "unit": "question: avg@K, maj@K and pass@k per question; intervals over questions",
             "incomplete_questions": {t: p.incomplete for t, p in samples.items() if p.incomplete},
+            "short_questions": "a question with fewer than K samples: avg@K over the samples it has; no maj@K, nor "
+            "pass@k for k above its count (left out of that column's mean and n, counted in left_out)",
+            "left_out": {t: left for t, p in samples.items() if (left := p.left_out())},
             "spread": {t: p.spread for t, p in samples.items()},
         }
     return MetricsFile(tasks=tasks, averages=averages, metric_versions=versions, extra=extra)
 
 
 def _column_summaries(task: str, columns: dict[str, np.ndarray]) -> dict[str, MetricSummary]:
-    """Each per-question column's mean and interval (values not yet computable, NaN, score 0 as missing ones do)."""
+    """Each per-question column's mean and interval over the questions it has a value for (NaN: a question with
+    too few samples for it, counted in metrics.json's extra.samples.left_out); a column with none is left out."""
     summaries = {}
     for name in sorted(columns):
-        (interval,) = intervals.mean_intervals(name, np.nan_to_num(columns[name], nan=0.0), task)
+        values = columns[name][~np.isnan(columns[name])]
+        if values.size == 0:
+            continue
+        (interval,) = intervals.mean_intervals(name, values, task)
         summaries[name] = MetricSummary(mean=interval.mean, ci_low=interval.low, ci_high=interval.high)
     return summaries

@@ -155,7 +155,7 @@ def build_run_table(
             correction=correction,
             mid_p=mid_p,
         )
-    marks, notes = settings_notes(runs, baseline)
+    marks, notes = settings_notes(runs, baseline, metrics)
     rows = []
     for run in runs:
         cells = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,6 +19,9 @@ from evalsuite.runs.setting import RunSetting
 from evalsuite.stats import SystemScores
 from evalsuite.tables.golds import GoldBasis, registry_basis, rescore_with_registry
 from evalsuite.stats.intervals import Interval, method_name
+
+if TYPE_CHECKING:
+    from evalsuite.judges.evaluate import JudgedAccuracy
 
 # The settings that make two rows comparable (docs/architecture.md); a row that differs from the baseline is marked.
 SETTING_FIELDS = ("corpus", "retriever", "topk", "max_turns", "subset")
@@ -38,6 +42,8 @@ class RunData:
     metrics: MetricsFile | None = None  # metrics.json, when it was computed by this version's interval method
     # The registry gold files the scores were recomputed against, or what was used instead (tables/golds.py)
     golds: GoldBasis | None = None
+    # acc_judge's verdicts: whose panel judged, and those left out (evalsuite.judges.evaluate.accuracy_verdicts)
+    judged: JudgedAccuracy | None = None
 
     @property
     def tasks(self) -> list[str]:
@@ -147,12 +153,14 @@ def load_runs(paths: Sequence[str | Path]) -> list[RunData]:
         if (directory.path / JUDGMENTS_FILE).is_file():  # acc_judge from `evalsuite judge --metrics accuracy`
             from evalsuite.judges.evaluate import add_judged_columns  # the judges' modules only for a judged run
 
-            add_judged_columns(directory.path, columns)
+            judged = add_judged_columns(directory.path, columns)
+        else:
+            judged = None
         if not columns.tasks:
             raise DataError(
                 f"{directory.predictions_path}: no examples", hint="the run has not written predictions yet"
             )
-        runs.append(RunData(name, directory.path, manifest, columns, _current_metrics(directory), basis))
+        runs.append(RunData(name, directory.path, manifest, columns, _current_metrics(directory), basis, judged))
     if len({r.name for r in runs}) != len(runs):
         raise EvalsuiteError("two run directories have the same name and parent", hint="pass each run once")
     return runs
@@ -195,8 +203,12 @@ def resolve_baseline(runs: Sequence[RunData], wanted: str | None) -> str:
     )
 
 
-def settings_notes(runs: Sequence[RunData], reference: str) -> tuple[dict[str, str], list[str]]:
-    """Row marks for runs whose settings differ from the reference run, and provenance footnotes."""
+def settings_notes(
+    runs: Sequence[RunData], reference: str, metrics: Sequence[str] = ()
+) -> tuple[dict[str, str], list[str]]:
+    """Row marks for runs whose settings differ from the reference run, and provenance footnotes: for the table's
+    `metrics`, where their scores come from (a judged metric is never rescored against the registry's golds: its
+    note names the panel that judged it)."""
     by_name = {r.name: r for r in runs}
     base = by_name[reference].settings()
     labels = {
@@ -221,7 +233,11 @@ def settings_notes(runs: Sequence[RunData], reference: str) -> tuple[dict[str, s
         origin = run.manifest.source.get("path") if run.manifest.source else None
         sources.append(f"{run.name} = {run.path}" + (f" (imported from {Path(origin).name})" if origin else ""))
     notes.append("Runs: " + "; ".join(sources) + ".")
-    notes.extend(
-        run.golds.note(run.name) for run in runs if run.golds is not None and (run.golds.found or run.golds.missing)
-    )
+    judged = [m for m in metrics if per_sample_name(m) in JUDGED_METRICS]
+    if not metrics or len(judged) < len(metrics):
+        notes.extend(
+            run.golds.note(run.name) for run in runs if run.golds is not None and (run.golds.found or run.golds.missing)
+        )
+    if judged:
+        notes.extend(run.judged.note(run.name) for run in runs if run.judged is not None)
     return marks, notes

@@ -25,7 +25,7 @@ def test_hand_computed_accuracy_kappa_and_confusion_table():
     votes = {"q0": [True, True], "q1": [True, True], "q2": [False, False], "q3": [False, None], "q4": [True, True],
              "q5": [True, False]}  # q3: one parsed "no" is a strict majority; q5: a tie, undecided
     table = {("nq", q, "accuracy", "answer"): v for q, v in votes.items()}
-    result, summaries = accuracy_scores(records, table, 2)
+    result, summaries = accuracy_scores(records, table, ["j1", "j2"])
     summary = summaries["acc_judge"]
     assert result["acc_judge"] == pytest.approx(3 / 6) and summary.mean == pytest.approx(0.5)
     assert result["n_undecided"] == 1
@@ -49,7 +49,7 @@ def test_kappa_matches_statsmodels_and_is_undefined_for_constant_equal_raters():
 def test_a_reply_that_says_neither_yes_nor_no_leaves_the_example_undecided():
     assert parse_verdict("The capital of France is Paris.").value is None
     records = [_record(0, "Jefferson", 1, 1)]
-    result, _ = accuracy_scores(records, {("nq", "q0", "accuracy", "answer"): [None, None]}, 2)
+    result, _ = accuracy_scores(records, {("nq", "q0", "accuracy", "answer"): [None, None]}, ["j1", "j2"])
     assert result["n_undecided"] == 1 and result["acc_judge"] == 0.0
 
 

@@ -39,7 +39,7 @@ def test_a_sampled_runs_summary_is_over_questions():
                for q in ("q0", "q1") for j in range(2)]
     table = {("nq", "q0", "accuracy", "s0"): [True], ("nq", "q0", "accuracy", "s1"): [False],
              ("nq", "q1", "accuracy", "s0"): [True], ("nq", "q1", "accuracy", "s1"): [True]}
-    result, summaries = accuracy_scores(records, table, 1)
+    result, summaries = accuracy_scores(records, table, ["j1"])
     assert list(summaries) == ["acc_judge_avg"] and summaries["acc_judge_avg"].mean == pytest.approx(0.75)
     assert result["n"] == 4 and result["n_questions"] == 2
 
@@ -86,6 +86,11 @@ def test_tables_and_the_paired_test_read_acc_judge_from_a_real_judge_server(traj
     out = CliRunner().invoke(app, ["table", *map(str, runs), "--metric", "acc_judge", "--format", "csv"],
                              catch_exceptions=False).output
     main, diffs = [list(csv.reader(io.StringIO(block))) for block in out.strip().split("\n\n")]
+    notes = CliRunner().invoke(app, ["table", *map(str, runs), "--metric", "acc_judge"], catch_exceptions=False).output
+    # judge_run recorded (outside the run) that it wrote these judgments: the footnote says judged here, naming the
+    # panel, and never that the registry's golds rescored a judged metric
+    assert "acc_judge judged here by the panel smol-greedy (" in notes and "submitter" not in notes
+    assert "rescored against the registry's gold answers" not in notes
     values = [float(row[2]) for row in main[1:]]
     assert values == pytest.approx([100 * np.mean(list(v.values())) for v in verdicts], abs=0.006)
     header, row = diffs[0], diffs[-1]

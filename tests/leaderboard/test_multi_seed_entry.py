@@ -26,7 +26,7 @@ def multi_seed(tmp_path_factory, trajectories_dir: Path) -> tuple[Path, Path]:
     """(the merged run directory, its packed submission)."""
     out = tmp_path_factory.mktemp("seeds")
     assert cli("score", *(trajectories_dir / f"{stem}.json" for stem in BASE_RUNS), "-o", out / "scored").exit_code == 0
-    result = cli("merge", "--as-seeds", *(out / "scored" / stem for stem in BASE_RUNS), "-o", out / "merged")
+    result = cli("merge", "--as-seeds", "--declared-seeds", *(out / "scored" / stem for stem in BASE_RUNS), "-o", out / "merged")
     assert result.exit_code == 0, result.output
     return out / "merged", pack_submission([out / "merged"], out / "submission", info("Search-R1 base, 2 seeds"))
 

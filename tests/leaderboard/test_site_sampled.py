@@ -41,7 +41,7 @@ def site(tmp_path_factory, trajectories_dir: Path, benchmarks_dir: Path) -> tupl
     """(the built site, the run directory of each entry id)."""
     work = tmp_path_factory.mktemp("sampled-site")
     assert cli("score", *(trajectories_dir / f"{s}.json" for s in (BASE_UNSEEDED, BASE_SEED1)), "-o", work / "scored").exit_code == 0
-    assert cli("merge", "--as-seeds", work / "scored" / BASE_UNSEEDED, work / "scored" / BASE_SEED1, "-o", work / "two-seeds").exit_code == 0
+    assert cli("merge", "--as-seeds", "--declared-seeds", work / "scored" / BASE_UNSEEDED, work / "scored" / BASE_SEED1, "-o", work / "two-seeds").exit_code == 0
     runs = {
         "base-seed-1": (work / "scored" / BASE_SEED1, info("base seed 1")),
         "base-two-seeds": (work / "two-seeds", info("base two seeds")),

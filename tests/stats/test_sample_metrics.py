@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from evalsuite.metrics.registry import get_metric, is_registered
-from evalsuite.metrics.samples import avg_at_k, maj_at_k, majority_index, pass_at_k, pass_ks, sample_spread
+from evalsuite.metrics.samples import avg_at_k, maj_at_k, pass_at_k, pass_ks, sample_spread
 
 
 def test_avg_at_k_is_each_questions_mean_over_its_samples():
@@ -49,15 +49,22 @@ def test_pass_at_k_refuses_k_above_the_samples():
 
 def test_majority_vote_over_normalized_answers():
     assert maj_at_k(["paris", "london", "paris", None], [1.0, 0.0, 1.0, 0.0]) == 1.0
-    assert maj_at_k(["london", "paris", "london", "paris"], [0.0, 1.0, 0.0, 1.0]) == 0.0  # tie: first seen wins
-    assert majority_index(["b", "a", "a", "b"]) == 0
+    # a tie scores the tied answers' mean, whichever came first (ties once went to the first seen: 0.0 here)
+    assert maj_at_k(["london", "paris", "london", "paris"], [0.0, 1.0, 0.0, 1.0]) == 0.5
+    assert maj_at_k(["paris", "london", "paris", "london"], [1.0, 0.0, 1.0, 0.0]) == 0.5
+    assert maj_at_k(["a", "b", "c", "a", "b"], [0.0, 1.0, 0.0, 0.0, 1.0]) == 0.5  # a and b tie at 2; c is not in it
+    assert maj_at_k(["a", "b", "c"], [1.0, 0.0, 0.0]) == pytest.approx(1 / 3)
     assert maj_at_k([None, None], [0.0, 0.0]) == 0.0
-    assert majority_index([None, "x", None]) == 1
+    assert maj_at_k([None, "x", None], [0.0, 0.4, 0.0]) == 0.4
 
 
-def test_spread_is_the_sd_of_the_per_sample_run_means():
-    scores = np.array([[1, 0], [1, 1], [0, 0]], dtype=float)  # sample means 2/3 and 1/3
-    assert sample_spread(scores) == pytest.approx(math.sqrt(2 * (1 / 6) ** 2))
+def test_spread_is_the_sd_of_a_one_sample_run_from_each_questions_variance():
+    scores = np.array([[1, 0], [1, 1], [0, 0]], dtype=float)  # variances 1/2, 0, 0: sqrt((1/6) / 3)
+    assert sample_spread(scores) == pytest.approx(math.sqrt(1 / 18))
+    # here equal to the sd of the two per-sample run means (2/3 and 1/3), which it estimates without reading labels
+    assert sample_spread(scores) == pytest.approx(np.std([2 / 3, 1 / 3], ddof=1))
+    assert sample_spread(np.array([[1, 0], [0, 1]], dtype=float)) == pytest.approx(math.sqrt(0.5 / 2))
+    assert sample_spread(np.array([[1, 0, np.nan], [1, 1, 0]])) == pytest.approx(math.sqrt((0.5 + 1 / 3) / 2 / 2))
     assert sample_spread(np.ones((3, 1))) == 0.0
 
 
@@ -67,8 +74,27 @@ def test_pass_columns_cover_one_powers_of_two_and_k():
 
 def test_sample_metrics_are_declared_from_their_metric():
     assert get_metric("em_avg").interval == "cluster_wilson" and get_metric("em_avg").kind == "continuous"
-    assert get_metric("em_maj").kind == "binary" and get_metric("em_maj").test == "mcnemar"
+    # maj@K of EM is in [0, 1] since a tie scores the tied answers' mean: no longer 0/1, so no McNemar
+    assert get_metric("em_maj").kind == "continuous" and get_metric("em_maj").test == "randomization"
+    assert get_metric("em_maj").interval == "effective_wilson"
     assert get_metric("em_pass@4").label == "EM pass@4"
     assert get_metric("n_searches_avg").kind == "count" and get_metric("n_searches_avg").interval == "bootstrap"
     assert not is_registered("f1_pass@2")  # pass@k needs a 0/1 metric
     assert not is_registered("nonsense_avg")
+    # aggregates declared per metric: no maj@K of a count or a stop reason, no pass@k of a stop reason
+    assert not is_registered("completion_tokens_maj") and not is_registered("n_searches_maj")
+    assert not is_registered("stop_error_pass@2") and not is_registered("stop_error_maj")
+    assert is_registered("stop_error_avg") and is_registered("retrieval_hit_pass@2")
+    assert not is_registered("retrieval_hit_maj")
+
+
+def test_a_sampled_run_holds_only_the_aggregates_each_metric_declares():
+    from evalsuite.runs import ExampleRecord, summarize
+
+    records = [ExampleRecord(id=q, task="nq", question="?", golden_answers=["a"], prediction="a", sample=j,
+                             sample_seed=j, metrics={"em": 1.0, "stop_error": 0.0, "completion_tokens": 30.0 + j,
+                                                     "retrieval_hit": 1.0, "novel_queries": 2.0})
+               for q in ("q0", "q1") for j in range(2)]
+    names = set(summarize(records).tasks["nq"].metrics)
+    assert names == {"em_avg", "em_maj", "em_pass@1", "em_pass@2", "stop_error_avg", "completion_tokens_avg",
+                     "retrieval_hit_avg", "retrieval_hit_pass@1", "retrieval_hit_pass@2", "novel_queries_avg"}

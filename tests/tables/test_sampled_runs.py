@@ -42,8 +42,9 @@ def test_metrics_json_counts_questions_not_samples():
     assert means["n_searches_avg"] == pytest.approx(1.5)
     samples = summary.extra["samples"]
     assert samples["k"] == 4 and not samples["incomplete_questions"]
-    # EM of sample 0: q0 only; 1: q0; 2: none; 3: q0 and q1 → the sd of [1/3, 1/3, 0, 2/3]
-    assert samples["spread"]["nq"]["em"] == pytest.approx(np.std([1 / 3, 1 / 3, 0, 2 / 3], ddof=1))
+    # a one-sample run's sd from each question's sample variance (ddof 1): q0 3 of 4 right and q1 1 of 4 both
+    # 0.25, q2 0 → sqrt(mean / n) = sqrt((1/6) / 3); not the sd of the per-label means (labels are the writer's)
+    assert samples["spread"]["nq"]["em"] == pytest.approx(np.sqrt(1 / 18))
     # the interval of avg@K is over the 3 questions' means (Wilson at the effective n), not over 12 samples
     low, high = effective_wilson(np.array([[0.75, 0.25, 0.0]]), floor=CLUSTER_DEFF_FLOOR)
     assert (nq.metrics["em_avg"].ci_low, nq.metrics["em_avg"].ci_high) == pytest.approx((low[0], high[0]))

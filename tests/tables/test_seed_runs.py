@@ -30,7 +30,7 @@ def merged(bamboogle_runs, tmp_path_factory, cli):
     """The two base runs and the two instruct runs, each pair merged by `evalsuite merge --as-seeds`."""
     out = tmp_path_factory.mktemp("seeds")
     for name, pair in (("base", BASE), ("instruct", INSTRUCT)):
-        result = cli("merge", "--as-seeds", *(str(bamboogle_runs[stem]) for stem in pair), "-o", str(out / name))
+        result = cli("merge", "--as-seeds", "--declared-seeds", *(str(bamboogle_runs[stem]) for stem in pair), "-o", str(out / name))
         assert result.exit_code == 0 and "merged 2 seed runs" in result.output, result.output
     return out
 
@@ -48,8 +48,11 @@ def test_each_seed_run_becomes_one_sample_of_every_question(merged, recorded):
     assert bamboogle["n"] == 125  # questions, not 250 samples
     assert bamboogle["metrics"]["em_avg"]["mean"] == pytest.approx(np.mean(per_question))
     assert bamboogle["metrics"]["em_pass@2"]["mean"] == pytest.approx(np.mean([max(seeds[0][q], seeds[1][q]) for q in ids]))
-    run_means = [np.mean(list(s.values())) for s in seeds]
-    assert metrics["extra"]["samples"]["spread"]["bamboogle"]["em"] == pytest.approx(np.std(run_means, ddof=1))
+    # The spread is a one-sample run's sd estimated from each question's two samples (variance (a - b)^2 / 2),
+    # not the sd of the two runs' means: that one reads which sample is called seed 0 (docs/metrics.md)
+    disagree = sum(seeds[0][q] != seeds[1][q] for q in ids)
+    expected = np.sqrt(disagree / 2 / len(ids) / len(ids))
+    assert metrics["extra"]["samples"]["spread"]["bamboogle"]["em"] == pytest.approx(expected)
     manifest = json.loads((merged / "base" / "manifest.json").read_text())
     assert manifest["seeds"] == {"samples": 2} and manifest["decoding"]["samples"] == 2  # imports record no seed
     assert [p.split("/")[-1] for p in manifest["merged_from"]] == list(BASE)
@@ -102,7 +105,7 @@ def _seed_run(path, seed, em, samples=None, method="search-r1"):
     """A finished hand-made run of questions q0..: one trajectory per question (`run --seed`), or K (`run --seeds`)."""
     run = RunDirectory(path)
     seeds = {"seed": seed} if samples is None else {"samples": len(samples), **{f"sample_{j}": s for j, s in enumerate(samples)}}
-    run.write_manifest(Manifest(tasks=["nq"], method=method, seeds=seeds, decoding={"temperature": 0.7},
+    run.write_manifest(Manifest(tasks=["nq"], method=method, seeds=seeds, model={"spec": "model.gguf", "sha256": "ab"}, decoding={"temperature": 0.7},
                                 finished_at="2026-01-01T00:00:00+00:00", **provenance_fields()))
     if samples is None:
         records = [ExampleRecord(id=f"q{i}", task="nq", question="?", golden_answers=["a"], prediction="a",
