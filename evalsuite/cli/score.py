@@ -74,6 +74,7 @@ def _score_result_file(
         read_result_source,
         records_from_source,
         resolve_layout,
+        retrieval_recorded,
     )
     from evalsuite.runs.recorded import check_recorded_metrics, tally_checks
     from evalsuite.scoring import score_imported
@@ -93,8 +94,8 @@ def _score_result_file(
     directory = resolve_data_dir(data_dir)
     # golds and questions checked against the task data before scoring: a differing gold is listed and replaced
     registry = check_against_task_data(source, records, task_name, directory) if directory is not None else []
-    for record, original in zip(records, recorded):
-        record.metrics = score_imported(record, original.retrieved, layout.parse_turns, metrics)
+    for record, original, retrieval in zip(records, recorded, retrieval_recorded(layout, records, recorded)):
+        record.metrics = score_imported(record, original.retrieved, retrieval, metrics)
     add_process_metrics(records)
     run = RunDirectory(out_dir)
     data_file = source.data_file

@@ -522,6 +522,14 @@ def records_from_source(
     return task_name, records, recorded
 
 
+def retrieval_recorded(layout: ResultLayout, records: list[ExampleRecord], recorded: list[RecordedScore]) -> list[bool]:
+    """Per item, whether the file records what it retrieved: its trajectory of searches (a layout whose response is
+    parsed into turns), or retrieved passages kept beside it (FlashRAG's `retrieval_result`: where a file keeps them, an
+    item without them retrieved nothing). Elsewhere a retrieval hit cannot be computed and is left out, never 0."""
+    kept = any(original.retrieved is not None for original in recorded)
+    return [kept or (layout.parse_turns and bool(record.trajectory)) for record in records]
+
+
 def _is_added_judgment(key: str, layout: ResultLayout) -> bool:
     """A judge's verdict the record carries beside the writer's own keys (a pipeline's own `judge_result` is a step of
     the pipeline, not a verdict on the answer; a writer's declared judgment, AutoRefine's `llm_score`, is read as a

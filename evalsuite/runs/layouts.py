@@ -522,9 +522,10 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
         ResultLayout(
             "autorefine-log",
             "AutoRefine verl/trainer/main_ppo.py@8363788 RewardManager.get_logging_scores L80-131 (log_info L121-127): "
-            "one {step, data_source, scores: LOG_FUNCS L29-37 of the response (information_scores, information_reverse_rank, answer_em, answer_f1, "
-            "answer_cem, refine_scores, format_scores), ground_truth: the target list, response: decode(prompt + "
-            "response ids)} per logged item, appended to log/val/<experiment>.jsonl; answer_* score "
+            "one {step, data_source, scores: LOG_FUNCS L29-37 of the response (information_scores, "
+            "information_reverse_rank, answer_em, answer_f1, answer_cem, refine_scores, format_scores), "
+            "ground_truth: the target list, response: decode(prompt + response ids)} per logged item, appended to "
+            "log/val/<experiment>.jsonl; answer_* score "
             "verl/utils/reward_score/qa_em.py extract_solution L147-157 (the last <answer> of the response, stripped) "
             "with em_check L89-99, compute_f1_scores L37-63, cover_em_check L102-113",
             FieldMap(

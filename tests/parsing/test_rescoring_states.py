@@ -34,6 +34,7 @@ from evalsuite.runs.flashrag import (
     read_result_source,
     records_from_source,
     resolve_layout,
+    retrieval_recorded,
 )
 from evalsuite.runs.recorded import check_recorded_metrics, tally_checks
 from evalsuite.scoring import score_imported
@@ -66,7 +67,7 @@ ARMSTRONG_TRAJECTORY = (
     "To solve this question, I need to find out when the war that Neil Armstrong served in ended.\n\n"
     "<|begin_of_query|> Neil Armstrong military service war<|end_of_query|>\n\n<|begin_of_documents|>\n"
     "(1)Neil Armstrong served as a naval aviator in the Korean War.\n(2)The Korean War armistice was signed on "
-    "27 July 1953.\n<|end_of_documents|>\n\nFrom the search results, the Korean War ended on 27 July 1953.</think>"
+    "July 27, 1953.\n<|end_of_documents|>\n\nFrom the search results, the Korean War ended on 27 July 1953.</think>"
     "\n\n <answer>27 July 1953"
 )
 
@@ -76,8 +77,8 @@ def _score(path: Path, task: str | None = None, data_dir: Path | None = None):
     layout = resolve_layout(source)
     task, records, recorded = records_from_source(source, task, get_method("search-r1").parse, layout,
                                                   lambda m: get_method(m).parse)
-    for record, original in zip(records, recorded):
-        record.metrics = score_imported(record, original.retrieved, layout.parse_turns)
+    for record, original, retrieval in zip(records, recorded, retrieval_recorded(layout, records, recorded)):
+        record.metrics = score_imported(record, original.retrieved, retrieval)
     differences = compare_with_recorded(records, recorded) + compare_averages(source, records, recorded)
     return source, layout, records, recorded, differences
 
@@ -101,6 +102,9 @@ def test_r1_searcher_prediction_contradicting_its_trajectory_is_found(tmp_path: 
     # the writer's own rule over the trajectory is scored: the unstripped " Yes " it records, "27 July 1953"
     assert [r.prediction for r in records] == ["27 July 1953", " Yes ", "I don't know."]
     assert [r.metrics["em"] for r in records] == [0.0, 1.0, 0.0]  # EM 1/3, not the 2/3 pred_ans implies
+    # retrieval hit from the trajectory's documents; the shot_down item keeps no trajectory: not computed, not 0
+    assert records[0].metrics["retrieval_hit"] == 1.0 and records[1].metrics["retrieval_hit"] == 0.0
+    assert "retrieval_hit" not in records[2].metrics
     assert [(d.item, d.what, d.ours, d.recorded, d.explanation) for d in differences] == [
         ("0", "prediction", "'27 July 1953'", "'July 27, 1953'", None)
     ]
@@ -127,7 +131,11 @@ def test_check_recorded_lists_the_contradiction_and_counts_each_state(tmp_path: 
         "differs_from_task_data": 0,
         "nothing_recorded_to_check": 1,
     }
-    assert scored["metrics"]["tasks"]["bamboogle"]["metrics"]["em"]["mean"] == pytest.approx(1 / 3)
+    task = scored["metrics"]["tasks"]["bamboogle"]
+    assert task["metrics"]["em"]["mean"] == pytest.approx(1 / 3)
+    # retrieval hit over the 2 items whose trajectory records retrieval (1 of 2), the third left out and counted
+    assert task["metrics"]["retrieval_hit"]["mean"] == 0.5
+    assert scored["metrics"]["extra"]["not_computed"]["bamboogle"] == {"retrieval_hit": 1}
     result = _run("score", str(path), "--check-recorded", "-o", str(tmp_path / "out2"))
     assert result.returncode == 1
     assert ("✗ bamboogle_qwen (r1-searcher-eval): reproduced: 1 prediction; differs: 1 prediction; nothing recorded to "
