@@ -348,6 +348,7 @@ def score_command(
         from evalsuite.cli.view import view_command_line
 
         console.print(f"see every example: {escape(view_command_line(*(item.out_dir for item in scored[:2])))}")
+        _print_task_data_differences(console, scored, show)
         if check_recorded:
             _print_check(console, scored, show)
     if check_recorded and any(item.differences for item in scored):
@@ -364,6 +365,22 @@ def _tally_json(tally: CheckTally) -> dict:
         "differs_from_task_data": tally.registry_differences,
         "nothing_recorded_to_check": tally.unchecked_items,
     }
+
+
+def _print_task_data_differences(console: "Console", scored: list[ScoredInput], show: int) -> None:
+    """Golds and questions that differ from the task data (--data-dir): always reported, per item."""
+    from evalsuite.runs.flashrag import TASK_DATA_DIFFERENCES
+
+    for item in scored:
+        found = [d for d in item.differences or [] if d.what in TASK_DATA_DIFFERENCES]
+        if not found:
+            continue
+        console.print(
+            f"[red]![/] {escape(item.name)}: {len(found)} gold answers or questions differ from the task data; "
+            "the task data's are scored:"
+        )
+        for difference in found[:show]:
+            console.print(f"    {escape(difference.line())}", highlight=False, soft_wrap=True)
 
 
 def _print_check(console: "Console", scored: list[ScoredInput], show: int) -> None:

@@ -348,9 +348,11 @@ def _unknown_layout(source: ResultSource, item: ResultItem) -> DataError:
     where = "output keys" if isinstance(output, dict) else "keys"
     if source.layout == "flashrag-run":
         note = f" (save_note {source.save_note!r})" if source.save_note else ""
+        nearest, lacking = nearest_layout(item.data)
         message = (
             f"{source.path}: unknown pipeline{note}: {item.where} has {where} "
-            f"{', '.join(keys)}, which no known FlashRAG pipeline writes"
+            f"{', '.join(keys)}, which no known FlashRAG pipeline writes; nearest layout {nearest.name} "
+            f"(lacks {', '.join(lacking)})"
         )
     else:
         nearest, lacking = nearest_layout(item.data)
@@ -565,6 +567,7 @@ def split_observations(parsed: ParsedTrajectory, response: str, layout: ResultLa
         turn.passages = split(content)
 
 
+TASK_DATA_DIFFERENCES = ("gold answers", "question")  # what check_against_task_data lists
 REGISTRY_GOLD = "the file's gold answers differ from the task data's: the task data's are scored"
 REGISTRY_QUESTION = "the id names another question in the task data: matched by its question text instead"
 

@@ -12,6 +12,7 @@ from evalsuite.metrics.registry import is_registered
 from evalsuite.runs.conventions import METRIC_FUNCTIONS
 from evalsuite.runs.flashrag import (
     RECORDED_METRICS,
+    TASK_DATA_DIFFERENCES,
     Difference,
     RecordedScore,
     ResultSource,
@@ -298,7 +299,7 @@ def tally_checks(
     unchecked = sum(original.pred is None and not count for original, count in zip(recorded, scores, strict=True))
     kinds = Counter(
         "registry"
-        if d.what in ("question", "gold answers")
+        if d.what in TASK_DATA_DIFFERENCES
         else "prediction"
         if d.what == "prediction"
         else "average"

@@ -415,6 +415,7 @@ def test_unknown_pipeline_folder_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(DataError) as error:
         _score(folder)
     assert f"{folder}: unknown pipeline (save_note 'my-method')" in error.value.message and "my_tree" in error.value.message
+    assert "nearest layout sequential (lacks output.pred)" in error.value.message
     assert "--pipeline NAME" in error.value.hint and "\n" not in error.value.message
 
 

@@ -307,6 +307,14 @@ def test_golds_replaced_by_predictions_are_reported_and_the_registry_gold_scored
     assert scored["metrics"]["tasks"]["bamboogle"]["metrics"]["em"]["mean"] == pytest.approx(expected)
     stored = RunDirectory(tmp_path / "out" / "bamboogle_forged").read_predictions()
     assert all(r.golden_answers == registry[r.id] for r in stored)
+    # reported per item even without --check-recorded (rc 0: nothing was asked to be checked)
+    result = _run("score", str(forged), "--task", "bamboogle", "--data-dir", str(benchmarks_dir), "-o", str(tmp_path / "o2"))
+    assert result.returncode == 0, result.stderr
+    first = changed[0]
+    assert (f"! bamboogle_forged: {len(changed)} gold answers or questions differ from the task data; the task data's "
+            "are scored:") in result.stdout
+    assert (f"{first['id']}: gold answers {registry[first['id']]!r} != recorded {first['golden_answers']!r}"
+            in result.stdout)
 
 
 def test_ids_without_matching_questions_are_refused(trajectories_dir: Path, benchmarks_dir: Path, tmp_path: Path) -> None:
