@@ -106,6 +106,7 @@ class RecordedScore:
     retrieved: list[str] | None = None
     judgments: dict[str, Any] = field(default_factory=dict)  # a judge's verdicts: listed, never recomputed
     extra_keys: list[str] = field(default_factory=list)  # keys beside the writer's own, not read
+    pred_note: str | None = None  # what explains a recorded prediction its trajectory does not give
 
 
 @dataclass
@@ -505,6 +506,7 @@ def records_from_source(
         recorded_pred = None if recorded_pred is MISSING or recorded_pred is None else str(recorded_pred)
         if from_trajectory is not None:
             recorded_pred = fields.prediction
+        empty = from_trajectory is not None and recorded_pred == "" and from_trajectory != ""
         # a layout that parses the prediction always has the response (extract_item refuses a record without one)
         parsed_from = fields.response if layout.parse_prediction else None
         part = layout.part_of(item.data) or {}
@@ -517,6 +519,7 @@ def records_from_source(
                 if parsed_from is not None
                 else None,
                 retrieved=_retrieval_result(item.data),
+                pred_note=layout.empty_prediction if empty else None,
                 judgments={key: value for key, value in part.items() if _is_added_judgment(key, layout)},
                 extra_keys=extra_keys(item.data, layout) if layout.name != "fields" else [],
             )
@@ -655,7 +658,9 @@ def compare_with_recorded(
     for record, original in zip(records, recorded):
         ours = record.prediction if record.prediction is not None else ""
         if original.pred is not None and ours != original.pred:
-            why = explain_prediction(original.pred, original.context) if original.context else None
+            why = original.pred_note or (
+                explain_prediction(original.pred, original.context) if original.context else None
+            )
             differences.append(Difference(record.id, "prediction", repr(ours), repr(original.pred), why))
         for key, name, value in compared_scores(record, original):
             mine = RECORDED_METRICS[name]

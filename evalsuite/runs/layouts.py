@@ -92,6 +92,8 @@ class ResultLayout:
     # both a prediction and the trajectory it came from (None: the record holds no trajectory to check it against):
     # that answer is scored and the recorded prediction checked against it (R1-Searcher's eval script);
     trajectory_answer: Callable[[Mapping[str, Any]], str | None] | None = field(default=None, compare=False)
+    # why a writer may record an empty prediction whatever its trajectory holds (None: it never does)
+    empty_prediction: str | None = None
     # (open tag, close tag, split) per observation block kind: the passages as the writer laid them out, where the
     # method's own parser does not split them (R1-Searcher's eval script, ReSearch, StepSearch).
     passages: tuple[tuple[str, str, Callable[[str], list[Passage]]], ...] = field(default=(), compare=False)
@@ -257,6 +259,47 @@ def r1_searcher_trajectory_answer(record: Mapping[str, Any]) -> str | None:
         return R1_SEARCHER_NO_ANSWER
     body = text.removesuffix("</answer>")
     return body.split("<answer>")[-1].split("</answer>")[0]
+
+
+_FIRST_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
+
+
+def _research_extract_answer(text: str) -> str | None:
+    # re_search.extract_answer: the first <answer> block of the stripped text, unstripped; None without one
+    match = _FIRST_ANSWER.search(text.strip())
+    return match[1] if match else None
+
+
+def _research_boxed(answer: str) -> str:
+    """re_search.remove_boxed(last_boxed_only_string(answer)); "" where either fails (the pipeline's except)."""
+    if "\\boxed " in answer:
+        return answer.split("\\boxed ")[-1].split("$")[0]
+    start = answer.rfind("\\boxed")
+    if start < 0:
+        return ""  # no \boxed: an \fbox, if any, fails remove_boxed's check, so the pipeline records ""
+    depth = 0
+    for end in range(start, len(answer)):
+        depth += (answer[end] == "{") - (answer[end] == "}")
+        if answer[end] == "}" and depth == 0:
+            boxed = answer[start : end + 1]
+            return boxed[len("\\boxed{") : -1] if boxed.startswith("\\boxed{") else ""
+    return ""
+
+
+def research_trajectory_answer(record: Mapping[str, Any]) -> str | None:
+    """What ReSearch's FlashRAG pipelines record as `pred` from `final_response` (SevenFo/ReSearch@205fc92
+    src/flashrag/pipeline/active_pipeline.py: R1SearcherPipeline.run_item L155-167, the first <answer> stripped;
+    ReSearchPipeline.run_item L283-296, remove_boxed(last_boxed_only_string(...)) of it, "" on any failure;
+    re_search.py extract_answer / remove_boxed / last_boxed_only_string, zeocax/verl@588c245 L48-56, L58-69, L71-98).
+    A generation over length records "" whatever it holds, which the file does not otherwise say."""
+    output = record.get("output")
+    text = output.get("final_response") if isinstance(output, Mapping) else None
+    if not isinstance(text, str):
+        return None
+    answer = _research_extract_answer(text)
+    if answer is None:
+        return ""
+    return answer.strip() if "<|begin_of_query|>" in text else _research_boxed(answer)
 
 
 def autorefine_log_response(record: Mapping[str, Any]) -> str | None:
@@ -576,6 +619,8 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
             ),
             # a Search-R1 reproduction keeps the same two keys in some files: its observations are <information> blocks
             check=lambda output: "<information>" not in str(output.get("final_response")),
+            trajectory_answer=research_trajectory_answer,
+            empty_prediction="ReSearch's pipelines record '' for a generation that ran over length",
         ),
         ResultLayout(
             "zerosearch-validation",

@@ -325,3 +325,35 @@ def test_ids_without_matching_questions_are_refused(trajectories_dir: Path, benc
     assert "question not in task 'nq'" in result.stderr
     assert "125 of 125 records match no question of the task data by id and question text" in result.stderr
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+# --- 38.2: ReSearch's FlashRAG pipelines: pred checked against final_response by the pipeline's own rule ------------
+
+def test_research_pred_checked_against_its_final_response(tmp_path: Path) -> None:
+    def item(i: int, question: str, gold: str, final_response: str, pred: str) -> dict:
+        return {"id": f"test_{i}", "question": question, "golden_answers": [gold],
+                "output": {"final_response": final_response, "pred": pred,
+                           "metric_score": {"em": float(pred == gold), "f1": float(pred == gold), "acc": float(pred == gold)}}}
+
+    research = ("<think> who </think><search> Freud father </search> <result>\nJacob Freud was his father.\n</result>"
+                "<think> found </think><answer> The answer is \\boxed{Jacob Freud} </answer>")
+    items = [
+        item(0, FISH, "Jacob Freud", research, "Jacob Freud"),  # remove_boxed(last_boxed_only_string(...)): agrees
+        item(1, CELIAC, "Yes", "<think> x </think><answer> \\boxed{No} </answer>", "Yes"),  # contradicts it
+        item(2, ARMSTRONG, "July 27, 1953", "<think> x </think><answer> \\boxed{1953} </answer>", ""),  # over length
+        # R1SearcherPipeline (r1r): the first <answer>, stripped
+        item(3, "Who directed Jaws?", "Steven Spielberg", "<|begin_of_query|> Jaws director<|end_of_query|> "
+             "<|begin_of_documents|>\nJaws was directed by Steven Spielberg.\n<|end_of_documents|><answer> Steven "
+             "Spielberg </answer><answer> Spielberg </answer>", "Steven Spielberg"),
+    ]
+    folder = write_run_folder(tmp_path, "bamboogle_2026_05_01_12_00_research", items,
+                              "dataset_name: bamboogle\nsave_note: research\n")
+    source, layout, records, recorded, differences = _score(folder)
+    assert layout.name == "research-flashrag"
+    assert [r.prediction for r in records] == ["Jacob Freud", "No", "1953", "Steven Spielberg"]
+    predictions = [(d.item, d.ours, d.recorded, d.explanation) for d in differences if d.what == "prediction"]
+    assert predictions == [
+        ("test_1", "'No'", "'Yes'", None),
+        ("test_2", "'1953'", "''", "ReSearch's pipelines record '' for a generation that ran over length"),
+    ]
+    assert tally_checks(source, records, recorded, differences).predictions == (2, 2)
