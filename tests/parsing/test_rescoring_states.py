@@ -357,3 +357,14 @@ def test_research_pred_checked_against_its_final_response(tmp_path: Path) -> Non
         ("test_2", "'1953'", "''", "ReSearch's pipelines record '' for a generation that ran over length"),
     ]
     assert tally_checks(source, records, recorded, differences).predictions == (2, 2)
+
+
+def test_a_run_directory_has_nothing_recorded_by_another_pipeline(tmp_path: Path) -> None:
+    path = _write_jsonl(tmp_path / "bamboogle_qwen.jsonl", [
+        _r1_finished(CELIAC, "Yes", "Gluten is not in meat.</think>\n\n<answer> Yes "),
+    ])
+    assert _run("score", str(path), "--check-recorded", "-o", str(tmp_path / "a")).returncode == 0
+    result = _run("score", str(tmp_path / "a" / "bamboogle_qwen"), "--check-recorded", "-o", str(tmp_path / "b"))
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "- bamboogle_qwen: a run directory; nothing recorded by another pipeline to check" in result.stdout
+    assert "✓" not in result.stdout
