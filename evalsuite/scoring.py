@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evalsuite.errors import EvalsuiteError
+from evalsuite.metrics.answer import retrieval_hit
 from evalsuite.metrics.registry import MetricInput, default_metrics, get_metric, get_normalizer
 from evalsuite.runs.schema import ExampleRecord, Turn
 from evalsuite.tasks.registry import Task, get_task
@@ -72,3 +73,26 @@ def score_record(record: ExampleRecord, metrics: Sequence[str] | None = None) ->
         return scores
     example = metric_input(record, task)
     return {name: float(get_metric(name).compute(example)) for name in (metrics or _metrics_of(task))}
+
+
+def score_imported(
+    record: ExampleRecord,
+    retrieved: Sequence[str] | None,
+    retrieval_recorded: bool,
+    metrics: Sequence[str] | None = None,
+) -> dict[str, float]:
+    """`score_record` of an imported result: its retrieval hit is judged on the passages the writer recorded outside
+    the trajectory too (FlashRAG's `retrieval_result`), and is not computed at all (left out, shown as not recorded,
+    never 0) where the file records no retrieval (`retrieval_recorded` False: no trajectory of searches and no
+    retrieved passages)."""
+    scores = score_record(record, metrics)
+    if "retrieval_hit" not in scores or record.status == "failed":
+        return scores
+    if retrieved is not None:
+        example = metric_input(record)
+        scores["retrieval_hit"] = retrieval_hit(
+            [*example.passages, *retrieved], record.golden_answers, example.normalize
+        )
+    elif not retrieval_recorded:
+        del scores["retrieval_hit"]
+    return scores

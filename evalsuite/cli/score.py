@@ -18,7 +18,12 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from evalsuite.runs.flashrag import Difference
-    from evalsuite.runs.recorded import MetricCheck
+    from evalsuite.runs.recorded import CheckTally, MetricCheck
+
+# `evalsuite score --check-recorded` exit statuses (docs/metrics.md): 0 every recorded value compared was reproduced,
+# 1 a recorded value differs, 2 bad input (evalsuite.errors), 3 an input recorded nothing to compare.
+EXIT_DIFFERS = 1
+EXIT_NOTHING_TO_CHECK = 3
 
 
 @dataclass
@@ -30,6 +35,7 @@ class ScoredInput:
     checked_averages: bool = False
     layout: str | None = None  # the writer whose layout was read (evalsuite.runs.layouts)
     metric_checks: list[MetricCheck] = dataclasses.field(default_factory=list)
+    tally: CheckTally | None = None  # None for run directories
 
 
 def _unique_name(path: Path, taken: set[str]) -> str:
@@ -68,9 +74,10 @@ def _score_result_file(
         read_result_source,
         records_from_source,
         resolve_layout,
+        retrieval_recorded,
     )
-    from evalsuite.runs.recorded import check_recorded_metrics
-    from evalsuite.scoring import score_record
+    from evalsuite.runs.recorded import check_recorded_metrics, tally_checks
+    from evalsuite.scoring import score_imported
     from evalsuite.tasks.loader import resolve_data_dir
     from evalsuite.tasks.registry import default_method, get_task, resolve_task
     from evalsuite.tasks.subset import ids_hash
@@ -85,10 +92,10 @@ def _score_result_file(
     parser_of = None if method_given else (lambda name: get_method(name).parse)
     task_name, records, recorded = records_from_source(source, task_name, get_method(method).parse, layout, parser_of)
     directory = resolve_data_dir(data_dir)
-    if directory is not None:
-        check_against_task_data(source, records, task_name, directory)
-    for record in records:
-        record.metrics = score_record(record, metrics)
+    # golds and questions checked against the task data before scoring: a differing gold is listed and replaced
+    registry = check_against_task_data(source, records, task_name, directory) if directory is not None else []
+    for record, original, retrieval in zip(records, recorded, retrieval_recorded(layout, records, recorded)):
+        record.metrics = score_imported(record, original.retrieved, retrieval, metrics)
     add_process_metrics(records)
     run = RunDirectory(out_dir)
     data_file = source.data_file
@@ -114,7 +121,7 @@ def _score_result_file(
         **provenance_fields(),
     )
     run.write(manifest, records)
-    differences = compare_with_recorded(records, recorded) + compare_averages(source, records, recorded)
+    differences = registry + compare_with_recorded(records, recorded) + compare_averages(source, records, recorded)
     return ScoredInput(
         out_dir.name,
         out_dir,
@@ -122,6 +129,7 @@ def _score_result_file(
         source.metric_file is not None,
         layout.name,
         check_recorded_metrics(source, records, recorded, differences),
+        tally_checks(source, records, recorded, differences),
     )
 
 
@@ -161,8 +169,21 @@ def _summary_table(scored: list[ScoredInput]) -> Table:
     for item in scored:
         metrics = RunDirectory(item.out_dir).read_metrics()
         for task, summary in metrics.tasks.items():
-            table.add_row(item.name, task, str(summary.n), *metric_cells(summary.metrics))
+            cells = ["—" if cell == "-" else cell for cell in metric_cells(summary.metrics)]  # not computed, not 0
+            table.add_row(item.name, task, str(summary.n), *cells)
     return table
+
+
+def _metrics_json(out_dir: Path) -> dict:
+    """metrics.json as JSON, every summary metric a task was not scored on written as null (not computed, never 0)."""
+    from evalsuite.metrics.registry import summary_metrics
+    from evalsuite.runs import RunDirectory
+
+    dumped = RunDirectory(out_dir).read_metrics().model_dump(mode="json")
+    for summary in dumped.get("tasks", {}).values():
+        for spec in summary_metrics():
+            summary["metrics"].setdefault(spec.name, None)
+    return dumped
 
 
 def _process_table(scored: list[ScoredInput]) -> Table:
@@ -234,8 +255,10 @@ def score_command(
         False,
         "--check-recorded",
         help=(
-            "Fail if any recorded prediction, per-item score or metric_score.txt "
-            "average differs; each difference names the convention that explains it."
+            "Check every recorded prediction (against its trajectory where the file holds one), per-item score and "
+            "metric_score.txt average: each reproduced, differs (naming the convention that explains it) or nothing "
+            "recorded to check. Exit 0 all compared reproduced, 1 something differs, 3 an input recorded nothing to "
+            "compare (2: bad input)."
         ),
     ),
     show: int = typer.Option(10, "--show-differences", help="How many differences to list per input."),
@@ -265,7 +288,7 @@ def score_command(
     ),
 ) -> None:
     """Rescore run directories and FlashRAG / Search-R1 result files; write a run directory per input."""
-    from evalsuite.runs.flashrag import is_flashrag_run
+    from evalsuite.runs.flashrag import CONFIG_FILE, METRIC_SCORE_FILE, is_flashrag_run, missing_intermediate_data
     from evalsuite.runs.schema import MANIFEST_FILE
 
     chosen = None
@@ -289,6 +312,8 @@ def score_command(
                 scored.append(ScoredInput(name, out_dir, None))
             elif is_flashrag_run(path) or (path.is_file() and path.suffix in (".json", ".jsonl")):
                 scored.append(_score_result_file(path, out_dir, task, method, data_dir, chosen, pipeline, fields))
+            elif path.is_dir() and any((path / name).is_file() for name in (METRIC_SCORE_FILE, CONFIG_FILE)):
+                raise missing_intermediate_data(path)  # a FlashRAG run folder whose items are missing
             else:
                 raise EvalsuiteError(
                     f"{path}: unknown layout: not a run directory (manifest.json), a FlashRAG "
@@ -297,16 +322,15 @@ def score_command(
                 )
             bars.advance(bar)
     if as_json:
-        from evalsuite.runs import RunDirectory
-
         echo_json(
             {
                 "inputs": [
                     {
                         "name": item.name,
                         "run_directory": str(item.out_dir),
-                        "metrics": RunDirectory(item.out_dir).read_metrics().model_dump(mode="json"),
+                        "metrics": _metrics_json(item.out_dir),
                         "layout": item.layout,
+                        "check": None if item.tally is None else _tally_json(item.tally),
                         "recorded_metrics": [dataclasses.asdict(c) for c in item.metric_checks],
                         "differences": None
                         if item.differences is None
@@ -324,26 +348,59 @@ def score_command(
         from evalsuite.cli.view import view_command_line
 
         console.print(f"see every example: {escape(view_command_line(*(item.out_dir for item in scored[:2])))}")
+        _print_task_data_differences(console, scored, show)
         if check_recorded:
             _print_check(console, scored, show)
     if check_recorded and any(item.differences for item in scored):
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_DIFFERS)
+    if check_recorded and any(item.tally is None or not item.tally.compared for item in scored):
+        raise typer.Exit(EXIT_NOTHING_TO_CHECK)
+
+
+def _tally_json(tally: CheckTally) -> dict:
+    return {
+        "items": tally.items,
+        "reproduced": {"predictions": tally.predictions[0], "scores": tally.scores[0], "averages": tally.averages[0]},
+        "differs": {"predictions": tally.predictions[1], "scores": tally.scores[1], "averages": tally.averages[1]},
+        "differs_from_task_data": tally.registry_differences,
+        "nothing_recorded_to_check": tally.unchecked_items,
+    }
+
+
+def _print_task_data_differences(console: "Console", scored: list[ScoredInput], show: int) -> None:
+    """Golds and questions that differ from the task data (--data-dir): always reported, per item."""
+    from evalsuite.runs.flashrag import TASK_DATA_DIFFERENCES
+
+    for item in scored:
+        found = [d for d in item.differences or [] if d.what in TASK_DATA_DIFFERENCES]
+        if not found:
+            continue
+        console.print(
+            f"[red]![/] {escape(item.name)}: {len(found)} gold answers or questions differ from the task data; "
+            "the task data's are scored:"
+        )
+        for difference in found[:show]:
+            console.print(f"    {escape(difference.line())}", highlight=False, soft_wrap=True)
 
 
 def _print_check(console: "Console", scored: list[ScoredInput], show: int) -> None:
-    """Per input: reproduced, or its differences, how many each known convention explains, and the first `show`."""
+    """Per input, the three states: what was reproduced (✓ only where something was compared), what differs (how
+    many each known convention explains, and the first `show`), and what recorded nothing to check."""
     for item in scored:
-        averages = " and the metric_score.txt averages" if item.checked_averages else ""
-        if item.differences is None:
-            console.print(
-                f"[yellow]-[/] {escape(item.name)}: a run directory; no recorded scores from another pipeline to check"
-            )
-        elif not item.differences:
-            console.print(
-                f"[green]✓[/] {escape(item.name)}: every recorded prediction and em/acc/f1{averages} reproduced"
-            )
+        name = escape(item.name)
+        if item.tally is None:
+            console.print(f"[yellow]-[/] {name}: a run directory; nothing recorded by another pipeline to check")
+            continue
+        tally = item.tally
+        if not tally.compared:
+            mark = "[yellow]-[/]"
+        elif item.differences:
+            mark = "[red]✗[/]"
+        else:
+            mark = "[green]✓[/]"
+        console.print(f"{mark} {name} ({escape(item.layout or '')}): {'; '.join(tally.lines())}", highlight=False)
         if item.metric_checks:
-            console.print(f"  {escape(item.name)} ({escape(item.layout or '')}): every metric it recorded:")
+            console.print(f"  {name}: every metric and judgment it recorded:")
             for check in item.metric_checks:
                 console.print(f"    {escape(check.line())}", highlight=False, soft_wrap=True)
     for item in scored:
@@ -352,7 +409,7 @@ def _print_check(console: "Console", scored: list[ScoredInput], show: int) -> No
         explained = Counter(d.explanation or "no known convention explains it" for d in item.differences)
         console.print(
             f"[red]✗[/] {escape(item.name)}: {len(item.differences)} "
-            "differences from the recorded scores, by explanation:"
+            "differences from the recorded values, by explanation:"
         )
         for why, count in explained.most_common():
             console.print(f"    {count} × {escape(why)}", highlight=False)

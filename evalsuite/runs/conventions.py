@@ -8,8 +8,10 @@ where EM was meant. Each variant here is tried on the one item; the first that r
 
 from __future__ import annotations
 
+import re
 import string
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -128,6 +130,71 @@ def _unicode_punctuation(text: str) -> str:
     return normalize_answer("".join(ch for ch in text if not unicodedata.category(ch).startswith("P")))
 
 
+# R1-Searcher's rule-based metric (evaluation/metric_calc_rule.py, RUCAIBox/R1-Searcher@631167c): its own
+# normalization (underscores and punctuation, ASCII plus ‘ ’ ´ `, become spaces rather than vanishing; then articles
+# and white space as SQuAD), "True"/"False" read as yes/no, F1 with HotpotQA's yes/no/noanswer rule whose precision
+# and recall are those of the best-F1 gold, and cover-EM as "every gold token appears among the prediction's tokens,
+# in any order" (cover_exact_match_score_1, the Cover-EM it reports).
+_R1_SEARCHER_PUNCTUATION = frozenset(string.punctuation + "‘’´`")
+
+
+def r1_searcher_normalize(text: str) -> str:
+    text = text.replace("_", " ").lower()
+    text = "".join(" " if ch in _R1_SEARCHER_PUNCTUATION else ch for ch in text)
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def _r1_searcher_tokens(text: str) -> list[str]:
+    # split(" ") as the script does: an empty normalized text is the one token "".
+    return r1_searcher_normalize({"True": "yes", "False": "no"}.get(text, text)).split(" ")
+
+
+def r1_searcher_em(prediction: str, golds: Sequence[str]) -> float:
+    return float(any(_r1_searcher_tokens(prediction) == _r1_searcher_tokens(g) for g in golds))
+
+
+def r1_searcher_cover_em(prediction: str, golds: Sequence[str]) -> float:
+    tokens = _r1_searcher_tokens(prediction)
+    return float(any(all(token in tokens for token in _r1_searcher_tokens(g)) for g in golds))
+
+
+def r1_searcher_token_scores(prediction: str, golds: Sequence[str]) -> dict[str, float]:
+    """(f1, precision, recall) of the gold with the highest F1 (the first on a tie), as the script's max(key=f1)."""
+    scores = []
+    pred = " ".join(_r1_searcher_tokens(prediction))
+    for gold in golds:
+        ref = " ".join(_r1_searcher_tokens(gold))
+        if (pred in _SPECIAL or ref in _SPECIAL) and pred != ref:
+            scores.append((0.0, 0.0, 0.0))
+            continue
+        same = sum((Counter(pred.split()) & Counter(ref.split())).values())
+        if not same:
+            scores.append((0.0, 0.0, 0.0))
+            continue
+        precision, recall = same / len(pred.split()), same / len(ref.split())
+        scores.append((2 * precision * recall / (precision + recall), precision, recall))
+    f1, precision, recall = max(scores, key=lambda s: s[0]) if scores else (0.0, 0.0, 0.0)
+    return {"f1": f1, "precision": precision, "recall": recall}
+
+
+_SPECIAL = frozenset({"yes", "no", "noanswer"})
+R1_SEARCHER_METRIC = "R1-Searcher's rule-based metric (metric_calc_rule.py: punctuation replaced by spaces"
+R1_SEARCHER_CONVENTIONS: dict[str, tuple[str, Callable[[str, Sequence[str]], float]]] = {
+    "em": (f"{R1_SEARCHER_METRIC})", r1_searcher_em),
+    "acc": (f"{R1_SEARCHER_METRIC}; cover-EM = every gold token appears, in any order)", r1_searcher_cover_em),
+    "f1": (f"{R1_SEARCHER_METRIC}; F1 of the best-F1 gold)", lambda p, gs: r1_searcher_token_scores(p, gs)["f1"]),
+    "precision": (
+        f"{R1_SEARCHER_METRIC}; precision of the best-F1 gold)",
+        lambda p, gs: r1_searcher_token_scores(p, gs)["precision"],
+    ),
+    "recall": (
+        f"{R1_SEARCHER_METRIC}; recall of the best-F1 gold)",
+        lambda p, gs: r1_searcher_token_scores(p, gs)["recall"],
+    ),
+}
+
+
 def _em_with(normalize: Callable[[str], str]) -> Callable[[str, Sequence[str]], float]:
     return lambda pred, golds: float(any(normalize(g) == normalize(pred) for g in golds))
 
@@ -176,12 +243,25 @@ METRIC_CONVENTIONS: dict[str, list[tuple[str, Callable[[str, Sequence[str]], flo
     "precision": [("F1 recorded as precision", lambda p, gs: token_scores(p, gs)["f1"])],
     "recall": [("F1 recorded as recall", lambda p, gs: token_scores(p, gs)["f1"])],
 }
+for _metric, _convention in R1_SEARCHER_CONVENTIONS.items():
+    METRIC_CONVENTIONS[_metric].append(_convention)
 METRIC_FUNCTIONS: dict[str, Callable[[str, Sequence[str]], float]] = {
     "em": exact_match,
     "acc": cover_exact_match,
     "f1": lambda p, gs: token_scores(p, gs)["f1"],
     "precision": lambda p, gs: token_scores(p, gs)["precision"],
     "recall": lambda p, gs: token_scores(p, gs)["recall"],
+}
+# Recorded per-item names that mean one of FlashRAG's metrics above: R1-Searcher's metric script (update_answer returns
+# em, prec, recall, f1, cover_em_1, cover_em_2), AutoRefine's training log (scores.answer_em / answer_f1 / answer_cem,
+# verl/trainer/main_ppo.py LOG_FUNCS, qa_em.em_check / compute_f1_scores / cover_em_check on the last <answer>).
+RECORDED_ALIASES: dict[str, str] = {
+    "cover_em": "acc",
+    "cover_em_1": "acc",
+    "prec": "precision",
+    "answer_em": "em",
+    "answer_f1": "f1",
+    "answer_cem": "acc",
 }
 
 

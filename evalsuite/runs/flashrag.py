@@ -25,7 +25,13 @@ import yaml
 from evalsuite.errors import DataError, EvalsuiteError
 from evalsuite.protocol.search_r1 import parse_trajectory
 from evalsuite.protocol.trajectory import ParsedTrajectory
-from evalsuite.runs.conventions import METRIC_FUNCTIONS, PredictionContext, explain_metric, explain_prediction
+from evalsuite.runs.conventions import (
+    METRIC_FUNCTIONS,
+    RECORDED_ALIASES,
+    PredictionContext,
+    explain_metric,
+    explain_prediction,
+)
 from evalsuite.runs.layouts import (
     MISSING,
     FAMILY_LAYOUTS,
@@ -36,7 +42,10 @@ from evalsuite.runs.layouts import (
     golds_of,
     layout_of_save_note,
     lookup,
+    extra_keys,
+    is_judgment_key,
     missing_field,
+    nearest_layout,
     parse_fields,
     require_path,
 )
@@ -92,6 +101,12 @@ class RecordedScore:
     pred: str | None
     metric_score: dict[str, float]
     context: PredictionContext | None = None
+    # The passages the writer recorded as retrieved outside the trajectory (FlashRAG's `retrieval_result`), as the texts
+    # a retrieval hit is judged on; None: it recorded none.
+    retrieved: list[str] | None = None
+    judgments: dict[str, Any] = field(default_factory=dict)  # a judge's verdicts: listed, never recomputed
+    extra_keys: list[str] = field(default_factory=list)  # keys beside the writer's own, not read
+    pred_note: str | None = None  # what explains a recorded prediction its trajectory does not give
 
 
 @dataclass
@@ -120,7 +135,7 @@ def read_result_source(path: Path) -> ResultSource:
         path = path.parent
     if path.is_dir():
         if not (path / INTERMEDIATE_FILE).is_file():
-            raise DataError(f"{path}: unknown layout: a folder without {INTERMEDIATE_FILE}", hint=_LAYOUT_HINT)
+            raise missing_intermediate_data(path)
         data_file = path / INTERMEDIATE_FILE
         source = ResultSource(path, "flashrag-run", _read_json_list(data_file))
         metric_file = path / METRIC_SCORE_FILE
@@ -135,6 +150,16 @@ def read_result_source(path: Path) -> ResultSource:
     if path.suffix == ".jsonl":
         return ResultSource(path, "jsonl", _read_jsonl(path))
     return ResultSource(path, "json-list", _read_json_list(path))
+
+
+def missing_intermediate_data(folder: Path) -> DataError:
+    """One line: a folder read as a FlashRAG run lacks the file that holds its items, and what it does hold."""
+    held = sorted(child.name for child in folder.iterdir())[:8] if folder.is_dir() else []
+    holds = f"it holds {', '.join(held)}" if held else "it is empty"
+    return DataError(
+        f"{folder}: a FlashRAG run folder without {INTERMEDIATE_FILE} (the items Dataset.save writes); {holds}",
+        hint=f"copy the run's {INTERMEDIATE_FILE} into the folder, or pass a result file (.json, .jsonl) itself",
+    )
 
 
 # FlashRAG `Config._prepare_dir`: `<dataset_name>_<%Y_%m_%d_%H_%M>_<save_note>`.
@@ -324,13 +349,18 @@ def _unknown_layout(source: ResultSource, item: ResultItem) -> DataError:
     where = "output keys" if isinstance(output, dict) else "keys"
     if source.layout == "flashrag-run":
         note = f" (save_note {source.save_note!r})" if source.save_note else ""
+        nearest, lacking = nearest_layout(item.data)
         message = (
             f"{source.path}: unknown pipeline{note}: {item.where} has {where} "
-            f"{', '.join(keys)}, which no known FlashRAG pipeline writes"
+            f"{', '.join(keys)}, which no known FlashRAG pipeline writes; nearest layout {nearest.name} "
+            f"(lacks {', '.join(lacking)})"
         )
     else:
-        looked = "; ".join(f"{name}: {layout.looks_for()}" for name, layout in LAYOUTS.items())
-        message = f"{item.where}: unknown result layout ({where} {', '.join(keys[:12])}); looked for {looked}"
+        nearest, lacking = nearest_layout(item.data)
+        message = (
+            f"{item.where}: unknown result layout ({where} {', '.join(keys[:12])}); nearest layout {nearest.name} "
+            f"(looks for {nearest.looks_for()}; lacks {', '.join(lacking)})"
+        )
     return DataError(
         message,
         hint=(
@@ -446,6 +476,11 @@ def records_from_source(
         prediction = parsed.answer if layout.parse_prediction else fields.prediction
         if layout.predict is not None:
             prediction = layout.predict(item.data)
+        # The writer's own rule over the trajectory the record holds gives the answer scored; the recorded prediction
+        # is checked against it (a prediction the trajectory does not give is listed, never scored silently).
+        from_trajectory = layout.trajectory_answer(item.data) if layout.trajectory_answer else None
+        if from_trajectory is not None:
+            prediction = from_trajectory
         metadata: dict[str, Any] = {"layout": layout.name}
         if fields.prompt:
             metadata["prompt"] = fields.prompt
@@ -469,8 +504,12 @@ def records_from_source(
         # Where we parse the prediction ourselves, the writer's own `pred` is checked against it.
         recorded_pred = lookup(item.data, "output.pred") if layout.parse_prediction else None
         recorded_pred = None if recorded_pred is MISSING or recorded_pred is None else str(recorded_pred)
+        if from_trajectory is not None:
+            recorded_pred = fields.prediction
+        empty = from_trajectory is not None and recorded_pred == "" and from_trajectory != ""
         # a layout that parses the prediction always has the response (extract_item refuses a record without one)
         parsed_from = fields.response if layout.parse_prediction else None
+        part = layout.part_of(item.data) or {}
         recorded.append(
             RecordedScore(
                 id=fields.id,
@@ -479,9 +518,41 @@ def records_from_source(
                 context=PredictionContext(response=parsed_from, prompt=fields.prompt, parsed=parsed)
                 if parsed_from is not None
                 else None,
+                retrieved=_retrieval_result(item.data),
+                pred_note=layout.empty_prediction if empty else None,
+                judgments={key: value for key, value in part.items() if _is_added_judgment(key, layout)},
+                extra_keys=extra_keys(item.data, layout) if layout.name != "fields" else [],
             )
         )
     return task_name, records, recorded
+
+
+def retrieval_recorded(layout: ResultLayout, records: list[ExampleRecord], recorded: list[RecordedScore]) -> list[bool]:
+    """Per item, whether the file records what it retrieved: its trajectory of searches (a layout whose response is
+    parsed into turns), or retrieved passages kept beside it (FlashRAG's `retrieval_result`: where a file keeps them, an
+    item without them retrieved nothing). Elsewhere a retrieval hit cannot be computed and is left out, never 0."""
+    kept = any(original.retrieved is not None for original in recorded)
+    return [kept or (layout.parse_turns and bool(record.trajectory)) for record in records]
+
+
+def _is_added_judgment(key: str, layout: ResultLayout) -> bool:
+    """A judge's verdict the record carries beside the writer's own keys (a pipeline's own `judge_result` is a step of
+    the pipeline, not a verdict on the answer; a writer's declared judgment, AutoRefine's `llm_score`, is read as a
+    recorded score and listed there)."""
+    own = key in layout.required or key in layout.allowed or any(re.fullmatch(p, key) for p in layout.patterns)
+    return is_judgment_key(key) and not own
+
+
+def _retrieval_result(data: dict[str, Any]) -> list[str] | None:
+    """FlashRAG's `output.retrieval_result` (the hits the pipeline retrieved, each with `contents`) as passage texts;
+    None where the record holds none."""
+    output = data.get("output")
+    hits = output.get("retrieval_result") if isinstance(output, dict) else None
+    if not isinstance(hits, list):
+        return None
+    # FlashRAG's own Retrieval_Recall reads each hit's `contents` ("Title"\ntext) whole, as a retrieval hit does here
+    contents = (hit.get("contents") if isinstance(hit, dict) else hit for hit in hits)
+    return [text for text in contents if isinstance(text, str)]
 
 
 def split_observations(parsed: ParsedTrajectory, response: str, layout: ResultLayout) -> None:
@@ -499,11 +570,20 @@ def split_observations(parsed: ParsedTrajectory, response: str, layout: ResultLa
         turn.passages = split(content)
 
 
-def check_against_task_data(source: ResultSource, records: list[ExampleRecord], task: str, data_dir: Path) -> None:
-    """Every question must be in the task's data (by id, else by
-    question text): one error line naming the first that is not."""
+TASK_DATA_DIFFERENCES = ("gold answers", "question")  # what check_against_task_data lists
+REGISTRY_GOLD = "the file's gold answers differ from the task data's: the task data's are scored"
+REGISTRY_QUESTION = "the id names another question in the task data: matched by its question text instead"
+
+
+def check_against_task_data(
+    source: ResultSource, records: list[ExampleRecord], task: str, data_dir: Path
+) -> list[Difference]:
+    """Every record must be a question of the task's data: its id with the same question, else its question text (a
+    record without a question: its id alone). A record matching none refuses the file, in one line with the count and
+    the first. A record whose gold answers differ from the matched row's is listed and scored against the row's
+    golds; one whose id names another question is listed and matched by its text."""
     from evalsuite.tasks.loader import available_splits, load_split
-    from evalsuite.tasks.rows import normalize_question
+    from evalsuite.tasks.rows import TaskRow, normalize_question
 
     splits = available_splits(data_dir, task)
     if not splits:
@@ -511,18 +591,63 @@ def check_against_task_data(source: ResultSource, records: list[ExampleRecord], 
             f"{data_dir}: no data for task {task!r}",
             hint="pass --data-dir with the benchmark files, or --task with the file's benchmark",
         )
-    ids, questions = set(), set()
+    by_id: dict[str, TaskRow] = {}
+    by_question: dict[str, TaskRow] = {}
     for split in splits:
-        for row in load_split(task, split, data_dir).rows:
-            ids.add(row.id)
-            questions.add(row.question)
+        for loaded in load_split(task, split, data_dir).rows:
+            by_id.setdefault(loaded.id, loaded)
+            by_question.setdefault(normalize_question(loaded.question), loaded)
+    differences: list[Difference] = []
+    unmatched: list[tuple[ResultItem, ExampleRecord]] = []
     for item, record in zip(source.items, records):
-        if record.id not in ids and normalize_question(record.question) not in questions:
-            raise DataError(
-                f"{item.where} (id {record.id!r}): question not in task {task!r} "
-                f"({', '.join(splits)} under {data_dir}): {record.question[:80]!r}",
-                hint="pass --task with the benchmark this file was run on, or --data-dir with the data it was run on",
+        row: TaskRow | None = by_id.get(record.id)
+        if record.question:
+            question = normalize_question(record.question)
+            if row is not None and normalize_question(row.question) != question:
+                listed = row.question
+                row = by_question.get(question)
+                if row is not None:
+                    differences.append(
+                        Difference(record.id, "question", repr(row.question), repr(listed), REGISTRY_QUESTION)
+                    )
+            elif row is None:
+                row = by_question.get(question)
+        if row is None:
+            unmatched.append((item, record))
+            continue
+        if sorted(g.strip() for g in row.golden_answers) != sorted(g.strip() for g in record.golden_answers):
+            differences.append(
+                Difference(
+                    record.id, "gold answers", repr(row.golden_answers), repr(record.golden_answers), REGISTRY_GOLD
+                )
             )
+            record.golden_answers = list(row.golden_answers)
+    if unmatched:
+        item, record = unmatched[0]
+        raise DataError(
+            f"{item.where} (id {record.id!r}): question not in task {task!r} "
+            f"({', '.join(splits)} under {data_dir}): {record.question[:80]!r}; {len(unmatched)} of {len(records)} "
+            "records match no question of the task data by id and question text, and the file is refused",
+            hint="pass --task with the benchmark this file was run on, or --data-dir with the data it was run on",
+        )
+    return differences
+
+
+def recorded_metric_name(key: str) -> str | None:
+    """The FlashRAG metric a recorded per-item key means (`em`, `acc`, ..., or an alias: R1-Searcher's `cover_em_1`,
+    AutoRefine's `answer_em`); None for a key that is none of them."""
+    name = RECORDED_ALIASES.get(key, key)
+    return name if name in RECORDED_METRICS else None
+
+
+def compared_scores(record: ExampleRecord, original: RecordedScore) -> list[tuple[str, str, float]]:
+    """The recorded per-item scores that meet one of ours: (recorded key, its FlashRAG name, value)."""
+    pairs = []
+    for key, raw in original.metric_score.items():
+        name, value = recorded_metric_name(key), number(raw)
+        if name is not None and value is not None and RECORDED_METRICS[name] in record.metrics:
+            pairs.append((key, name, value))
+    return pairs
 
 
 def compare_with_recorded(
@@ -533,14 +658,16 @@ def compare_with_recorded(
     for record, original in zip(records, recorded):
         ours = record.prediction if record.prediction is not None else ""
         if original.pred is not None and ours != original.pred:
-            why = explain_prediction(original.pred, original.context) if original.context else None
+            why = original.pred_note or (
+                explain_prediction(original.pred, original.context) if original.context else None
+            )
             differences.append(Difference(record.id, "prediction", repr(ours), repr(original.pred), why))
-        for theirs, mine in RECORDED_METRICS.items():
-            value = number(original.metric_score.get(theirs))
-            if value is None or mine not in record.metrics or abs(record.metrics[mine] - value) <= tolerance:
+        for key, name, value in compared_scores(record, original):
+            mine = RECORDED_METRICS[name]
+            if abs(record.metrics[mine] - value) <= tolerance:
                 continue
-            why = explain_metric(theirs, value, ours, original.pred, record.golden_answers, tolerance)
-            differences.append(Difference(record.id, mine, f"{record.metrics[mine]:.4f}", f"{theirs} {value:.4f}", why))
+            why = explain_metric(name, value, ours, original.pred, record.golden_answers, tolerance)
+            differences.append(Difference(record.id, mine, f"{record.metrics[mine]:.4f}", f"{key} {value:.4f}", why))
     return differences
 
 
@@ -553,8 +680,8 @@ def compare_averages(
     differences = []
     for theirs, value in source.averages.items():
         mine = RECORDED_METRICS.get(theirs)
-        if mine is None or theirs not in METRIC_FUNCTIONS:
-            continue
+        if mine is None or theirs not in METRIC_FUNCTIONS or not any(mine in r.metrics for r in records):
+            continue  # not computed here is not a difference (nor a 0)
         ours = sum(r.metrics.get(mine, 0.0) for r in records) / len(records)
         if abs(ours - value) <= tolerance:
             continue

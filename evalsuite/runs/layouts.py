@@ -27,6 +27,16 @@ from evalsuite.runs.schema import Passage
 
 # Keys FlashRAG's `Evaluator.evaluate` adds to every item whatever the pipeline (`Item.update_evaluation_score`).
 _EVALUATOR_KEYS = frozenset({"metric_score"})
+# A judge's verdict added to a writer's record afterwards (R1-Searcher's metric_calc_gpt_as_judge.py adds
+# `gpt4o_output`, AutoRefine's cmd/llm_judge.py `llm_score`): any writer's record may carry one, so such a key never
+# makes a known layout unrecognisable; each is listed as a judgment we do not recompute (evalsuite.runs.recorded).
+JUDGMENT_KEY = re.compile(r".*(judge|gpt).*|llm_score", re.IGNORECASE)
+
+
+def is_judgment_key(key: str) -> bool:
+    return JUDGMENT_KEY.fullmatch(key) is not None
+
+
 MISSING = object()  # what `lookup` returns for a path a record does not have (None is a value)
 
 
@@ -78,6 +88,12 @@ class ResultLayout:
     read_response: Callable[[Mapping[str, Any]], str | None] | None = field(default=None, compare=False)
     # the answer it scored, from the record (ZeroSearch reads the last <answer> of prompt + response, if two or more);
     predict: Callable[[Mapping[str, Any]], str | None] | None = field(default=None, compare=False)
+    # the answer the writer's own extraction rule gives from the trajectory the record holds, where the record keeps
+    # both a prediction and the trajectory it came from (None: the record holds no trajectory to check it against):
+    # that answer is scored and the recorded prediction checked against it (R1-Searcher's eval script);
+    trajectory_answer: Callable[[Mapping[str, Any]], str | None] | None = field(default=None, compare=False)
+    # why a writer may record an empty prediction whatever its trajectory holds (None: it never does)
+    empty_prediction: str | None = None
     # (open tag, close tag, split) per observation block kind: the passages as the writer laid them out, where the
     # method's own parser does not split them (R1-Searcher's eval script, ReSearch, StepSearch).
     passages: tuple[tuple[str, str, Callable[[str], list[Passage]]], ...] = field(default=(), compare=False)
@@ -88,15 +104,28 @@ class ResultLayout:
         return ", ".join(prefix + key for key in sorted(self.required))
 
     def accounts_for(self, keys: set[str]) -> bool:
-        known = self.required | self.allowed | _EVALUATOR_KEYS
-        return all(key in known or any(re.fullmatch(p, key) for p in self.patterns) for key in keys)
+        return not self.extra_keys(keys)
 
-    def matches(self, record: Mapping[str, Any]) -> bool:
-        """Whether `record` has this writer's shape."""
+    def extra_keys(self, keys: set[str]) -> list[str]:
+        """The keys this writer does not store (a judge's verdict is never one: any record may carry it)."""
+        known = self.required | self.allowed | _EVALUATOR_KEYS
+        return sorted(
+            key
+            for key in keys
+            if key not in known and not is_judgment_key(key) and not any(re.fullmatch(p, key) for p in self.patterns)
+        )
+
+    def part_of(self, record: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The mapping this writer's keys live in (the record, or its `container`)."""
         part = record.get(self.container) if self.container else record
-        if not isinstance(part, Mapping) or not self.required <= set(part):
+        return part if isinstance(part, Mapping) else None
+
+    def matches(self, record: Mapping[str, Any], extra_allowed: bool = False) -> bool:
+        """Whether `record` has this writer's shape; `extra_allowed`: keys it does not store may sit beside its own."""
+        part = self.part_of(record)
+        if part is None or not self.required <= set(part):
             return False
-        if not self.accounts_for(set(part)):
+        if not extra_allowed and not self.accounts_for(set(part)):
             return False
         return self.check is None or self.check(part)
 
@@ -210,6 +239,84 @@ def zerosearch_prediction(record: Mapping[str, Any]) -> str | None:
 def stepsearch_prediction(record: Mapping[str, Any]) -> str | None:
     """qa_step.extract_solution on the response: the last `<answer>`, stripped; None if there is none."""
     text = record.get("response")
+    matches = list(_ANSWER.finditer(text)) if isinstance(text, str) else []
+    return matches[-1][1].strip() if matches else None
+
+
+R1_SEARCHER_NO_ANSWER = "I don't know."
+
+
+def r1_searcher_trajectory_answer(record: Mapping[str, Any]) -> str | None:
+    """What R1-Searcher's eval script records as `pred_ans` from the trajectory it stores (eval_search_loacl.py main()
+    L215-221, RUCAIBox/R1-Searcher@631167c): a generation that stopped at `</answer>` and holds `<answer>` gives
+    `generated_text.split("<answer>")[-1].split("</answer>")[0]`, unstripped, and `gen_text_store` ends with that
+    generation plus `</answer>`; every other ending (query_inst_error, shot_down, many_retrieve) records "I don't
+    know.". None where the record keeps no `gen_text_store` (shot_down and many_retrieve items): nothing to check."""
+    text = record.get("gen_text_store")
+    if not isinstance(text, str):
+        return None
+    if record.get("stop_reason_final", "finished") != "finished" or "<answer>" not in text:
+        return R1_SEARCHER_NO_ANSWER
+    body = text.removesuffix("</answer>")
+    return body.split("<answer>")[-1].split("</answer>")[0]
+
+
+_FIRST_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
+
+
+def _research_extract_answer(text: str) -> str | None:
+    # re_search.extract_answer: the first <answer> block of the stripped text, unstripped; None without one
+    match = _FIRST_ANSWER.search(text.strip())
+    return match[1] if match else None
+
+
+def _research_boxed(answer: str) -> str:
+    """re_search.remove_boxed(last_boxed_only_string(answer)); "" where either fails (the pipeline's except)."""
+    if "\\boxed " in answer:
+        return answer.split("\\boxed ")[-1].split("$")[0]
+    start = answer.rfind("\\boxed")
+    if start < 0:
+        return ""  # no \boxed: an \fbox, if any, fails remove_boxed's check, so the pipeline records ""
+    depth = 0
+    for end in range(start, len(answer)):
+        depth += (answer[end] == "{") - (answer[end] == "}")
+        if answer[end] == "}" and depth == 0:
+            boxed = answer[start : end + 1]
+            return boxed[len("\\boxed{") : -1] if boxed.startswith("\\boxed{") else ""
+    return ""
+
+
+def research_trajectory_answer(record: Mapping[str, Any]) -> str | None:
+    """What ReSearch's FlashRAG pipelines record as `pred` from `final_response` (SevenFo/ReSearch@205fc92
+    src/flashrag/pipeline/active_pipeline.py: R1SearcherPipeline.run_item L155-167, the first <answer> stripped;
+    ReSearchPipeline.run_item L283-296, remove_boxed(last_boxed_only_string(...)) of it, "" on any failure;
+    re_search.py extract_answer / remove_boxed / last_boxed_only_string, zeocax/verl@588c245 L48-56, L58-69, L71-98).
+    A generation over length records "" whatever it holds, which the file does not otherwise say."""
+    output = record.get("output")
+    text = output.get("final_response") if isinstance(output, Mapping) else None
+    if not isinstance(text, str):
+        return None
+    answer = _research_extract_answer(text)
+    if answer is None:
+        return ""
+    return answer.strip() if "<|begin_of_query|>" in text else _research_boxed(answer)
+
+
+def autorefine_log_response(record: Mapping[str, Any]) -> str | None:
+    """AutoRefine's training log stores `response` = decode(valid prompt ids + response ids): the generation is what
+    follows the chat template's last assistant header (its scores read the response ids alone, LOG_FUNCS)."""
+    text = record.get("response")
+    if not isinstance(text, str):
+        return None
+    for header in ("<|im_start|>assistant\n", "<|start_header_id|>assistant<|end_header_id|>\n\n"):
+        if header in text:
+            return text[text.rfind(header) + len(header) :]
+    return text
+
+
+def autorefine_log_prediction(record: Mapping[str, Any]) -> str | None:
+    """qa_em.extract_solution on the response: the last `<answer>`, stripped; None if there is none."""
+    text = autorefine_log_response(record)
     matches = list(_ANSWER.finditer(text)) if isinstance(text, str) else []
     return matches[-1][1].strip() if matches else None
 
@@ -450,6 +557,36 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
             method="r1-searcher",
             parse_turns=True,
             passages=(("<|begin_of_documents|>", "<|end_of_documents|>", r1_searcher_passages),),
+            # metric_calc_rule.py update_answer's per-item values, where a copy of the script stores them
+            patterns=(r"em|f1|prec|recall|cover_em(_[12])?",),
+            recorded=(r"em|f1|prec|recall|cover_em(_[12])?",),
+            trajectory_answer=r1_searcher_trajectory_answer,
+        ),
+        ResultLayout(
+            "autorefine-log",
+            "AutoRefine verl/trainer/main_ppo.py@8363788 RewardManager.get_logging_scores L80-131 (log_info L121-127): "
+            "one {step, data_source, scores: LOG_FUNCS L29-37 of the response (information_scores, "
+            "information_reverse_rank, answer_em, answer_f1, answer_cem, refine_scores, format_scores), "
+            "ground_truth: the target list, response: decode(prompt + response ids)} per logged item, appended to "
+            "log/val/<experiment>.jsonl; answer_* score "
+            "verl/utils/reward_score/qa_em.py extract_solution L147-157 (the last <answer> of the response, stripped) "
+            "with em_check L89-99, compute_f1_scores L37-63, cover_em_check L102-113",
+            FieldMap(
+                prediction=None,
+                response="response",
+                golds="ground_truth",
+                id="#",
+                question=None,
+                scores="scores",
+                prompt="response",
+            ),
+            required=frozenset({"step", "data_source", "scores", "ground_truth", "response"}),
+            container=None,
+            parse_prediction=True,
+            parse_turns=True,
+            question_pattern=r"Question: (.*?)\n",
+            read_response=autorefine_log_response,
+            predict=autorefine_log_prediction,
         ),
         ResultLayout(
             "autorefine-results",
@@ -482,6 +619,8 @@ FAMILY_LAYOUTS: dict[str, ResultLayout] = {
             ),
             # a Search-R1 reproduction keeps the same two keys in some files: its observations are <information> blocks
             check=lambda output: "<information>" not in str(output.get("final_response")),
+            trajectory_answer=research_trajectory_answer,
+            empty_prediction="ReSearch's pipelines record '' for a generation that ran over length",
         ),
         ResultLayout(
             "zerosearch-validation",
@@ -549,9 +688,37 @@ def layout_of_save_note(note: str) -> ResultLayout | None:
 
 
 def detect_layout(record: Mapping[str, Any]) -> ResultLayout | None:
-    """The most specific layout whose writer produces this record's keys; None if none does."""
+    """The most specific layout whose writer produces this record's keys; else the most specific one whose identifying
+    keys the record has beside keys of its own (an extra key never makes a known layout unrecognisable; the extra keys
+    are listed as not read, `extra_keys`); None if none does."""
     fitting = [layout for layout in LAYOUTS.values() if layout.matches(record)]
+    if not fitting:
+        fitting = [
+            layout for layout in LAYOUTS.values() if layout.required and layout.matches(record, extra_allowed=True)
+        ]
     return max(fitting, key=lambda layout: len(layout.required)) if fitting else None
+
+
+def extra_keys(record: Mapping[str, Any], layout: ResultLayout) -> list[str]:
+    """The keys of `record` its layout's writer does not store (dotted under its container)."""
+    part = layout.part_of(record)
+    prefix = f"{layout.container}." if layout.container else ""
+    return [prefix + key for key in layout.extra_keys(set(part))] if part is not None else []
+
+
+def nearest_layout(record: Mapping[str, Any]) -> tuple[ResultLayout, list[str]]:
+    """The layout closest to a record none accounts for, and the identifying keys it lacks: the one missing the
+    fewest of its identifying keys (then the one sharing the most keys with the record)."""
+
+    def distance(layout: ResultLayout) -> tuple[int, int]:
+        part = layout.part_of(record) or {}
+        known = layout.required | layout.allowed
+        return len(layout.required - set(part)), -len(known & set(part))
+
+    best = min((layout for layout in LAYOUTS.values() if layout.required), key=distance)
+    part = best.part_of(record) or {}
+    prefix = f"{best.container}." if best.container else ""
+    return best, sorted(prefix + key for key in best.required - set(part))
 
 
 def parse_fields(text: str) -> ResultLayout:

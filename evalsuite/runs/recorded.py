@@ -10,7 +10,16 @@ from dataclasses import dataclass
 
 from evalsuite.metrics.registry import is_registered
 from evalsuite.runs.conventions import METRIC_FUNCTIONS
-from evalsuite.runs.flashrag import RECORDED_METRICS, Difference, RecordedScore, ResultSource, number
+from evalsuite.runs.flashrag import (
+    RECORDED_METRICS,
+    TASK_DATA_DIFFERENCES,
+    Difference,
+    RecordedScore,
+    ResultSource,
+    compared_scores,
+    number,
+    recorded_metric_name,
+)
 from evalsuite.runs.schema import ExampleRecord
 
 
@@ -20,7 +29,9 @@ class MetricCheck:
 
     name: str
     where: str  # "metric_score.txt", "per item", or both
-    status: str  # "reproduced", "differs" or "not ours"
+    # "reproduced", "differs", "not ours", "judgment" (a judge's verdict we do not recompute) or "bookkeeping" (a count
+    # the writer keeps about the run, not a score of the answers), or "not read" (a key beside the writer's own)
+    status: str
     ours: str | None  # our metric it was checked against
     note: str | None = None
 
@@ -41,11 +52,32 @@ FOREIGN_METRICS: list[tuple[str, str]] = [
         "FlashRAG Retrieval_Precision: the share of the top-k passages that hold a gold",
     ),
     (r"rouge-(1|2|l)|zh_rouge-(1|2|l)|bleu", "FlashRAG's text-overlap metric (rouge/bleu packages)"),
-    (r"input_tokens", "FlashRAG CountToken: prompt length in tokens"),
+    (
+        r"information_scores|information_reverse_rank|refine_scores|format_scores",
+        "AutoRefine's reward component (verl/trainer/main_ppo.py LOG_FUNCS): search, refinement or format, not an "
+        "answer metric",
+    ),
     (r"search_r1_reward", "Search-R1's training reward (answer and format), a reward rather than an answer metric"),
     (r"search_r1_format_valid|search_r1_format_reason", "Search-R1's format validity check of the whole response"),
     (r"search_r1_extracted_answer", "the answer Search-R1's extract_solution read (prompt + response)"),
+    (r"retrieval_hit_rate", "a retrieval hit rate defined by its writer"),
+]
+# Recorded values that are bookkeeping about the run, not scores of the answers: named, never checked.
+BOOKKEEPING: list[tuple[str, str]] = [
+    (r"(avg_)?input_tokens", "FlashRAG CountToken: prompt length in tokens (bookkeeping, not a score)"),
+    (
+        r"(avg_)?(output|prompt|completion|total)_tokens|(avg_)?(retrieval|generation|total)_time|elapsed.*|latency.*",
+        "token counts or timings the writer keeps about the run (bookkeeping, not a score)",
+    ),
+    (r"step", "the training step the writer logged the item at (bookkeeping)"),
+]
+# Judges' verdicts by writer: listed as a judgment we do not recompute (evalsuite.runs.layouts.JUDGMENT_KEY catches the
+# rest by name).
+JUDGMENTS: list[tuple[str, str]] = [
+    (r"gpt4o_output", "R1-Searcher's GPT-4o verdict (evaluation/metric_calc_gpt_as_judge.py, 'True'/'False')"),
     (r"llm_score", "an LLM judge's verdict (AutoRefine cmd/llm_judge.py)"),
+    (r"llm_judge", "FlashRAG's LLMJudge metric (flashrag/evaluator/metrics.py: a 0-10 rating by a judge model)"),
+    (r".*(judge|gpt).*", "a judge's verdict, by its name"),
 ]
 
 
@@ -95,7 +127,16 @@ def check_recorded_metrics(
         dict.fromkeys(name for r in recorded for name, v in r.metric_score.items() if number(v) is not None)
     )
     names = list(dict.fromkeys([*source.averages, *source.unread_metrics, *item_names]))
-    checks = []
+    judged = list(dict.fromkeys(key for r in recorded for key in r.judgments))
+    checks = [
+        MetricCheck(key, "per item", "judgment", None, f"{_judgment(key)}; a judgment we do not recompute")
+        for key in judged
+    ]
+    extra = Counter(key for r in recorded for key in r.extra_keys)
+    checks += [
+        MetricCheck(key, "per item", "not read", None, f"a key the layout's writer does not store, on {count} items")
+        for key, count in extra.items()
+    ]
     for name in names:
         where = " and ".join(
             w
@@ -109,6 +150,10 @@ def check_recorded_metrics(
     return checks
 
 
+def _judgment(key: str) -> str:
+    return next(d for pattern, d in JUDGMENTS if re.fullmatch(pattern, key, re.IGNORECASE))
+
+
 def _check_one(
     name: str, where: str, records: list[ExampleRecord], recorded: list[RecordedScore], differences: list[Difference]
 ) -> MetricCheck:
@@ -116,8 +161,15 @@ def _check_one(
     layout_metrics = LAYOUT_METRICS.get(layout, {}) if isinstance(layout, str) else {}
     if name in layout_metrics:
         return _check_same_name(name, where, layout_metrics[name], records, recorded, own_name=True)
-    mine = RECORDED_METRICS.get(name)
-    if mine is not None and name in METRIC_FUNCTIONS:
+    for pattern, definition in JUDGMENTS:
+        if re.fullmatch(pattern, name, re.IGNORECASE):
+            return MetricCheck(name, where, "judgment", None, f"{definition}; a judgment we do not recompute")
+    for pattern, definition in BOOKKEEPING:
+        if re.fullmatch(pattern, name):
+            return MetricCheck(name, where, "bookkeeping", None, f"{definition}; not checked")
+    flashrag_name = recorded_metric_name(name)
+    mine = RECORDED_METRICS.get(flashrag_name) if flashrag_name else None
+    if mine is not None and flashrag_name in METRIC_FUNCTIONS:
         if not any(mine in r.metrics for r in records):
             return MetricCheck(
                 name, where, "not ours", None, f"our {mine} was not scored (pass --metrics {mine} to check it)"
@@ -179,4 +231,87 @@ def _check_same_name(
         )
     return MetricCheck(
         name, where, "not ours", None, f"{shares}: {under_gate} of {len(pairs)} items differ even so; not checked"
+    )
+
+
+@dataclass(frozen=True)
+class CheckTally:
+    """Where recorded values met our recomputation, in three states: reproduced, differs, or nothing recorded to check.
+    Predictions, per-item scores and averages are counted apart; `unchecked_items` are the items that record neither a
+    prediction nor a score we recompute (a judgment alone is not checked)."""
+
+    items: int
+    predictions: tuple[int, int]  # (reproduced, differ)
+    scores: tuple[int, int]
+    averages: tuple[int, int]
+    unchecked_items: int
+    registry_differences: int = 0  # golds or questions that differ from the task data (evalsuite score --data-dir)
+
+    @property
+    def compared(self) -> int:
+        return sum(sum(pair) for pair in (self.predictions, self.scores, self.averages))
+
+    @property
+    def differ(self) -> int:
+        return self.predictions[1] + self.scores[1] + self.averages[1]
+
+    def lines(self) -> list[str]:
+        """The three states as lines: what was reproduced, what differs, and what had nothing recorded to check."""
+        kinds = (("prediction", self.predictions), ("per-item score", self.scores), ("average", self.averages))
+        reproduced = [_count(pair[0], kind) for kind, pair in kinds if pair[0]]
+        differ = [_count(pair[1], kind) for kind, pair in kinds if pair[1]]
+        lines = []
+        if reproduced:
+            lines.append(f"reproduced: {', '.join(reproduced)}")
+        if differ:
+            lines.append(f"differs: {', '.join(differ)}")
+        if self.registry_differences:
+            lines.append(f"differs from the task data: {_count(self.registry_differences, 'gold or question')}")
+        if self.unchecked_items or not self.compared:
+            lines.append(
+                f"nothing recorded to check: {self.unchecked_items} of {_count(self.items, 'item')} record no "
+                "prediction or score we recompute"
+            )
+        return lines
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def tally_checks(
+    source: ResultSource, records: list[ExampleRecord], recorded: list[RecordedScore], differences: list[Difference]
+) -> CheckTally:
+    """The three states of every recorded value `compare_with_recorded` and `compare_averages` compared."""
+    predictions = sum(original.pred is not None for original in recorded)
+    scores = [len(compared_scores(record, original)) for record, original in zip(records, recorded)]
+    averages = (
+        sum(
+            1
+            for name in source.averages
+            if (mine := RECORDED_METRICS.get(name)) is not None
+            and name in METRIC_FUNCTIONS
+            and any(mine in r.metrics for r in records)
+        )
+        if source.metric_file is not None and records
+        else 0
+    )
+    unchecked = sum(original.pred is None and not count for original, count in zip(recorded, scores, strict=True))
+    kinds = Counter(
+        "registry"
+        if d.what in TASK_DATA_DIFFERENCES
+        else "prediction"
+        if d.what == "prediction"
+        else "average"
+        if d.what.startswith("average ")
+        else "score"
+        for d in differences
+    )
+    return CheckTally(
+        len(records),
+        (predictions - kinds["prediction"], kinds["prediction"]),
+        (sum(scores) - kinds["score"], kinds["score"]),
+        (averages - kinds["average"], kinds["average"]),
+        unchecked,
+        kinds["registry"],
     )

@@ -42,11 +42,12 @@ def _category(task_name: str) -> str | None:
 
 
 def task_metric_summaries(task: str, rows: list[ExampleRecord]) -> dict[str, MetricSummary]:
-    """Each metric's mean and interval on one task (failed examples and missing values score 0)."""
+    """Each metric's mean and interval on one task, over the examples it was computed for (failed examples score 0 and
+    count): an example without the metric was not computed, not 0 (an imported item that records no retrieval)."""
     names = sorted({name for row in rows for name in row.metrics})
     summaries = {}
     for name in names:
-        values = np.array([counted_value(row, name) for row in rows], dtype=float)
+        values = np.array([counted_value(row, name) for row in rows if is_counted(row, name)], dtype=float)
         (interval,) = intervals.mean_intervals(name, values, task)
         summaries[name] = MetricSummary(mean=interval.mean, ci_low=interval.low, ci_high=interval.high)
     return summaries
@@ -56,6 +57,18 @@ def counted_value(record: ExampleRecord, metric: str) -> float:
     """What one example counts for in a mean: 0 when it failed, whatever metrics it carries (a failed record is
     not an answer), else its value, 0 when it has none."""
     return 0.0 if record.status == "failed" else record.metrics.get(metric, 0.0)
+
+
+def is_counted(record: ExampleRecord, metric: str) -> bool:
+    """Whether an example counts in a metric's mean: it failed (0), or the metric was computed for it."""
+    return record.status == "failed" or metric in record.metrics
+
+
+def not_computed(rows: list[ExampleRecord]) -> dict[str, int]:
+    """Per metric some examples hold: how many of the others it was not computed for (left out of its mean)."""
+    names = sorted({name for row in rows for name in row.metrics})
+    counts = {name: sum(not is_counted(row, name) for row in rows) for name in names}
+    return {name: count for name, count in counts.items() if count}
 
 
 def metric_versions(names: set[str]) -> dict[str, int]:
@@ -110,6 +123,8 @@ def summarize(records: list[ExampleRecord]) -> MetricsFile:
     }
     versions = metric_versions({name for summary in tasks.values() for name in summary.metrics})
     extra: dict[str, object] = {"ci": ci}
+    if not sampled and (missing := {t: m for t, rows in by_task.items() if (m := not_computed(rows))}):
+        extra["not_computed"] = {"unit": "examples left out of the metric's mean: not computed, not 0", **missing}
     if sampled:
         extra["samples"] = {
             "k": max(p.samples for p in samples.values()),

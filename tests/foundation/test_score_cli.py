@@ -23,7 +23,11 @@ def test_score_reproduces_every_recorded_prediction_and_score(trajectories_dir: 
     files = sorted(str(p) for p in trajectories_dir.glob("*.json"))
     result = _run("score", *files, "--check-recorded", "-o", str(tmp_path))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.count("every recorded prediction and em/acc/f1 reproduced") == 6
+    # ✓ only for what was compared, with the counts of each kind (issue 38: the old "every recorded prediction ...
+    # reproduced" line also showed for files that record nothing)
+    checked = [line for line in result.stdout.splitlines() if line.startswith("✓ ")]
+    assert len(checked) == 6 and all("reproduced:" in line and "predictions" in line for line in checked), checked
+    assert not any("differs:" in line for line in checked) and "nothing recorded to check" not in result.stdout
     run = RunDirectory(tmp_path / "nq_2026_04_28_16_43_search_r1_base_seed1")
     metrics = run.read_metrics()
     assert metrics.tasks["nq"].n == 1000
@@ -73,7 +77,9 @@ def test_score_user_errors_are_one_clear_message(tmp_path: Path) -> None:
     result = _run("score", str(bad), "-o", str(tmp_path / "out"))
     assert result.returncode == 2
     # no layout accounts for a record without an output: one line saying which fields were looked for and how to map them
-    assert "item 0: unknown result layout (keys id, question); looked for" in result.stderr and "--fields prediction=PATH" in result.stderr
+    # issue 38: the error names the keys found and the nearest layout, with what it lacks
+    assert "item 0: unknown result layout (keys id, question); nearest layout sequential (looks for output.pred; lacks output.pred)" in result.stderr
+    assert "--fields prediction=PATH" in result.stderr
     assert "Traceback" not in result.stderr
     unknown = tmp_path / "mystery.json"
     shutil.copy(bad, unknown)

@@ -54,14 +54,15 @@ def test_jsonl_layout_reproduces_a_real_file(trajectories_dir: Path, tmp_path: P
     path.write_text("".join(json.dumps(item) + "\n" for item in items))
     result = _run("score", str(path), "--check-recorded", "-o", str(tmp_path / "out"))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "bamboogle_seed1: every recorded prediction and em/acc/f1 reproduced" in result.stdout
+    # issue 38: ✓ with the count of each kind compared (125 predictions and 3 scores each), nothing left unchecked
+    assert "✓ bamboogle_seed1 (search-r1-results): reproduced: 125 predictions, 375 per-item scores" in result.stdout
 
 
 def test_flashrag_run_folder_checks_metric_score_averages(trajectories_dir: Path, tmp_path: Path) -> None:
     folder = _flashrag_folder(tmp_path, _items(trajectories_dir, "bamboogle_2026_04_28"))
     result = _run("score", str(folder), "--check-recorded", "-o", str(tmp_path / "out"))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "every recorded prediction and em/acc/f1 and the metric_score.txt averages reproduced" in result.stdout
+    assert "reproduced: 125 predictions, 375 per-item scores, 3 averages" in result.stdout
     # A wrong average: flagged, and the file's own per-item scores say it is not theirs either.
     (folder / "metric_score.txt").write_text("em: 0.5\nf1: 0.1\nacc: 0.2\nretrieval_recall_top5: 0.9\n")
     result = _run("score", str(folder / "intermediate_data.json"), "--check-recorded", "-o", str(tmp_path / "out2"))
