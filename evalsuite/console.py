@@ -32,12 +32,12 @@ __all__ = [
     "FittedTable",
     "out_console",
     "never_cut",
+    "vertical_lines",
     "print_table",
     "progress",
     "ProgressLine",
     "format_duration",
     "table_markdown",
-    "vertical_lines",
 ]
 
 
