@@ -7,7 +7,7 @@ install builds llama.cpp from source.
 Each engine gets a fresh copy of the working tree (tracked and new files, as a clone has them), a fresh
 `python -m venv` (no system packages), no pip cache and empty caches (HOME points into the copy), so the figures
 are what a new user's machine would see, less the download time from PyPI. With `--engine both`, the ratio of the
-two installs (llamacpp / xllamacpp) is printed. Measured here: see the README's "How long the first command takes".
+two installs (llamacpp / xllamacpp) is printed. Measured here: docs/measurements.md, "The README's first command".
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ submitted names, error messages) is printed literally: a `[/]` in it is text, ne
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 import time
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -28,8 +29,10 @@ __all__ = [
     "echo_json",
     "err_console",
     "escape",
+    "FittedTable",
     "out_console",
     "never_cut",
+    "vertical_lines",
     "print_table",
     "progress",
     "ProgressLine",
@@ -83,12 +86,89 @@ def never_cut(table: Table) -> Table:
     return table
 
 
+class FittedTable:
+    """A rich table that never breaks inside a word. When its columns' longest words fit the width it is printed at,
+    each column gets at least its longest word (rich's own narrowing ignores that and splits `2wikimultihopqa`) and
+    cells wrap at spaces; when they do not fit, the table prints as one block per row, each cell on a line under its
+    column's header, wrapped at spaces."""
+
+    def __init__(self, table: Table):
+        self.table = never_cut(table)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table = self.table
+        # rich's own measures (private; rich 13 to 15): per column, padding included, and the borders' width
+        wide = options.update_width(10**6)
+        ranges = [table._measure_column(console, wide, column) for column in table.columns]
+        available = options.max_width - table._extra_width
+        if sum(r.maximum for r in ranges) <= available:
+            yield table
+        elif sum(r.minimum for r in ranges) <= available:
+            yield _with_widths(table, narrowed([r.maximum for r in ranges], [r.minimum for r in ranges], available))
+        else:
+            yield from vertical_lines(table, console, options.max_width)
+
+
+def narrowed(widths: list[int], minimums: list[int], available: int) -> list[int]:
+    """Column widths that sum to at most `available`, taking one column at a time from the widest one still above
+    its minimum (so no column goes below its longest word; callers check that the minimums fit)."""
+    widths = list(widths)
+    while sum(widths) > available:
+        shrinkable = [i for i, (w, m) in enumerate(zip(widths, minimums)) if w > m]
+        if not shrinkable:
+            break
+        widest = max(shrinkable, key=lambda i: widths[i])
+        widths[widest] -= 1
+    return widths
+
+
+def _with_widths(table: Table, widths: list[int]) -> Table:
+    """A copy of `table` whose columns have these widths (padding included), so rich does not narrow them again."""
+    fixed = copy.copy(table)
+    fixed.columns = [copy.copy(column) for column in table.columns]
+    for index, (column, width) in enumerate(zip(fixed.columns, widths)):
+        column.width = width - table._get_padding_width(index)
+    return fixed
+
+
+def _as_text(cell: Any, console: Console) -> Text:
+    if isinstance(cell, Text):
+        return cell.copy()
+    return console.render_str(str(cell)) if isinstance(cell, str) else Text(str(cell))
+
+
+def vertical_lines(table: Table, console: Console, width: int) -> Iterator[Text]:
+    """The table one row at a time: the first cell as the row's heading, then `header: cell` per other column, every
+    line wrapped at spaces to `width` (indented under its first line)."""
+
+    def wrapped(text: Text, indent: int) -> Iterator[Text]:
+        # the lines after the first are indented two more, so they are wrapped two narrower
+        for number, line in enumerate(text.wrap(console, max(width - indent - 2, 20), overflow="fold")):
+            yield Text(" " * (indent + (2 if number else 0))) + line
+
+    for part in (table.title, table.caption):
+        if part:
+            yield from wrapped(_as_text(part, console).copy(), 0)
+    headers = [_as_text(column.header, console) for column in table.columns]
+    for header in headers:
+        header.plain = header.plain.replace("\n", " ").strip()  # a group title over its first column, then the label
+    columns = [list(column.cells) for column in table.columns]
+    for row in range(max(map(len, columns), default=0)):
+        cells = [_as_text(column[row], console) if row < len(column) else Text() for column in columns]
+        yield Text()
+        yield from wrapped(Text.assemble(headers[0], ": ", cells[0]) if headers[0].plain else cells[0], 0)
+        for header, cell in zip(headers[1:], cells[1:]):
+            if cell.plain.strip():
+                yield from wrapped(Text.assemble(header, ": ", cell), 2)
+
+
 def print_table(table: Table, fmt: str | None = None) -> None:
-    """Print a table: rich on a terminal, else (or with fmt='markdown') Markdown at full width."""
+    """Print a table: rich on a terminal (rows as blocks when its words do not fit the width), else (or with
+    fmt='markdown') Markdown at full width."""
     if fmt is None:
         fmt = "terminal" if sys.stdout.isatty() else "markdown"
     if fmt == "terminal":
-        out_console().print(never_cut(table))
+        out_console().print(FittedTable(table))
     elif fmt == "markdown":
         sys.stdout.write(table_markdown(table) + "\n")
         sys.stdout.flush()

@@ -99,6 +99,7 @@ class Reproduction:
     train_rows: str  # sha256 of the training rows
     held_out_overlap: int  # evaluated questions that are also training questions
     stages: dict[str, Stage] = field(default_factory=dict)
+    eval_questions: int = 0  # distinct questions each evaluation answers (for the dry run's time estimate)
 
 
 def sha256_text(text: str) -> str:
@@ -145,6 +146,7 @@ def plan(
         train_rows,
         len(eval_questions & train_questions),
     )
+    repro.eval_questions = len(eval_questions)
     forced = set(STAGES[STAGES.index(rerun_from) :]) if rerun_from else set()
     for name in STAGES:
         # a stage after one that runs again reads None for that output, so its record cannot match: it runs too
@@ -618,3 +620,304 @@ def _submission(repro: Reproduction, stage: Stage) -> dict[str, Any]:
         "accepted" if report.accepted else f"refused ({len(report.problems)} problems), first: {report.problems[0]}"
     )
     return {"submission": str(path), "training_manifest_sha256": link["sha256"], "leaderboard": verdict}
+
+
+# ---- the dry run: each stage's requirements, command, output and time, checked without running anything ----
+
+# Seconds measured in the search-r1 cpu_learn reproduction on 2 shared CPU cores, Gemma-3-270M
+# (docs/recipes/runs/search-r1-cpu-learn: train 3,789.6 s for 16 steps x 12 rollouts x 24 tokens; eval-base 363.8 s
+# for 128 questions x 24 tokens).
+# Per generated-token budget, so a config with longer rollouts scales; a larger model is slower than this says.
+CPU_TRAIN_S_PER_ROLLOUT_TOKEN = 3789.6 / (16 * 12 * 24)
+CPU_EVAL_S_PER_QUESTION_TOKEN = 363.8 / (128 * 24)
+ESTIMATE_SOURCE = "rates measured in search-r1 cpu_learn (Gemma-3-270M, 2 CPU cores), scaled by rollouts x tokens"
+# the distributions each backend loads a model with, as the extra that brings them names them
+BACKEND_EXTRAS = {
+    "hf": "hf",
+    "vllm": "vllm",
+    "vllm-async": "vllm",
+    "llamacpp": "llamacpp",
+    "xllamacpp": "demo",
+    "openai": "openai",
+    "lmeval": "lmeval",
+}
+BACKENDS_NEEDING_TORCH = ("hf", "vllm", "vllm-async")
+GIB = 1024**3
+
+
+@dataclass
+class Requirement:
+    """One thing a stage needs, and whether it is here: `detail` says what was found, `hint` what to do if not."""
+
+    what: str
+    ok: bool
+    detail: str
+    hint: str = ""
+
+
+@dataclass
+class StagePlan:
+    """What the dry run says of one stage."""
+
+    name: str
+    action: str  # run | resume | skip
+    why: str
+    does: str
+    command: str | None  # the command that does the same by hand, where one exists
+    output: str
+    estimate_s: float | None
+    requirements: list[Requirement]
+
+
+def dry_run(repro: Reproduction) -> list[StagePlan]:
+    """Each stage's plan with its requirements checked (extras, model, data, retriever, free disk); runs nothing."""
+    plans = []
+    for name in STAGES:
+        stage = repro.stages[name]
+        requirements = [] if stage.action == "skip" else _requirements(repro, name)
+        plans.append(
+            StagePlan(
+                name,
+                stage.action,
+                stage.why,
+                _STAGE_DOES[name],
+                _stage_command(repro, name),
+                str(stage.path / OUTPUT_FILES[name]),
+                0.0 if stage.action == "skip" else _estimate_s(repro, name),
+                requirements,
+            )
+        )
+    return plans
+
+
+def missing_requirements(plans: list[StagePlan]) -> list[tuple[str, Requirement]]:
+    return [(p.name, r) for p in plans for r in p.requirements if not r.ok]
+
+
+_STAGE_DOES = {
+    "train": "trains the recipe from the base model",
+    "eval-base": "evaluates the base model on the reproduce: section's questions",
+    "eval-trained": "evaluates the checkpoint on the same questions with the same settings",
+    "table": "sets the two runs beside the paper's numbers, with paired tests of checkpoint against base",
+    "submission": "packs the checkpoint's run as a leaderboard submission naming the training manifest",
+}
+
+
+def _stage_command(repro: Reproduction, name: str) -> str | None:
+    import shlex
+
+    out = repro.out
+    if name == "train":
+        return shlex.join(
+            ["evalsuite", "train", repro.method, "--config", str(repro.config_path), "-o", str(out / name)]
+        )
+    if name not in ("eval-base", "eval-trained"):
+        return None  # done in process; `evalsuite table` / `submit` take other options than these stages use
+    s, rollout = repro.settings, eval_rollout(repro)
+    model = repro.train_config.model if name == "eval-base" else str(out / "train" / "checkpoint")
+    words = ["evalsuite", "run", "--backend", s.backend, "--model", model, "--method", repro.evaluator_method]
+    words += ["--prompt-style", repro.train_config.prompt_style, "--tasks", s.benchmarks, "--subset", s.subset]
+    words += ["--split", s.split] if s.split else []
+    words += ["--data-dir", s.data_dir] if s.data_dir else []
+    retriever = s.retriever or repro.train_config.retriever
+    words += ["--retriever", retriever] if retriever else []
+    for option in ("max_turns", "max_tokens", "max_obs_tokens", "max_context_tokens", "topk", "temperature", "seed"):
+        words += [f"--{option.replace('_', '-')}", str(getattr(rollout, option))]
+    words += ["--top-p", str(rollout.top_p)] if rollout.top_p is not None else []
+    words += ["--batch-size", str(s.batch_size), "-o", str(out / name)]
+    return shlex.join(words)
+
+
+def _on_cpu(repro: Reproduction) -> bool:
+    return bool(repro.train_config.grpo.get("use_cpu"))
+
+
+def _estimate_s(repro: Reproduction, name: str) -> float | None:
+    """Seconds the stage should take on a CPU at the measured rates; None where no rate was measured (a GPU)."""
+    if name in ("table", "submission"):
+        return 5.0  # a table and a packed run: seconds
+    if not _on_cpu(repro):
+        return None
+    if name == "train":
+        grpo = repro.train_config.grpo
+        rollouts = grpo.get("max_steps", 0) * grpo.get("per_device_train_batch_size", 8)
+        rollouts *= grpo.get("gradient_accumulation_steps", 1)
+        return rollouts * _tokens_per_rollout(repro.train_config.rollout_config()) * CPU_TRAIN_S_PER_ROLLOUT_TOKEN
+    return repro.eval_questions * _tokens_per_rollout(eval_rollout(repro)) * CPU_EVAL_S_PER_QUESTION_TOKEN
+
+
+def _tokens_per_rollout(rollout: Any) -> int:
+    return int(rollout.max_tokens) * (int(rollout.max_turns) + 1)  # every search turn, then the answer turn
+
+
+def _requirements(repro: Reproduction, name: str) -> list[Requirement]:
+    s = repro.settings
+    if name == "train":
+        return [
+            _extra("train", "training"),
+            _distributions(["torch"], "torch (the CPU build: pip install torch==2.13.0; a GPU's from pytorch.org)"),
+            _model(repro.train_config.model, None),
+            _retriever(repro.train_config.retriever),
+            _disk(repro.out, _train_disk_bytes(repro)),
+        ]
+    if name in ("eval-base", "eval-trained"):
+        needs = [_extra(BACKEND_EXTRAS[s.backend], f"the {s.backend} backend")] if s.backend in BACKEND_EXTRAS else []
+        if s.backend in BACKENDS_NEEDING_TORCH:
+            needs.append(_distributions(["torch"], "torch (the CPU build: pip install torch==2.13.0)"))
+        if name == "eval-base":
+            needs.append(_model(repro.train_config.model, s.backend))
+        else:
+            needs.append(Requirement("model", True, f"the checkpoint the train stage writes ({repro.out / 'train'})"))
+        needs.append(Requirement("data", True, f"{s.benchmarks} ({s.split or 'eval split'}, {s.subset}): found"))
+        needs.append(_retriever(s.retriever or repro.train_config.retriever))
+        return needs
+    if name == "table":
+        return [_distributions(["matplotlib"], 'pip install "evalsuite[site]" (the forest plots)')]
+    return []
+
+
+def _extra(extra: str, purpose: str) -> Requirement:
+    """Whether every distribution of evalsuite's `extra` is installed at a version it accepts."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    from packaging.requirements import Requirement as Pep508
+
+    try:
+        declared = [Pep508(line) for line in requires("evalsuite") or []]
+    except PackageNotFoundError:  # a source tree on PYTHONPATH without an install: nothing to read the extras from
+        return Requirement(f"extra [{extra}]", True, "evalsuite is not installed: its extras cannot be checked")
+    wanted = [r for r in declared if r.marker is not None and r.marker.evaluate({"extra": extra})]
+    found = _distributions([str(r) for r in wanted], f'pip install "evalsuite[{extra}]"')
+    return replace(found, what=f"extra [{extra}] ({purpose})")
+
+
+def _distributions(specs: list[str], install: str) -> Requirement:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from packaging.requirements import Requirement as Pep508
+
+    problems = []
+    for spec in specs:
+        wanted = Pep508(spec)
+        try:
+            have = version(wanted.name)
+        except PackageNotFoundError:
+            problems.append(f"{wanted.name} missing")
+            continue
+        if wanted.specifier and not wanted.specifier.contains(have, prereleases=True):
+            problems.append(f"{wanted.name} {have} (needs {wanted.specifier})")
+    names = ", ".join(Pep508(spec).name for spec in specs)
+    if problems:
+        return Requirement(names, False, "; ".join(problems), hint=install)
+    return Requirement(names, True, "installed")
+
+
+def _model(spec: str, backend: str | None) -> Requirement:
+    """Whether the model can be loaded offline now, or fetched: a packaged name, a local path, a hub id."""
+    from evalsuite.models.packaged import PACKAGED_MODELS, is_prepared
+
+    if spec in PACKAGED_MODELS:
+        packaged = PACKAGED_MODELS[spec]
+        if backend not in ("llamacpp", "xllamacpp") and is_prepared(packaged.directory()):
+            return Requirement(f"model {spec}", True, f"prepared in {packaged.directory()}")
+        try:
+            gguf = packaged.gguf()
+        except EvalsuiteError as exc:
+            return Requirement(f"model {spec}", False, exc.message, hint=packaged.install)
+        return Requirement(f"model {spec}", True, f"packaged GGUF {gguf} (prepared on first use)")
+    if Path(spec).exists():
+        return Requirement(f"model {spec}", True, "local path")
+    if spec.startswith(("/", ".", "~")) or spec.count("/") != 1:
+        return Requirement(f"model {spec}", False, "no such path, and not a hub id (owner/name)", hint="check model:")
+    from evalsuite.tasks.download import hub_unreachable
+
+    if _in_hub_cache(spec):
+        return Requirement(f"model {spec}", True, "in the Hugging Face cache")
+    why = hub_unreachable()
+    if why is None:
+        return Requirement(f"model {spec}", True, "on the hub (downloaded on first use)")
+    return Requirement(
+        f"model {spec}",
+        False,
+        f"not in the Hugging Face cache, and the hub cannot be reached ({why})",
+        hint="download it where the hub is reachable, or give a local model directory",
+    )
+
+
+def _in_hub_cache(repo: str) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return False
+    return isinstance(try_to_load_from_cache(repo, "config.json"), str)
+
+
+def _retriever(spec: str | None) -> Requirement:
+    from evalsuite.retrieval.index import is_url
+
+    if spec is None:
+        return Requirement("retriever", True, "none (the method does not search)")
+    if spec == "adqa":
+        return Requirement("retriever adqa", True, "BM25 over the packaged AD-QA corpus (built on first use)")
+    if is_url(spec):
+        import socket
+        from urllib.parse import urlparse
+
+        url = urlparse(spec)
+        try:
+            socket.create_connection((url.hostname or "", url.port or 80), timeout=3).close()
+        except OSError as exc:
+            return Requirement(
+                f"retriever {spec}",
+                False,
+                f"no server answers ({exc.strerror or type(exc).__name__})",
+                hint=f"start it first: evalsuite serve-retriever --index INDEX --port {url.port or 80}",
+            )
+        return Requirement(f"retriever {spec}", True, "a server answers")
+    if (Path(spec) / "index.json").is_file():
+        return Requirement(f"retriever {spec}", True, "index directory")
+    return Requirement(
+        f"retriever {spec}",
+        False,
+        "not an index directory (no index.json), a URL or adqa",
+        hint="build one: evalsuite index build --corpus CORPUS.jsonl --retriever bm25 -o DIR",
+    )
+
+
+def _train_disk_bytes(repro: Reproduction) -> int | None:
+    """About what training writes: the checkpoint and each saved GRPO step (weights and optimizer state, float32)."""
+    from evalsuite.models.packaged import PACKAGED_MODELS, is_prepared
+
+    model = repro.train_config.model
+    directory = PACKAGED_MODELS[model].directory() if model in PACKAGED_MODELS else Path(model)
+    if not directory.is_dir() or (model in PACKAGED_MODELS and not is_prepared(directory)):
+        return None
+    weights = sum(p.stat().st_size for p in directory.glob("*.safetensors")) + sum(
+        p.stat().st_size for p in directory.glob("*.bin")
+    )
+    saves = repro.train_config.grpo.get("save_total_limit") or 2
+    return weights * (1 + 3 * saves)  # the checkpoint, then per save: weights and Adam's two moments
+
+
+def _disk(out: Path, need: int | None) -> Requirement:
+    existing = next(p for p in (out, *out.resolve().parents) if p.exists())
+    free = shutil.disk_usage(existing).free
+    if need is None:
+        return Requirement("disk", True, f"{free / GIB:.1f} GiB free at {existing} (the model's size is not known yet)")
+    detail = f"{free / GIB:.1f} GiB free at {existing}, training writes about {need / GIB:.1f} GiB"
+    return Requirement(
+        "disk", free >= need, detail, hint="" if free >= need else "free some space, or choose another -o"
+    )
+
+
+def plan_json(repro: Reproduction, plans: list[StagePlan]) -> dict[str, Any]:
+    known = [p.estimate_s for p in plans if p.estimate_s is not None]
+    return {
+        "method": repro.method,
+        "config": str(repro.config_path),
+        "output": str(repro.out),
+        "ready": not missing_requirements(plans),
+        "estimate_s": sum(known) if len(known) == len(plans) else None,
+        "estimate_source": ESTIMATE_SOURCE,
+        "stages": [asdict(p) for p in plans],
+    }

@@ -35,10 +35,12 @@ def download_command(
     source: Optional[str] = typer.Option(
         None,
         "--from",
-        help="Another hub dataset id, or a local folder laid out like RUC-NLPIR/FlashRAG_datasets (a mirror).",
+        help="Another hub dataset id, or a local folder of FlashRAG rows: <task>/<split>.jsonl (the hub's layout) or "
+        "<task>.<split>.jsonl; a folder needs no `datasets` and no network.",
     ),
 ) -> None:
-    """Fetch the benchmarks from RUC-NLPIR/FlashRAG_datasets (through `datasets`), check every row, and save them."""
+    """Fetch the benchmarks from RUC-NLPIR/FlashRAG_datasets (through `datasets`) or a local folder (--from DIR),
+    check every row, and save them with their sha256."""
     import os
 
     from evalsuite.tasks.download import DATA_DIR_ENV, download_cache_dir, download_split

@@ -29,8 +29,11 @@ def view_command(
 ) -> None:
     """Write a static page of every example (question, golds, prediction, metrics, turns with their queries and
     passages, protocol errors) with filters; several runs are shown side by side on each question."""
+    from evalsuite.errors import require
     from evalsuite.leaderboard.viewer import build_view
 
+    # named for this command (its page uses the site's templates; [demo] and [site] both bring jinja2)
+    require("jinja2", "site", "writing the page of a run's examples (evalsuite view)")
     page = build_view(list(runs), out, page_size)
     for note in page.notes:
         err_console().print(f"note: {note}")

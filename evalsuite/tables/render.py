@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from tabulate import tabulate
 
-from evalsuite.console import never_cut
+from evalsuite.console import FittedTable
 from evalsuite.errors import EvalsuiteError
 from evalsuite.tables.model import Cell, Table
 
@@ -267,7 +267,7 @@ def rich_table(table: Table):
                 rich.add_section()
             rich.add_row(f"[bold]{escape(starts[index])}[/bold]", *[""] * (len(line) - 1))
         rich.add_row(*line)
-    return never_cut(rich)  # a narrow terminal folds a run's name onto more lines, never cuts it
+    return FittedTable(rich)  # never a word cut or split: rows turn into blocks when the terminal is too narrow
 
 
 def render_terminal(table: Table, width: int = 160) -> str:

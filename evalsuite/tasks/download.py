@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 from evalsuite.errors import DataError, EvalsuiteError, first_line, require
 from evalsuite.files import cache_root, file_sha256, replace_atomically
 from evalsuite.tasks.registry import Task
-from evalsuite.tasks.rows import check_unique_ids, row_from_dict
+from evalsuite.tasks.rows import check_unique_ids, read_jsonl_rows, row_from_dict
 
 DATA_DIR_ENV = "EVALSUITE_DATA_DIR"
 MANIFEST = "evalsuite-data.json"
@@ -140,19 +140,67 @@ def quiet_hub_clients() -> None:
 
 
 def download_split(task: Task, split: str, dest: Path, source: str | None = None) -> Path:
-    """Fetch one split through `datasets` (from the task's hub dataset, or `source`: another hub id or a local
-    folder laid out like it), validate every row as a local file would be, and write `<task>.<split>.jsonl`."""
+    """Fetch one split (from the task's hub dataset through `datasets`, or from `source`: another hub id, or a local
+    folder laid out like it, read without `datasets`), check every row as a local file is checked, write
+    `<task>.<split>.jsonl` into `dest` and record its rows, sha256 and source in the folder's manifest."""
     repo = source or task.hub_path
     if repo is None:
         raise EvalsuiteError(f"task {task.name!r} ships inside evalsuite and has nothing to download")
-    config = task.hub_config or task.name
-    local = Path(repo).is_dir()
-    if not local and (why := hub_unreachable()) is not None:
+    if Path(repo).is_dir():
+        found = mirror_split_file(Path(repo), task, split)
+        rows = len(read_jsonl_rows(found))
+        data = found.read_bytes()  # the checked file itself, byte for byte: its hash is the mirror's
+        origin = f"local mirror {found.with_suffix('')}"
+    else:
+        if repo.startswith(("/", "./", "../", "~")):
+            raise EvalsuiteError(
+                f"--from {repo}: no such folder", hint=f"give a folder holding {task.name}/{split}.jsonl, or a hub id"
+            )
+        config = task.hub_config or task.name
+        raw = _hub_rows(task, split, repo, config)
+        rows = len(raw)
+        data = "".join(json.dumps(obj, ensure_ascii=False) + "\n" for obj in raw).encode("utf-8")
+        origin = f"hf://{repo}/{config}/{split}"
+    dest.mkdir(parents=True, exist_ok=True)
+    target = dest / f"{task.name}.{split}.jsonl"
+    replace_atomically(target, data)  # write then rename: a killed download never leaves half a file
+    record = DownloadedFile(
+        task.name, split, rows, file_sha256(target), origin, datetime.now(timezone.utc).isoformat(timespec="seconds")
+    )
+    files = read_manifest(dest)
+    files[target.name] = asdict(record)
+    _write_atomically(dest / MANIFEST, json.dumps({"files": files}, indent=2, sort_keys=True) + "\n")
+    return target
+
+
+def mirror_split_file(root: Path, task: Task, split: str) -> Path:
+    """A split's file in a local folder laid out like the hub dataset: `<task>/<split>.jsonl` (the hub's own
+    layout, one folder per config) or `<task>.<split>.jsonl`, under the task's hub config name or its own name."""
+    names = list(dict.fromkeys(name for name in (task.hub_config, task.name) if name))
+    candidates = [root / name / f"{split}.jsonl" for name in names] + [root / f"{name}.{split}.jsonl" for name in names]
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    present = sorted(str(p.relative_to(root)) for p in root.glob("**/*.jsonl"))
+    holds = (
+        f"it holds {', '.join(present[:6])}{', …' if len(present) > 6 else ''}"
+        if present
+        else "it holds no .jsonl file"
+    )
+    raise DataError(
+        f"{root}: no {split} split of {task.name}: expected {candidates[0]} (or {candidates[len(names)]})",
+        hint=f"{holds}; put FlashRAG rows (one JSON object per line) at {candidates[0]}",
+    )
+
+
+def _hub_rows(task: Task, split: str, repo: str, config: str) -> list[dict]:
+    """One split of a hub dataset through `datasets`, every row checked as a local file's rows are."""
+    if (why := hub_unreachable()) is not None:
         raise EvalsuiteError(
             f"the Hugging Face hub cannot be reached ({why}): {repo} not downloaded",
             hint=offline_hint(f"{task.name}.{split}.jsonl"),
         )
-    datasets = require("datasets", "hf", "downloading benchmarks")
+    datasets = require("datasets", "hf", "downloading benchmarks from the hub")
     quiet_hub_clients()
     if not sys.stderr.isatty():
         datasets.disable_progress_bars()  # its bars would fill logs; ours are on stderr only for a terminal
@@ -162,24 +210,9 @@ def download_split(task: Task, split: str, dest: Path, source: str | None = None
     except Exception as exc:  # the hub client raises many types (ConnectionError, OfflineModeIsEnabled, ...)
         raise EvalsuiteError(
             f"could not load {repo} ({config}, split {split}): {first_line(exc)}",
-            hint=None if local else offline_hint(f"{task.name}.{split}.jsonl"),
+            hint=offline_hint(f"{task.name}.{split}.jsonl"),
         ) from None
     where = f"{repo}/{config}:{split}"
     raw = [dict(obj) for obj in dataset]
     check_unique_ids([row_from_dict(obj, f"{where}:row {i + 1}") for i, obj in enumerate(raw)], where)
-    dest.mkdir(parents=True, exist_ok=True)
-    target = dest / f"{task.name}.{split}.jsonl"
-    _write_atomically(target, "".join(json.dumps(obj, ensure_ascii=False) + "\n" for obj in raw))
-    origin = f"local mirror {repo}" if Path(repo).is_dir() else f"hf://{repo}"
-    record = DownloadedFile(
-        task.name,
-        split,
-        len(raw),
-        file_sha256(target),
-        f"{origin}/{config}/{split}",
-        datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    )
-    files = read_manifest(dest)
-    files[target.name] = asdict(record)
-    _write_atomically(dest / MANIFEST, json.dumps({"files": files}, indent=2, sort_keys=True) + "\n")
-    return target
+    return raw

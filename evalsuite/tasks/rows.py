@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from evalsuite.errors import DataError
@@ -114,3 +115,41 @@ def check_unique_ids(rows: list[TaskRow], source: str, lines: list[int] | None =
                 hint="ids must be unique within a split",
             )
         seen[row.id] = where
+
+
+def read_jsonl_rows(path: Path) -> list[TaskRow]:
+    """Read and validate a FlashRAG JSONL file; every error names `file:line`, and a file without rows is refused."""
+    rows: list[TaskRow] = []
+    lines: list[int] = []
+    with path.open("rb") as handle:
+        for lineno, raw in enumerate(handle, start=1):
+            where = f"{path}:{lineno}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(
+                    f"{where}: not valid UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1})",
+                    hint="save the file as UTF-8",
+                ) from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(
+                    f"{where}: invalid JSON ({exc.msg} at column {exc.colno})",
+                    hint="each line must be one complete JSON object",
+                ) from None
+            except RecursionError:
+                raise DataError(
+                    f"{where}: the JSON is nested too deeply to read", hint="flatten the row's metadata"
+                ) from None
+            rows.append(row_from_dict(obj, where))
+            lines.append(lineno)
+    if not rows:
+        raise DataError(
+            f"{path}: the task file has no rows",
+            hint='give one JSON object per line: {"id", "question", "golden_answers"}',
+        )
+    check_unique_ids(rows, str(path), lines)
+    return rows

@@ -38,11 +38,16 @@ def test_run_names_fold_instead_of_being_cut(bamboogle_runs, columns):
     assert "…" not in text
     assert "Paired differences" in text
     joined = first_cells(text)
+    # a table too wide for its words prints one block per row (issue 39: never split inside a word), its first cell
+    # on a line of its own: the name is whole there too
+    blocks = "\n".join(line for line in text.splitlines() if line.startswith("System: "))
     for run in runs:
-        assert joined.count(run.name) >= 2, run.name  # in the results table and in the paired differences
+        # in the results table and in the paired differences
+        assert joined.count(run.name) + blocks.count(run.name) >= 2, run.name
 
 
 def test_tasks_at_80_columns_cuts_nothing():
     text = on_a_terminal(80, "tasks")
     assert "…" not in text
-    assert "2wikimultihopqa" in first_cells(text)
+    # at 80 columns the listing's words do not fit side by side: one block per task, its name on the first line
+    assert "2wikimultihopqa" in first_cells(text) or "name: 2wikimultihopqa" in text.splitlines()
