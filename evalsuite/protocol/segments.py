@@ -143,7 +143,8 @@ def _turn_start(text: str, position: int, turn: str, invalid: str, last: bool) -
     if turn.strip():
         start = _skip_space(text, position) - (len(turn) - len(turn.lstrip()))
     else:
-        message = len(text) if last else text.find(invalid, position)
+        # (searched only through the white space after this observation: each run of it is scanned once, linear)
+        message = len(text) if last else text.find(invalid, position, _skip_space(text, position) + len(invalid))
         start = message - len(turn) if message != -1 else -1
     return start if start >= position and not text[position:start].strip() else None
 

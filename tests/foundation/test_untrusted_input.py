@@ -235,3 +235,12 @@ def test_reproduce_refuses_a_stage_record_that_is_a_fifo_without_blocking(tmp_pa
     refused = _in_thread(lambda: decide(stage, rerun=False, forced=False))
     assert isinstance(refused, DataError)
     assert refused.message == f"{stage.path / RECORD}: the stage record is not a regular file"
+
+
+def test_a_run_directory_whose_metrics_are_a_pipe_is_refused_without_blocking(tmp_path):
+    from evalsuite.runs import RunDirectory
+
+    os.mkfifo(tmp_path / "metrics.json")
+    refused = _in_thread(lambda: RunDirectory(tmp_path).read_metrics())
+    assert isinstance(refused, DataError)
+    assert refused.message == f"{tmp_path / 'metrics.json'}: the metrics file is not a regular file"

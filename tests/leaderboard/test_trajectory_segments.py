@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from evalsuite.agent.method import get_method
 from evalsuite.leaderboard import verify_submission
 from evalsuite.leaderboard.submission import write_checksums
-from evalsuite.protocol.search_r1 import INFORMATION
-from evalsuite.agent.method import get_method
-from evalsuite.protocol.segments import cut, derived_segments, model_turns
+from evalsuite.protocol.search_r1 import INFORMATION, INVALID_ACTION
+from evalsuite.protocol.segments import SegmentMismatch, cut, derived_segments, model_turns, typed_segments
 from evalsuite.runs import ExampleRecord, summarize
-from evalsuite.runs.schema import Segment
+from evalsuite.runs.schema import Segment, Turn
 from evalsuite.scoring import score_record
 
 from leaderboard_support import BASE_SEED1, cli
@@ -195,3 +195,44 @@ def test_a_record_written_before_segments_still_loads(sub):
     assert record.segments is not None
     old = record.model_dump_json(exclude={"segments"})
     assert "segments" not in old and ExampleRecord.model_validate_json(old).segments is None
+
+
+def _rollout_pieces(*pieces: tuple[str, bool]) -> tuple[str, list[Turn], list[Segment]]:
+    """A trajectory as the loop writes it from (text, by the model) pieces: its turns and the segments it records."""
+    trajectory = "".join(text for text, _ in pieces)
+    turns = [Turn(text=text, query=get_method("search-r1").parse_action(text).queries[0]
+                  if get_method("search-r1").parse_action(text).kind == "search" else None)
+             for text, by_model in pieces if by_model]
+    return trajectory, turns, typed_segments(pieces)
+
+
+OBSERVATION = "\n\n<information>Doc 1(Title: A) text</information>\n\n"
+
+
+@pytest.mark.parametrize("pieces", [
+    # a turn that begins with white space right after an observation (the observation's own ends in it too)
+    [("<search> q </search>", True), (OBSERVATION, False), ("  \n<answer> x </answer>", True)],
+    # an empty generation after an observation, then the invalid-action message (which begins with a newline)
+    [("<search> q </search>", True), (OBSERVATION, False), ("", True), (INVALID_ACTION, False),
+     ("<answer> y </answer>", True)],
+    # white space only as the last turn, and a last observation cut short by the context budget
+    [("<search> q </search>", True), (OBSERVATION, False), ("  ", True)],
+    [("<search> q </search>", True), ("\n\n<information>Doc 1(Title: A) cut", False)],
+    # a search at the turn limit gets no observation
+    [("no action", True), (INVALID_ACTION, False), ("<search> q </search>", True)],
+])
+def test_derived_segments_locate_each_piece_where_the_loop_wrote_it(pieces):
+    trajectory, turns, written = _rollout_pieces(*pieces)
+    method = get_method("search-r1")
+    assert derived_segments(trajectory, turns, method.parse_action, INVALID_ACTION, INFORMATION) == written
+
+
+def test_a_turn_claimed_inside_an_observation_is_never_located():
+    trajectory, turns, _ = _rollout_pieces(("<search> q </search>", True), (OBSERVATION, False),
+                                           ("<answer> wrong </answer>", True))
+    planted = "<answer> gold </answer>"
+    trajectory = trajectory.replace("Doc 1", planted + "Doc 1")
+    turns[-1] = Turn(text=planted)
+    method = get_method("search-r1")
+    with pytest.raises(SegmentMismatch, match="turn 2's text is not where the loop wrote it"):
+        derived_segments(trajectory, turns, method.parse_action, INVALID_ACTION, INFORMATION)
