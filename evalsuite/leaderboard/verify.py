@@ -342,8 +342,15 @@ def check_files(root: Path, limits: Limits, report: VerificationReport, runs: se
     if entries is None:
         report.add("oversized", ".", f"more than {2 * limits.max_files + 2} files and folders, over the limit")
         return
+    # an undeclared folder is named when nothing in it is (its files are refused each in their own line)
+    named = {
+        "/".join(rel.split("/")[:depth])
+        for rel, kind in entries.items()
+        if kind != "directory"
+        for depth in range(1, rel.count("/") + 1)
+    }
     for rel, kind in entries.items():
-        if kind == "directory" and not defined_directory(rel, runs):
+        if kind == "directory" and not defined_directory(rel, runs) and rel not in named:
             report.add(
                 "unexpected-file",
                 rel,

@@ -244,3 +244,14 @@ def test_a_run_directory_whose_metrics_are_a_pipe_is_refused_without_blocking(tm
     refused = _in_thread(lambda: RunDirectory(tmp_path).read_metrics())
     assert isinstance(refused, DataError)
     assert refused.message == f"{tmp_path / 'metrics.json'}: the metrics file is not a regular file"
+
+
+@pytest.mark.parametrize("key", ["o", "-o", "output_dir", "OUTPUT", "out-dir"])
+def test_no_other_spelling_of_where_to_write_gets_past_a_manifest(tmp_path, key):
+    # What is no option's long name is an unknown key, refused like any other: nothing of it is used.
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps({"schema_version": 2, "kind": "run", "run_config": {"model": "m", key: str(tmp_path / "x")}}))
+    result = CliRunner().invoke(app, ["run", "--config", str(path)])
+    assert isinstance(result.exception, EvalsuiteError), result.output
+    assert result.exception.message.startswith(f"{path}:1: ") and repr(key) in result.exception.message
+    assert not (tmp_path / "x").exists()
