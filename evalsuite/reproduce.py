@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from evalsuite.errors import DataError, EvalsuiteError, first_line
-from evalsuite.files import file_sha256
+from evalsuite.files import MAX_CONFIG_BYTES, file_sha256, read_untrusted_bytes
 
 STAGES = ("train", "eval-base", "eval-trained", "table", "submission")
 RECORD = "stage.json"
@@ -268,11 +268,37 @@ OUTPUT_FILES = {
 }
 
 
+# What each field of a stage record holds, as this module writes it (write_record); checked before anything reads it.
+RECORD_FIELDS: dict[str, tuple[type, str]] = {
+    "stage": (str, "string"),
+    "inputs": (dict, "object"),
+    "complete": (bool, "boolean"),
+    "result": (dict, "object"),
+}
+
+
 def read_record(path: Path) -> dict[str, Any] | None:
+    """A stage directory's record; None when it has none or it is not JSON (the stage is then not trusted as done).
+    A record that is not a regular file (a FIFO would block), is oversized, or whose fields are not what
+    `write_record` writes, is refused in one line naming the file and the field."""
+    file = path / RECORD
     try:
-        return json.loads((path / RECORD).read_text())
-    except (OSError, ValueError):
+        data = read_untrusted_bytes(file, MAX_CONFIG_BYTES, "stage record")
+    except FileNotFoundError:
         return None
+    try:
+        record = json.loads(data)
+    except ValueError:  # (UnicodeDecodeError included) a torn write: not a record, the stage is redone or refused
+        return None
+    hint = f"this is not a record `evalsuite reproduce` wrote; remove {path} so the stage is made again"
+    if not isinstance(record, dict):
+        raise DataError(f"{file}: expected a JSON object (a stage record), got {type(record).__name__}", hint=hint)
+    for name, (kind, shown) in RECORD_FIELDS.items():
+        if name in record and not isinstance(record[name], kind):
+            raise DataError(
+                f"{file}: field '{name}' must be a JSON {shown}, got {type(record[name]).__name__}", hint=hint
+            )
+    return record
 
 
 def output_digest(path: Path, name: str) -> str | None:

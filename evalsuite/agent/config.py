@@ -108,7 +108,7 @@ class RunConfig(BaseModel):
                 f"--samples {self.samples} is out of range",
                 hint="give --samples a value of at least 1 (1: one trajectory per question)",
             )
-        if self.temperature < 0:
+        if not self.temperature >= 0:  # (nan, too: it compares false with everything, and no backend samples at it)
             raise EvalsuiteError(
                 f"--temperature {self.temperature:g} is out of range", hint="give --temperature 0 (greedy) or more"
             )

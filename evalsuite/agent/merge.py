@@ -19,7 +19,7 @@ def merge_runs(shard_dirs: list[Path], out: Path) -> tuple[Manifest, list[Exampl
     shards: dict[int, Path] = {}
     count = None
     for directory, manifest in zip(shard_dirs, manifests):
-        shard = getattr(manifest, "shard", None)
+        shard = manifest.shard
         if not shard:
             raise EvalsuiteError(
                 f"{directory} is not a shard (its manifest has no shard)",
@@ -58,7 +58,7 @@ def merge_runs(shard_dirs: list[Path], out: Path) -> tuple[Manifest, list[Exampl
     order = {task: i for i, task in enumerate(manifests[0].tasks)}
     records.sort(key=lambda r: (order.get(r.task, len(order)), getattr(r, "position", 0)))
     merged = manifests[0].model_copy(deep=True)
-    setattr(merged, "shard", None)  # an extra field of the manifest (runs/schema.py does not declare it)
+    merged.shard = None
     if merged.run_config:  # repeating the merged run from its manifest runs it whole
         merged.run_config = {**merged.run_config, "shard": None}
     return _write_merged(merged, manifests, shard_dirs, records, out)

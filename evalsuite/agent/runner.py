@@ -27,8 +27,10 @@ from evalsuite.models.base import SEEDING, Backend
 from evalsuite.models.identity import model_identity
 from evalsuite.models.packaged import resolve_model
 from evalsuite.models.registry import backend_class, load_backend
+from evalsuite.protocol.segments import typed_segments
 from evalsuite.provenance import DataFile, provenance_fields, rows_sha256
 from evalsuite.runs import ExampleRecord, Manifest, MetricsFile, RunDirectory
+from evalsuite.runs.schema import MANIFEST_FILE
 from evalsuite.scoring import score_record
 from evalsuite.tasks import TaskRow, apply_subset, load_split, parse_task_list
 from evalsuite.tasks.subset import ids_hash
@@ -271,6 +273,7 @@ def to_record(example: Example, rollout: Rollout, method: Method) -> ExampleReco
         prediction=rollout.prediction,
         trajectory=rollout.response,
         turns=rollout.turns,
+        segments=typed_segments(rollout.segments),
         protocol_errors=method.protocol_errors(rollout.response, rollout.turns),
         stop_reason=rollout.stop_reason,
         status="failed" if rollout.error else "ok",
@@ -295,6 +298,12 @@ def prepare_directory(spec: RunSpec, manifest: Manifest) -> tuple[RunDirectory, 
     if not directory.exists():
         if directory.predictions_path.exists() and not spec.resume:
             raise EvalsuiteError(f"{spec.out} holds predictions but no manifest", hint="choose another -o directory")
+        if directory.path.is_dir() and any(directory.path.iterdir()):
+            # a run writes only into a folder of its own: never among someone's files (nor over them, on --resume)
+            raise EvalsuiteError(
+                f"{spec.out} is not empty and is not a run directory (it has no {MANIFEST_FILE})",
+                hint="give -o a new or empty directory",
+            )
         directory.start(manifest)
         return directory, []
     if not spec.resume:

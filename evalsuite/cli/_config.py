@@ -79,9 +79,9 @@ def read_config(path: Path, ctx: typer.Context) -> dict[str, Any]:
                 hint="pass the run's options as flags, or in a YAML file",
             )
         data, where = run_config, (MANIFEST_CONFIG_FIELD,)
-    if where:
-        _refuse_operational(path, data, lines)
     params = _params_by_key(ctx.command)
+    if where:
+        _refuse_operational(path, data, lines, params)
     values: dict[str, Any] = {}
     for key, value in data.items():
         param = params.get(str(key).replace("-", "_"))
@@ -99,11 +99,15 @@ def read_config(path: Path, ctx: typer.Context) -> dict[str, Any]:
     return values
 
 
-def _refuse_operational(path: Path, config: dict, lines: dict[tuple[str, ...], int]) -> None:
+def _refuse_operational(
+    path: Path, config: dict, lines: dict[tuple[str, ...], int], params: dict[str, Parameter]
+) -> None:
     """A manifest's run_config may repeat what a run computed, never where it writes, whether it resumes or whether
-    remote code runs: one line naming the file, the field and what to do."""
+    remote code runs: one line naming the file, the field and what to do. A key is read as the option it spells (any
+    long name of it: `output` is -o's parameter `out`), so no spelling gets past."""
     for key, value in config.items():
-        name = str(key).replace("-", "_")
+        spelled = str(key).replace("-", "_")
+        name = params[spelled].name if spelled in params else spelled
         line = lines.get((MANIFEST_CONFIG_FIELD, str(key)))
         at = f"{path}:{line}" if line else str(path)
         if name in FROM_MANIFEST_REFUSED and value not in (None, False):

@@ -39,6 +39,13 @@ def _load_info_file(path: Path) -> dict:
         raise DataError(f"{path}: cannot read the metadata file ({exc})") from None
     if not isinstance(data, dict):
         raise DataError(f"{path}: expected a mapping of metadata fields", hint="see docs/leaderboard.md for the fields")
+    for field, example in (("model", "model: {name: Qwen2.5-3B, source: ...}"), ("setting", "setting: {topk: 3}")):
+        value = data.get(field)
+        if value is not None and not isinstance(value, dict):
+            raise DataError(
+                f"{path}: field '{field}' must be a mapping, got {type(value).__name__} {str(value)[:60]!r}",
+                hint=f"write it as a mapping, e.g. {example}",
+            )
     return data
 
 

@@ -300,6 +300,7 @@ def score_command(
             raise EvalsuiteError(
                 "--metrics names no metric", hint="pass e.g. --metrics em,f1 (docs/metrics.md lists them)"
             )
+    _refuse_output_inside_an_input(output, inputs)
     taken: set[str] = set()
     scored: list[ScoredInput] = []
     with progress() as bars:
@@ -381,6 +382,21 @@ def _print_task_data_differences(console: "Console", scored: list[ScoredInput], 
         )
         for difference in found[:show]:
             console.print(f"    {escape(difference.line())}", highlight=False, soft_wrap=True)
+
+
+def _refuse_output_inside_an_input(output: Path, inputs: list[Path]) -> None:
+    """-o is the folder that receives one run directory per input: never an input itself, nor inside one (a run
+    directory would be written into the run it was read from). Rescoring in place is `-o` the input's parent."""
+    target = output.resolve()
+    for path in inputs:
+        source = path.resolve()
+        if target == source or (path.is_dir() and target.is_relative_to(source)):
+            raise EvalsuiteError(
+                f"-o {output} is the input {path}"
+                + ("" if target == source else " or inside it")
+                + ": score writes one run directory per input under -o",
+                hint=f"choose another -o folder (-o {path.parent} rescores the run in place)",
+            )
 
 
 def _print_check(console: "Console", scored: list[ScoredInput], show: int) -> None:

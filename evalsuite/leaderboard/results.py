@@ -22,7 +22,13 @@ from pathlib import Path
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.files import fsync_directory
-from evalsuite.leaderboard.submission import SUBMISSION_FILE, VERIFICATION_FILE, opened_submission
+from evalsuite.leaderboard.submission import (
+    CHECKSUMS_FILE,
+    SUBMISSION_FILE,
+    VERIFICATION_FILE,
+    opened_submission,
+    submission_files,
+)
 from evalsuite.leaderboard.verify import Limits, VerificationReport, verify_submission
 from evalsuite.provenance import provenance_fields
 
@@ -213,12 +219,19 @@ def _stage(root: Path, base: Path, identifier: str, record: dict) -> Path:
     partial = base / f"{PARTIAL_PREFIX}{identifier}-{os.getpid()}"
     if partial.exists():
         shutil.rmtree(partial)
-    # A submitted verification.json is never trusted or kept: ours is written last.
-    shutil.copytree(root, partial, ignore=lambda _dir, names: [n for n in names if n == VERIFICATION_FILE])
-    with (partial / VERIFICATION_FILE).open("w", encoding="utf-8") as handle:
-        handle.write(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+    try:
+        # Only the regular files verification read are copied (a submitted verification.json is never trusted or
+        # kept: ours is written last); whatever fails on the way, nothing half-copied stays behind.
+        for rel in [*submission_files(root), CHECKSUMS_FILE]:  # (the listing leaves verification.json out)
+            (partial / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(root / rel, partial / rel, follow_symlinks=False)
+        with (partial / VERIFICATION_FILE).open("w", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
     staged = base / f"{STAGED_PREFIX}{identifier}"
     partial.rename(staged)
     return staged

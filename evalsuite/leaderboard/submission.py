@@ -18,7 +18,9 @@ from __future__ import annotations
 import gzip
 import io
 import re
+import os
 import shutil
+import stat
 import tarfile
 import tempfile
 import zlib
@@ -181,6 +183,49 @@ class SubmissionFile(Provenance):
     format_version: int = FORMAT_VERSION
     info: SubmissionInfo
     runs: list[RunRef]
+
+
+def defined_directory(rel: str, runs: set[str] | None) -> bool:
+    """Whether `rel` is a folder the submission format defines: `runs/` and each declared run's folder in it."""
+    parts = rel.split("/")
+    return parts == [RUNS_DIR] or (
+        len(parts) == 2
+        and parts[0] == RUNS_DIR
+        and (parts[1] in runs if runs is not None else bool(_RUN_NAME.match(parts[1])))
+    )
+
+
+def entry_kind(mode: int) -> str:
+    """What a directory entry is, by its own (not followed) mode: "file", "directory", or what else it is."""
+    kinds = (
+        (stat.S_ISREG, "file"),
+        (stat.S_ISDIR, "directory"),
+        (stat.S_ISLNK, "symbolic link"),
+        (stat.S_ISFIFO, "named pipe (FIFO)"),
+        (stat.S_ISSOCK, "socket"),
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+    )
+    return next((name for test, name in kinds if test(mode)), "special file")
+
+
+def submission_entries(root: Path, limit: int) -> dict[str, str] | None:
+    """Every entry under a submission's root, walked without following links: POSIX path relative to the root →
+    `entry_kind`. None when there are more than `limit` entries (nothing past them is looked at)."""
+    entries: dict[str, str] = {}
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        with os.scandir(folder) as listing:
+            for entry in listing:
+                kind = entry_kind(entry.stat(follow_symlinks=False).st_mode)
+                rel = Path(entry.path).relative_to(root).as_posix()
+                entries[rel] = kind
+                if len(entries) > limit:
+                    return None
+                if kind == "directory":
+                    pending.append(Path(entry.path))
+    return dict(sorted(entries.items()))
 
 
 def submission_files(root: Path) -> list[str]:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import os
+import zlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
@@ -44,20 +46,24 @@ from evalsuite.leaderboard.submission import (
     RunRef,
     SubmissionFile,
     SubmissionInfo,
+    VERIFICATION_FILE,
+    defined_directory,
     defined_file,
+    entry_kind,
     opened_submission,
     parse_checksums,
     registered_splits,
     sha256_file,
     split_and_subset,
     split_covers,
-    submission_files,
+    submission_entries,
     with_subset,
 )
 from evalsuite.metrics import extract_answer
 from evalsuite.metrics.judged import JUDGED_METRICS
 from evalsuite.metrics.termination import RUN_METRICS, STOP_REASONS
 from evalsuite.metrics.registry import get_metric, is_registered, per_sample_name
+from evalsuite.protocol.segments import SegmentMismatch, model_pieces
 from evalsuite.runs import SCHEMA_VERSION, ExampleRecord, Manifest, MetricsFile, TaskSummary, summarize
 from evalsuite.runs.setting import KNOWN_CORPORA, RunSetting
 from evalsuite.runs.schema import (
@@ -262,17 +268,24 @@ def _decode(data: bytes, where: str, report: VerificationReport) -> str | None:
 
 
 def _read_bounded(path: Path, limits: Limits, where: str, report: VerificationReport) -> bytes | None:
-    """The file's bytes, gunzipped when it ends in .gz, refusing anything over the per-file limit."""
+    """The file's bytes, gunzipped when it ends in .gz, refusing anything over the per-file limit and anything that is
+    not a regular file (a link is not followed; a FIFO is never waited on)."""
     try:
-        if path.suffix == ".gz":
-            with gzip.open(path, "rb") as handle:
-                data = handle.read(limits.max_file_bytes + 1)
-        else:
-            with path.open("rb") as handle:
-                data = handle.read(limits.max_file_bytes + 1)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        report.add("format", where, f"cannot read ({exc})")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        report.add("format", where, f"cannot read ({exc.strerror})")
         return None
+    with os.fdopen(fd, "rb") as raw:
+        kind = entry_kind(os.fstat(raw.fileno()).st_mode)
+        if kind != "file":
+            report.add("format", where, f"is a {kind}; a submission holds regular files only")
+            return None
+        try:
+            handle = gzip.GzipFile(fileobj=raw, mode="rb") if path.suffix == ".gz" else raw
+            data = handle.read(limits.max_file_bytes + 1)
+        except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            report.add("format", where, f"cannot read ({exc})")
+            return None
     if len(data) > limits.max_file_bytes:
         report.add("oversized", where, f"more than {limits.max_file_bytes} bytes (uncompressed)")
         return None
@@ -324,7 +337,29 @@ def _load_model(path: Path, model: type[BaseModel], limits: Limits, where: str, 
 def check_files(root: Path, limits: Limits, report: VerificationReport, runs: set[str] | None) -> None:
     """Only the files the format defines (for the declared `runs`), checksums of every one, no links, no unlisted
     or missing files, and the file-count and total size limits."""
-    files = submission_files(root)
+    # Every entry is looked at, links not followed: only regular files and the folders the format defines pass.
+    entries = submission_entries(root, 2 * limits.max_files + 2)
+    if entries is None:
+        report.add("oversized", ".", f"more than {2 * limits.max_files + 2} files and folders, over the limit")
+        return
+    # an undeclared folder is named when nothing in it is (its files are refused each in their own line)
+    named = {
+        "/".join(rel.split("/")[:depth])
+        for rel, kind in entries.items()
+        if kind != "directory"
+        for depth in range(1, rel.count("/") + 1)
+    }
+    for rel, kind in entries.items():
+        if kind == "directory" and not defined_directory(rel, runs) and rel not in named:
+            report.add(
+                "unexpected-file",
+                rel,
+                "a folder the submission format does not define (it holds runs/ and one folder per declared run)",
+            )
+        elif kind not in ("file", "directory"):
+            report.add("format", rel, f"is a {kind}; a submission holds regular files only")
+    files = [rel for rel, kind in entries.items() if kind == "file" and rel not in (CHECKSUMS_FILE, VERIFICATION_FILE)]
+    present = {rel for rel, kind in entries.items() if kind != "directory"}
     report.n_files = len(files)
     if len(files) > limits.max_files:
         report.add("oversized", ".", f"{len(files)} files, over the limit of {limits.max_files}")
@@ -340,20 +375,18 @@ def check_files(root: Path, limits: Limits, report: VerificationReport, runs: se
                 "and each declared run's manifest.json, metrics.json and predictions)",
             )
             continue
-        if path.is_symlink():
-            report.add("format", rel, "is a symbolic link; a submission holds regular files only")
-            continue
         size = path.stat().st_size
         total += size
         if size > limits.max_file_bytes:
             report.add("oversized", rel, f"{size} bytes, over the limit of {limits.max_file_bytes}")
     if total > limits.max_total_bytes:
         report.add("oversized", ".", f"{total} bytes in all, over the limit of {limits.max_total_bytes}")
-    checksums_path = root / CHECKSUMS_FILE
-    if not checksums_path.is_file():
-        report.add("checksum", CHECKSUMS_FILE, "missing; every file must be listed with its sha256")
+    if entries.get(CHECKSUMS_FILE) != "file":
+        if CHECKSUMS_FILE not in entries:
+            report.add("checksum", CHECKSUMS_FILE, "missing; every file must be listed with its sha256")
         return
-    text = _decode(checksums_path.read_bytes(), CHECKSUMS_FILE, report)
+    data = _read_bounded(root / CHECKSUMS_FILE, limits, CHECKSUMS_FILE, report)
+    text = None if data is None else _decode(data, CHECKSUMS_FILE, report)
     if text is None:
         return
     try:
@@ -366,13 +399,13 @@ def check_files(root: Path, limits: Limits, report: VerificationReport, runs: se
             continue  # already refused above
         if rel not in listed:
             report.add("checksum", rel, f"present but not listed in {CHECKSUMS_FILE}")
-        elif not (root / rel).is_symlink() and sha256_file(root / rel) != listed[rel]:
+        elif sha256_file(root / rel) != listed[rel]:
             report.add(
                 "checksum",
                 rel,
                 f"sha256 {sha256_file(root / rel)[:16]}… does not match {CHECKSUMS_FILE} ({listed[rel][:16]}…)",
             )
-    for rel in sorted(set(listed) - set(files)):
+    for rel in sorted(set(listed) - present):
         report.add("checksum", rel, f"listed in {CHECKSUMS_FILE} but missing")
 
 
@@ -463,7 +496,7 @@ def _check_samples(
     """A sampled run's records: none greedy (else False: nothing of the task can be summarized), and every question
     with samples 0..K−1 (K: the distinct indices the records hold, so no index sizes anything)."""
     samples = {s for _, s in first}
-    if samples == {None}:
+    if samples <= {None}:  # a greedy run, or no records (the ids check reports those missing)
         return True
     if None in samples:
         report.add(
@@ -481,7 +514,19 @@ def _check_samples(
     by_id: dict[str, set[int]] = defaultdict(set)
     for i, s in first:
         by_id[i].add(s)  # type: ignore[arg-type]
-    short = {i for i, got in by_id.items() if got != set(range(k))}
+    # K is bounded by the records themselves (a question's samples are 0..K−1, so no index reaches its count), never
+    # by an index a line claims: an index of 10**12 is refused here, before anything is sized by it
+    k = max(len(got) for got in by_id.values())
+    out_of_range = sorted({s for got in by_id.values() for s in got if not 0 <= s < k})
+    if out_of_range:
+        report.add(
+            "sample",
+            where,
+            f"{label}: sample index {out_of_range[0]} is out of range: the records hold at most {k} samples "
+            f"of a question, numbered 0..{k - 1}",
+        )
+        return False
+    short = {i for i, got in by_id.items() if len(got) != k}
     if short:
         report.add(
             "missing-sample",
@@ -523,17 +568,21 @@ def reads_model_text(manifest: Manifest | None) -> bool:
     return manifest is not None and manifest.kind == "run"
 
 
-def turns_text(record: ExampleRecord) -> str | None:
-    """The model's own text of a record the rollout loop wrote: its turns' texts joined, which the loop made exactly
-    the model's pieces of the trajectory. None when they are not pieces of the trajectory, in order: the answer
-    must come from what the recorded response says."""
-    position = 0
-    for turn in record.turns:
-        at = record.trajectory.find(turn.text, position)
-        if at == -1:
-            return None
-        position = at + len(turn.text)
-    return "".join(turn.text for turn in record.turns)
+def model_text_reader(method: str | None) -> Callable[[ExampleRecord], str]:
+    """How verification reads the model's own text of an evalsuite run's record: its model segments (in a record
+    written before segments existed, re-derived from its turns with the observations located strictly), each checked
+    to be one of its turns with the searches and answer its text says (`evalsuite.protocol.segments`). Raises
+    `SegmentMismatch` for a record whose turns cannot be shown to be the model's own text."""
+    from evalsuite.agent.method import get_method
+
+    read = get_method(method or "search-r1")
+    invalid, observation = read.invalid_observation(), read.response_protocol().observation
+
+    def model_text(record: ExampleRecord) -> str:
+        turns, segments = record.turns, record.segments
+        return "".join(model_pieces(record.trajectory, segments, turns, read.parse_action, invalid, observation))
+
+    return model_text
 
 
 def check_record(
@@ -544,11 +593,11 @@ def check_record(
     parse: Callable[[str], str | None],
     where: str,
     report: VerificationReport,
-    model_text_only: bool = False,
+    model_text: Callable[[ExampleRecord], str] | None = None,
 ) -> ExampleRecord:
     """Check what a record claims about itself (split, status, trajectory) and return it with the prediction its
-    method's parser reads from the trajectory, which is what gets scored (`model_text_only`: from the model's turns
-    within it, as an evalsuite run reads it)."""
+    method's parser reads from the trajectory, which is what gets scored (`model_text`: from the model's own text
+    within it, as an evalsuite run reads it: `model_text_reader`)."""
     at = f"{where}:{lineno}"
     if not split_covers(split, record.split):
         report.add(
@@ -571,14 +620,18 @@ def check_record(
     elif not failed and not record.trajectory.strip() and any(turn.text.strip() for turn in record.turns):
         # An empty generation (one turn of no text) is honest; turns with text and no trajectory are not.
         report.add("empty-trajectory", at, f"id {record.id!r}: its turns hold text but its trajectory is empty")
-    text = turns_text(record) if model_text_only else record.trajectory
-    if text is None:
-        report.add(
-            "prediction",
-            at,
-            f"id {record.id!r}: its turns' texts are not pieces of its trajectory in order, so "
-            "the model's own text (where an evalsuite run reads the answer) cannot be checked",
-        )
+    text: str | None = record.trajectory
+    if model_text is not None:
+        try:
+            text = model_text(record)
+        except SegmentMismatch as exc:
+            text = None
+            report.add(
+                "prediction",
+                at,
+                f"id {record.id!r}: {exc}, so the model's own text (where an evalsuite run reads the answer) "
+                "cannot be checked",
+            )
     derived = parse(text or "")
     if text is not None and derived != record.prediction:
         report.add(
@@ -892,7 +945,9 @@ def verify_run(
     if manifest is not None:
         report.manifests[name] = manifest
     try:
-        parse = prediction_parser(parsing_method(manifest, info.method))
+        method = parsing_method(manifest, info.method)
+        parse = prediction_parser(method)
+        model_text = model_text_reader(method) if reads_model_text(manifest) else None
     except EvalsuiteError as exc:
         report.add(
             "unknown-method", f"{where}/{MANIFEST_FILE}", f"{exc.message} ({exc.hint})" if exc.hint else exc.message
@@ -934,7 +989,7 @@ def verify_run(
         rescored = {
             (r.id, r.sample): rescore(
                 lineno,
-                check_record(lineno, r, split, ref, parse, pred_where, report, reads_model_text(manifest)),
+                check_record(lineno, r, split, ref, parse, pred_where, report, model_text),
                 gold[r.id],
                 pred_where,
                 report,

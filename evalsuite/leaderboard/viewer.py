@@ -278,7 +278,13 @@ def _question(runs: list[ViewedRun], key: Key, headline: str, number: int) -> di
 
 
 def _prepare(out_dir: Path) -> None:
-    # Only a folder this viewer (or the site builder) made, or an empty one, is replaced, never an arbitrary folder.
+    # Only a folder this viewer (or the site builder) made, or an empty one, is replaced, never an arbitrary folder,
+    # nor what a link points to (replacing it would empty a folder the link only names).
+    if out_dir.is_symlink():
+        raise EvalsuiteError(
+            f"{out_dir} is a symbolic link; the viewer writes only into a folder of its own",
+            hint="choose a new -o directory that is not a link",
+        )
     if out_dir.exists():
         if not out_dir.is_dir() or (any(out_dir.iterdir()) and not (out_dir / MARKER).is_file()):
             raise EvalsuiteError(

@@ -15,7 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalsuite.errors import DataError
+from evalsuite.files import read_untrusted_bytes
 from evalsuite.protocol.search_r1 import INVALID_ACTION_PREFIX
+
+# A recording of a whole benchmark's trajectories is tens of megabytes; the bound only stops what never ends.
+MAX_RECORDING_BYTES = 4 << 30
 
 # Search-R1's observation is `\n\n<information>…</information>\n\n`; its invalid-action message is one line.
 _OBSERVATION = re.compile(
@@ -55,7 +59,9 @@ def load_recording(path: str | Path) -> dict[str, RecordedExample]:
     """Read a recording file into examples by id; errors name the file and the item."""
     path = Path(path)
     try:
-        items = json.loads(path.read_text(encoding="utf-8"))
+        items = json.loads(read_untrusted_bytes(path, MAX_RECORDING_BYTES, "recording").decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: the recording is not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except FileNotFoundError:
         raise DataError(f"recording {path} does not exist", hint="pass a trajectories JSON file as --model") from None
     except json.JSONDecodeError as exc:

@@ -79,6 +79,17 @@ class Turn(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
+class Segment(BaseModel):
+    """A stretch of a run's trajectory, in order: `chars` characters the model generated, or the rollout loop inserted
+    (an observation, the invalid-action message). A record's segments cut its trajectory whole, so which text is the
+    model's is written by the loop that knows it, never searched for afterwards (evalsuite.protocol.segments)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["model", "observation"]
+    chars: int = Field(ge=0)
+
+
 class ExampleRecord(BaseModel):
     """One evaluated example: the question, the full trajectory, its parsed turns and its scores."""
 
@@ -93,6 +104,9 @@ class ExampleRecord(BaseModel):
     prediction: str | None
     trajectory: str = ""
     turns: list[Turn] = Field(default_factory=list)
+    # The trajectory as typed segments (model text, observation), written by `evalsuite run`; None in records written
+    # before segments existed and in imported trajectories (their writers recorded one string).
+    segments: list[Segment] | None = None
     protocol_errors: list[str] = Field(default_factory=list)
     stop_reason: str | None = None
     status: Literal["ok", "failed"] = "ok"
@@ -259,6 +273,8 @@ class Manifest(Provenance):
     retriever: RetrieverSection = Field(default_factory=RetrieverSection)
     corpus: CorpusSection = Field(default_factory=CorpusSection)
     seeds: dict[str, int] = Field(default_factory=dict)
+    # `--shard i/n` of a sharded run (`evalsuite merge` combines the shards; a merged run has none)
+    shard: str | None = Field(default=None, pattern=r"^[0-9]{1,9}/[0-9]{1,9}$")
     source: dict[str, Any] = Field(default_factory=dict)
     notes: str | None = None
     # Every `evalsuite run` option as resolved (flags, --config file, defaults): `run --config manifest.json` repeats it

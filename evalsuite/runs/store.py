@@ -284,8 +284,9 @@ class RunDirectory:
         write_atomically(self.metrics_path, (metrics.model_dump_json(indent=2) + "\n").encode("utf-8"))
 
     def read_metrics(self) -> MetricsFile:
-        try:
-            return MetricsFile.model_validate_json(self.metrics_path.read_text(encoding="utf-8"))
+        try:  # bounded, and a pipe refused rather than waited on: a run directory may be someone else's
+            data = read_untrusted_bytes(self.metrics_path, MAX_CONFIG_BYTES, "metrics file")
+            return MetricsFile.model_validate_json(data)
         except ValidationError as exc:
             raise DataError(
                 f"{self.metrics_path}: not a valid metrics file: {_first_error(exc)}",

@@ -85,7 +85,7 @@ def test_an_answerless_run_predicts_none_and_its_submission_verifies(tmp_path, t
     forge(sub, "run", records)
     report = verify_submission(sub, benchmarks_dir)
     (problem,) = [p for p in report.problems if p.check == "prediction"]
-    assert problem.where == "runs/run/predictions.jsonl.gz:6" and "not pieces of its trajectory" in problem.message
+    assert problem.where == "runs/run/predictions.jsonl.gz:6" and "is not its model segment" in problem.message
 
 
 def test_an_imported_run_keeps_its_writers_convention(submission, benchmarks_dir):
