@@ -138,9 +138,9 @@ def _print_report(report, console: Console) -> None:
             markup=False,
         )
     if report.paper_setting is not None:
-        console.print(
-            f"  {report.paper_setting.method}: {report.paper_setting.summary()}", highlight=False, markup=False
-        )
+        console.print(f"  {report.paper_setting.method}: {report.paper_note()}", highlight=False, markup=False)
+    if report.accepted:
+        console.print(f"  {report.proof_line()}", highlight=False, markup=False)
     from evalsuite.leaderboard.standings import Entry, leaderboard_metrics
 
     metrics = leaderboard_metrics([Entry("", report.submission, report)])  # a sampled run's avg@K, maj@K, pass@K too

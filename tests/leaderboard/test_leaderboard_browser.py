@@ -61,9 +61,18 @@ def page(browser):
 
 
 def column_values(page, table: str, key: str) -> list[float | None]:
+    """A column's values in row order (rank groups' heading rows left out)."""
+    return [v for group in group_values(page, table, key) for v in group]
+
+
+def group_values(page, table: str, key: str) -> list[list[float | None]]:
+    """A column's values per rank group (one tbody each: rows are ranked only within their group)."""
     index = page.eval_on_selector(f"#{table} thead th[data-key='{key}']", "th => th.cellIndex")
-    raw = page.eval_on_selector_all(f"#{table} tbody tr", f"rows => rows.map(r => r.cells[{index}].getAttribute('data-value'))")
-    return [float(v) if v else None for v in raw]
+    raw = page.eval_on_selector_all(
+        f"#{table} tbody",
+        f"bodies => bodies.map(b => Array.from(b.rows).filter(r => !r.classList.contains('group-head'))"
+        f".map(r => r.cells[{index}].getAttribute('data-value')))")
+    return [[float(v) if v else None for v in group] for group in raw]
 
 
 def row_names(page, table: str) -> list[str]:
@@ -90,14 +99,16 @@ def test_leaderboard_in_chromium(page, server, tmp_path: Path):
     assert xss_link.inner_text() == XSS_NAME
     assert page.eval_on_selector_all("script", "s => s.map(e => e.getAttribute('src'))") == ["assets/leaderboard.js"]
 
-    # Sort by Bamboogle: the first click orders best first, the second reverses it.
+    # Sort by Bamboogle: the first click orders best first, the second reverses it, each rank group on its own (the
+    # base entry is averaged over NQ, TriviaQA and Bamboogle, the other two over Bamboogle alone).
     header = page.locator(f"#{table} thead th[data-key='bamboogle'] button")
     header.click()
-    values = column_values(page, table, "bamboogle")
-    assert values == sorted(values, reverse=True) and values[0] > values[-1]
+    groups = group_values(page, table, "bamboogle")
+    assert [len(g) for g in groups] == [1, 2]
+    assert all(g == sorted(g, reverse=True) for g in groups) and groups[1][0] > groups[1][-1]
     assert page.get_attribute(f"#{table} thead th[data-key='bamboogle']", "aria-sort") == "descending"
     header.click()
-    assert column_values(page, table, "bamboogle") == sorted(values)
+    assert group_values(page, table, "bamboogle") == [sorted(g) for g in groups]
     # NQ's 1,000-question subsample (its own column: never ranked with the full test split): only the base entry
     # has it; empty cells stay last in either direction.
     page.locator(f"#{table} thead th[data-key='nq:test_sub1000'] button").click()
@@ -106,7 +117,7 @@ def test_leaderboard_in_chromium(page, server, tmp_path: Path):
 
     # Filter and metric switch.
     page.fill("#row-filter", "instruct")
-    visible = page.eval_on_selector_all(f"#{table} tbody tr", "rows => rows.filter(r => !r.hidden).length")
+    visible = page.eval_on_selector_all(f"#{table} tbody tr.verified", "rows => rows.filter(r => !r.hidden).length")
     assert visible == 1
     page.fill("#row-filter", "")
     page.select_option("#metric-select", "f1")
@@ -139,26 +150,26 @@ def test_site_works_from_file_urls(page, built_site: Path):
 
 
 def test_every_badge_says_what_was_proven_and_what_was_declared(page, server, tmp_path: Path):
-    """Issue 26: next to each verified badge, the site names what verification proved and what is only declared;
-    a setting the runs do not record (imported outputs) is never shown as checked."""
+    """Issues 26 and 37: next to each verified badge, the site names what was recomputed, what the submission's own
+    files agree on and what is declared; a setting the manifests do not state (imported outputs) is declared."""
     page.goto(f"{server}/index.html")
     table = setting_with(page, "top-3") + "-em"
     statuses = page.eval_on_selector_all(f"#{table} tbody tr.verified td.status", "cells => cells.map(c => c.innerText)")
     assert len(statuses) == 3
     for text in statuses:
         assert text.splitlines()[0].lower() == "verified"  # the badge (CSS upper-cases it)
-        assert "proven: scores, splits" in text
+        assert "recomputed: scores, splits" in text
         # The seeded entries and the test entries are imported outputs: their setting is the submitter's word.
-        assert "declared only: corpus, retriever, top-k, turn limit, model, training data" in text
-        assert "recorded by the runs" not in text
+        assert "declared: method, corpus, retriever, top-k, turn limit, model, training data" in text
+        assert "consistent" not in text and "recorded by the runs" not in text
     proof = page.locator(f"#{table} tbody tr.verified td.status .proof >> nth=0")
     assert proof.is_visible()  # shown by default, not behind a tooltip or the intervals switch
     page.screenshot(path=str(tmp_path / "badges.png"), full_page=True)
     page.locator(f"#{table} th.name a >> nth=0").click()
     page.wait_for_load_state("load")
     block = page.inner_text("#entry-proof")
-    assert "Proven\nscores recomputed from the trajectories against the registry's gold answers" in block
-    assert "Declared only\ncorpus, retriever, top-k, turn limit, model, training data" in block
+    assert "Recomputed\nscores from the predictions against the registry's gold answers" in block
+    assert "Declared\nmethod, corpus, retriever, top-k, turn limit, model, training data" in block
     page.screenshot(path=str(tmp_path / "entry-proof.png"))
     assert page.problems == []
 
