@@ -232,7 +232,7 @@ class Registry(Generic[T]):
         new = self._describe(value) + (f" from the installed package {origin}" if origin else "")
         raise RegistryConflict(
             f"{self.kind} {name!r} ({new}) is another spelling of the registered {self.kind} {taken!r} ({known})",
-            hint=f"names are compared case-insensitively with '_', '-' and spaces alike; choose another name",
+            hint="names are compared case-insensitively with '_', '-' and spaces alike; choose another name",
         )
 
     def decorator(self, name: str, *, replace: bool = False) -> Callable[[T], T]:

@@ -238,7 +238,9 @@ def _top_entries_chart(members: list[Entry], metric: str, path: Path) -> Path | 
         return None
     # the table's first group: averaged over the most columns (rank_order's order)
     first = min(groups, key=lambda g: (-len(g.split(", ")), g))
-    group = [(e, avg) for e, avg in ranked if avg is not None and group_label(averaged_columns(e, metric, columns)) == first]
+    group = [
+        (e, avg) for e, avg in ranked if avg is not None and group_label(averaged_columns(e, metric, columns)) == first
+    ]
     top = [e for e, _ in sorted(group, key=lambda item: -(item[1] or 0.0))[:TOP_IN_CHART]]
     shown = averaged_columns(top[0], metric, columns)
     series = {}

@@ -354,7 +354,6 @@ def verified_table(
                 title += "; not tested against the top (no other entry on this split)"
             cell.title = title
             cells.append(cell)
-        paper = entry.report.paper_setting
         averaged = averaged_columns(entry, metric, splits)
         table.rows.append(
             Row(

@@ -1142,7 +1142,9 @@ def paper_note(check: PaperCheck) -> str:
     if not check.matches:
         return check.summary()
     if check.declared_only:
-        return "paper setting as claimed (declared; not stated by the manifests: " + ", ".join(check.declared_only) + ")"
+        return (
+            "paper setting as claimed (declared; not stated by the manifests: " + ", ".join(check.declared_only) + ")"
+        )
     return "paper setting as claimed (consistent with the manifests)"
 
 
