@@ -61,6 +61,9 @@ def submit_command(
         None, "--model-source", help="Where the model comes from (hub id, URL, file hash)."
     ),
     training_data: Optional[str] = typer.Option(None, "--training-data", help="What the model was trained on."),
+    training_reward: Optional[str] = typer.Option(
+        None, "--training-reward", help="The reward the model was trained with (shown on the entry's card)."
+    ),
     compute: Optional[str] = typer.Option(None, "--compute", help="Training/evaluation compute."),
     paper: Optional[str] = typer.Option(None, "--paper", help="Paper link (http/https)."),
     contact: Optional[str] = typer.Option(None, "--contact", help="Contact of the submitter."),
@@ -92,6 +95,7 @@ def submit_command(
         "name": name,
         "method": method,
         "training_data": training_data,
+        "training_reward": training_reward,
         "compute": compute,
         "paper": paper,
         "contact": contact,

@@ -250,7 +250,7 @@ def _top_entries_chart(members: list[Entry], metric: str, path: Path) -> Path | 
             entry.report.info.name if entry.report.info.name not in series else f"{entry.report.info.name} ({entry.id})"
         )
         series[label] = {c.key: entry.summary(c.task, metric) for c in shown}
-    if all(s.mean == 0 and s.ci_high == 0 for by_column in series.values() for s in by_column.values()):
+    if all(s.mean == 0 for by_column in series.values() for s in by_column.values()):
         return None
     title = (
         f"top {len(top)} of {len(group)} entr{'y' if len(group) == 1 else 'ies'} averaged over the same "

@@ -16,7 +16,7 @@ import numpy as np
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.leaderboard.verify import VerificationReport
-from evalsuite.leaderboard.submission import split_and_subset, split_label
+from evalsuite.leaderboard.submission import SubmissionInfo, split_and_subset, split_label
 from evalsuite.metrics.registry import get_metric, list_metrics, one_sample_metric
 from evalsuite.runs.schema import MetricSummary
 from evalsuite.reported import ReportedTable, default_root, list_reported, load_reported
@@ -200,6 +200,7 @@ class Row:
     citation_title: str = ""
     note: str = ""  # verified rows: "paper setting" or how the entry differs from its method's paper setting
     proof: str = ""  # verified rows: what the badge proves and what is only declared (VerificationReport.proof_line)
+    trained: str = ""  # verified rows: the declared training reward and turn limit (the card's "trained with" line)
     # The rank group: the whole task splits the Avg is taken over ("" for a row without one). Rows are ranked by Avg
     # only within a group: averages over different questions are never ordered against each other.
     group: str = ""
@@ -364,6 +365,7 @@ def verified_table(
                 group=group_label(averaged),
                 href=entry_href.format(id=entry.id),
                 method=entry.report.method_label(),
+                trained=trained_line(info),
                 model=info.model.name,
                 note=entry.report.paper_note(),
                 proof=entry.report.proof_line(),
@@ -371,6 +373,13 @@ def verified_table(
         )
     table.rows.sort(key=rank_order(splits))
     return table
+
+
+def trained_line(info: SubmissionInfo) -> str:
+    """A row's "trained with" line: the declared training reward and turn limit (max_turns 0: no search turn)."""
+    turns = info.setting.max_turns
+    shown = "not declared" if turns is None else f"{turns}" + (" (no search)" if turns == 0 else "")
+    return f"training reward: {info.training_reward or 'not declared'} · max_turns {shown}"
 
 
 def rank_order(columns: Sequence[TaskSplit]) -> Callable[[Row], tuple[int, int, str, float]]:

@@ -85,6 +85,9 @@ def plot_top_entries(
     scale = percent_scale(metric)
     width = 0.8 / len(series)
     fig = figure(max(5.0, 0.55 * len(tasks) * len(series) + 2), 3.6 + 0.25 * len(series))
+    # Text wraps to the figure's width (about 11 characters per inch at these font sizes): a long title or entry
+    # name is never cut at the image's edges.
+    width_chars = int(fig.get_figwidth() * 11)
     ax = fig.add_subplot()
     x = np.arange(len(tasks))
     for i, (label, by_task) in enumerate(series.items()):
@@ -99,12 +102,10 @@ def plot_top_entries(
             width,
             yerr=np.vstack([low, high]),
             capsize=3,
-            label=label.replace("$", r"\$"),
+            label=textwrap.fill(label, width_chars).replace("$", r"\$"),
         )
     ax.set_xticks(x, list(tick_labels) if tick_labels is not None else [task_label(t) for t in tasks])
     ax.set_ylabel(metric + (" (%)" if scale == 100 else ""))
-    # about 11 characters per inch at the medium font size
-    width_chars = int(fig.get_figwidth() * 11)
     ax.set_title(textwrap.fill(title or f"{metric} per benchmark, 95% intervals", width_chars), fontsize="medium")
     fig.legend(loc="outside lower center", fontsize="small", ncols=1)
     return save_figure(fig, path)
