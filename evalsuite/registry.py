@@ -372,10 +372,10 @@ class Registry(Generic[T]):
                 self.register(point.name, point.value, origin=distribution)
             except RegistryConflict as exc:
                 conflicts.append(exc.message)
-        if conflicts:  # the other plugins stay registered; the clash is reported once, when first read
-            raise EvalsuiteError(
+        if conflicts:  # the other parts stay registered; the clash is reported once, when first read
+            raise RegistryConflict(
                 "; ".join(conflicts),
-                hint=f"uninstall or fix the plugin, or rename its entry point in the group {self.group}",
+                hint=f"rename the method package's NAME, or uninstall or fix the plugin (group {self.group})",
             )
 
     # ------------------------------------------------------------------ tests
