@@ -137,7 +137,7 @@ def _print_report(report, console: Console) -> None:
     if report.info is not None:
         console.print(
             f"  entry: {report.info.name} · method {report.info.method} · model {report.info.model.name}"
-            f" · setting {report.info.setting.key()}",
+            f" · setting {report.setting_key() if report.meta else report.info.setting.key()}",
             highlight=False,
             markup=False,
         )

@@ -39,6 +39,7 @@ from evalsuite.leaderboard.standings import (
 )
 from evalsuite.leaderboard.verify import verify_submission
 from evalsuite.metrics.registry import get_metric, summary_metrics
+from evalsuite.registry import canonical_name
 from evalsuite.resources import site_dir
 from evalsuite.runs import ExampleRecord
 
@@ -378,19 +379,27 @@ def _entry_context(entry: Entry) -> dict:
 
 
 def _methods(entries: list[Entry], reported: dict) -> list[dict]:
-    methods: dict[str, dict] = defaultdict(lambda: {"entries": [], "papers": set(), "links": set()})
+    """The methods page: entries and papers per method, one group per method whatever its spelling (`Search-R1`,
+    `search_r1` and `search-r1` are one method, shown as first spelled)."""
+    methods: dict[str, dict] = defaultdict(lambda: {"name": "", "entries": [], "papers": set(), "links": set()})
+
+    def item(name: str) -> dict:
+        group = methods[canonical_name(name)]
+        group["name"] = group["name"] or name
+        return group
+
     for entry in entries:
         info = entry.report.info
         assert info is not None
-        item = methods[info.method]
-        item["entries"].append(entry)
+        group = item(info.method)
+        group["entries"].append(entry)
         if info.paper:
-            item["links"].add(info.paper)
+            group["links"].add(info.paper)
     for row in (row for table in reported.values() for row in table.rows):
-        methods[row.method]["papers"].add(row.citation)
+        item(row.method)["papers"].add(row.citation)
     return [
-        {"name": name, "entries": v["entries"], "papers": sorted(v["papers"]), "links": sorted(v["links"])}
-        for name, v in sorted(methods.items(), key=lambda kv: kv[0].lower())
+        {"name": v["name"], "entries": v["entries"], "papers": sorted(v["papers"]), "links": sorted(v["links"])}
+        for _, v in sorted(methods.items())
     ]
 
 

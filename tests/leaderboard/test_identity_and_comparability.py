@@ -107,3 +107,15 @@ def test_a_chart_of_only_zeros_is_not_drawn(tmp_path):
     assert not (tmp_path / "chart.svg").exists()
     drawn = _top_entries_chart([entry("one", {"bamboogle": ("test", scores(1, 3))})], "em", tmp_path / "one.svg")
     assert drawn is not None and drawn.read_text().lstrip().startswith("<?xml")
+
+
+def test_one_method_spelled_three_ways_is_one_method_on_the_methods_page():
+    from evalsuite.leaderboard.site import _methods
+
+    spelled = []
+    for i, name in enumerate(["Search-R1", "search_r1", "search-r1"]):
+        e = entry(f"e{i}", {"bamboogle": ("test", scores(1, 2))})
+        e.report.meta.info.method = name
+        spelled.append(e)
+    groups = {g["name"]: [e.id for e in g["entries"]] for g in _methods(spelled, {})}
+    assert groups == {"Search-R1": ["e0", "e1", "e2"]}
