@@ -6,6 +6,9 @@ recipes. Each kind is a `Registry[T]` with the same behaviour, so a contributor 
 - **One conflict policy.** Registering a different object under a taken name raises `RegistryConflict` (an
   `EvalsuiteError` and a `ValueError`); registering the same object (or an equal one, or the same target string)
   again does nothing, so importing a module twice is harmless; `replace=True` replaces on purpose.
+- **One spelling per name.** Names are compared in their canonical form (`canonical_name`: case folded, NFKC, runs
+  of spaces, `_` and `-` made one `-`), so a plugin cannot register `search_r1` or `Search-R1` beside `search-r1`:
+  a name that canonicalises onto another registered name is a `RegistryConflict`.
 - **Did-you-mean.** An unknown name raises `evalsuite.errors.unknown_name`'s error, or the registry's own hint for
   names known not to exist (`hints`, e.g. a paper that needs no method of its own).
 - **Plugins.** Installed distributions add parts through the entry-point group `evalsuite.<kind>s` (e.g.
@@ -25,7 +28,9 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
+import re
 import sys
+import unicodedata
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
@@ -90,6 +95,16 @@ def extra_method_packages(folder: str | Path) -> Iterator[None]:
     package = importlib.import_module(METHOD_PACKAGES)
     entry = str(folder)
     added = sorted(p.name for p in Path(folder).iterdir() if (p / "__init__.py").is_file())
+    # A package named like one already there would be shadowed by it, and forgetting it afterwards would unload
+    # the built-in's modules: every registry would then see new classes under the old names for the rest of the
+    # process. Refused before anything changes.
+    present = {canonical_name(m.name): m.name for m in pkgutil.iter_modules(package.__path__)}
+    clashes = [f"{name} (as {present[canonical_name(name)]})" for name in added if canonical_name(name) in present]
+    if clashes:
+        raise RegistryConflict(
+            f"{folder}: method package {', '.join(clashes)} is already a method package",
+            hint="rename the package folder (and its NAME); a method package cannot replace another",
+        )
     with ExitStack() as stack:
         for registry in list(_PACKAGED_REGISTRIES):
             stack.enter_context(registry.scratch())
@@ -104,6 +119,11 @@ def extra_method_packages(folder: str | Path) -> Iterator[None]:
             for name in list(sys.modules):
                 if any(name == f"{METHOD_PACKAGES}.{a}" or name.startswith(f"{METHOD_PACKAGES}.{a}.") for a in added):
                     del sys.modules[name]
+
+
+def canonical_name(name: str) -> str:
+    """The form registered names are compared in: `Search-R1`, `search_r1` and `search r1` are all `search-r1`."""
+    return re.sub(r"[\s_\-]+", "-", unicodedata.normalize("NFKC", name).casefold().strip())
 
 
 class RegistryConflict(EvalsuiteError, ValueError):
@@ -190,12 +210,30 @@ class Registry(Generic[T]):
                 f"{self.kind} {name!r} is already registered as {known}, not {new}",
                 hint=f"choose another name, or register with replace=True to replace the {self.kind} on purpose",
             )
+        if name not in self._entries:
+            self._refuse_lookalike(name, value, origin)
         self._entries[name] = value
         if origin:
             self._origins[name] = origin
         else:
             self._origins.pop(name, None)
         return value
+
+    def _refuse_lookalike(self, name: str, value: Any, origin: str | None) -> None:
+        """A new name that is another registered name in another spelling is refused: runs, tables and the
+        leaderboard would show the one while the other's object ran."""
+        key = canonical_name(name)
+        taken = next((known for known in self._entries if canonical_name(known) == key), None)
+        if taken is None:
+            return
+        known = self._describe(self._entries[taken]) + (
+            f" from the installed package {self._origins[taken]}" if taken in self._origins else ""
+        )
+        new = self._describe(value) + (f" from the installed package {origin}" if origin else "")
+        raise RegistryConflict(
+            f"{self.kind} {name!r} ({new}) is another spelling of the registered {self.kind} {taken!r} ({known})",
+            hint="names are compared case-insensitively with '_', '-' and spaces alike; choose another name",
+        )
 
     def decorator(self, name: str, *, replace: bool = False) -> Callable[[T], T]:
         """`@registry.decorator("name")` registers the decorated object."""
@@ -315,13 +353,15 @@ class Registry(Generic[T]):
         if self._plugins_loaded:
             return
         self._plugins_loaded = True
-        if self._packaged is not None:
-            for name, target in packaged_parts(self._packaged):
-                self.register(name, target)
-        if not self.group:
-            return
         conflicts: list[str] = []
-        for point in _installed_entry_points().select(group=self.group):
+        if self._packaged is not None:
+            # every part is tried: one clashing package must not leave the others unregistered
+            for name, target in packaged_parts(self._packaged):
+                try:
+                    self.register(name, target)
+                except RegistryConflict as exc:
+                    conflicts.append(exc.message)
+        for point in _installed_entry_points().select(group=self.group) if self.group else ():
             distribution = point.dist.name if point.dist is not None else "an unnamed distribution"
             if not is_target(point.value):
                 conflicts.append(
@@ -332,10 +372,10 @@ class Registry(Generic[T]):
                 self.register(point.name, point.value, origin=distribution)
             except RegistryConflict as exc:
                 conflicts.append(exc.message)
-        if conflicts:  # the other plugins stay registered; the clash is reported once, when first read
-            raise EvalsuiteError(
+        if conflicts:  # the other parts stay registered; the clash is reported once, when first read
+            raise RegistryConflict(
                 "; ".join(conflicts),
-                hint=f"uninstall or fix the plugin, or rename its entry point in the group {self.group}",
+                hint=f"rename the method package's NAME, or uninstall or fix the plugin (group {self.group})",
             )
 
     # ------------------------------------------------------------------ tests

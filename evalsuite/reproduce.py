@@ -611,6 +611,20 @@ def _paper_cell(value: Any, scale: str) -> Any:
     return Cell(value.printed, value.value)
 
 
+def training_reward(config: Any) -> str:
+    """The reward a recipe config optimised, as an entry's card states it: the method's reward with the settings the
+    config changed, any shaping term, and the training rollout's turn limit."""
+    settings = ", ".join(f"{k} {v}" for k, v in sorted(config.reward.settings.items()))
+    overlap = f"; question-overlap shaping weight {config.smoke_overlap_weight}" if config.smoke_overlap_weight else ""
+    turns = config.rollout.get("max_turns")
+    return (
+        f"{config.method} reward"
+        + (f" ({settings})" if settings else " (its defaults)")
+        + overlap
+        + (f"; training max_turns {turns}" if turns is not None else "")
+    )
+
+
 def _submission(repro: Reproduction, stage: Stage) -> dict[str, Any]:
     """Pack the checkpoint's run with `leaderboard.pack` (the same packer as `evalsuite submit`)."""
     from evalsuite.leaderboard.pack import pack_submission
@@ -629,6 +643,7 @@ def _submission(repro: Reproduction, stage: Stage) -> dict[str, Any]:
             "source": f"train_manifest.json sha256:{link['sha256']}",
         },
         "training_data": f"{config.tasks} ({config.split}, {config.subset})",
+        "training_reward": training_reward(config),
         "compute": repro.settings.label,
         "setting": manifest_setting(RunDirectory(run).read_manifest()),
         "description": (

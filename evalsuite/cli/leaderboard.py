@@ -68,6 +68,9 @@ def submit_command(
         None, "--model-source", help="Where the model comes from (hub id, URL, file hash)."
     ),
     training_data: Optional[str] = typer.Option(None, "--training-data", help="What the model was trained on."),
+    training_reward: Optional[str] = typer.Option(
+        None, "--training-reward", help="The reward the model was trained with (shown on the entry's card)."
+    ),
     compute: Optional[str] = typer.Option(None, "--compute", help="Training/evaluation compute."),
     paper: Optional[str] = typer.Option(None, "--paper", help="Paper link (http/https)."),
     contact: Optional[str] = typer.Option(None, "--contact", help="Contact of the submitter."),
@@ -99,6 +102,7 @@ def submit_command(
         "name": name,
         "method": method,
         "training_data": training_data,
+        "training_reward": training_reward,
         "compute": compute,
         "paper": paper,
         "contact": contact,
@@ -140,14 +144,14 @@ def _print_report(report, console: Console) -> None:
     if report.info is not None:
         console.print(
             f"  entry: {report.info.name} · method {report.info.method} · model {report.info.model.name}"
-            f" · setting {report.info.setting.key()}",
+            f" · setting {report.setting_key() if report.meta else report.info.setting.key()}",
             highlight=False,
             markup=False,
         )
     if report.paper_setting is not None:
-        console.print(
-            f"  {report.paper_setting.method}: {report.paper_setting.summary()}", highlight=False, markup=False
-        )
+        console.print(f"  {report.paper_setting.method}: {report.paper_note()}", highlight=False, markup=False)
+    if report.accepted:
+        console.print(f"  {report.proof_line()}", highlight=False, markup=False)
     from evalsuite.leaderboard.standings import Entry, leaderboard_metrics
 
     metrics = leaderboard_metrics([Entry("", report.submission, report)])  # a sampled run's avg@K, maj@K, pass@K too

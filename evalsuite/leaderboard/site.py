@@ -26,14 +26,20 @@ from evalsuite.leaderboard.standings import (
     Entry,
     cost_name,
     cost_table,
+    averaged_columns,
+    entry_average,
+    group_label,
     leaderboard_metrics,
     reported_tables,
+    split_column_header,
+    split_columns,
     task_columns,
     task_label,
     verified_table,
 )
 from evalsuite.leaderboard.verify import verify_submission
 from evalsuite.metrics.registry import get_metric, summary_metrics
+from evalsuite.registry import canonical_name
 from evalsuite.resources import site_dir
 from evalsuite.runs import ExampleRecord
 
@@ -209,8 +215,8 @@ def _plot(entry: Entry, metric: str, path: Path) -> Path | None:
     from evalsuite.tables.plots import plot_bars
 
     tasks = [t for t in task_columns([entry]) if entry.has(t, metric)]
-    if not tasks:
-        return None
+    if not tasks or all(entry.summary(t, metric).mean == 0 for t in tasks):
+        return None  # nothing to draw, or only zeros: a chart carries no information the table does not
     # The entry id (a slug) labels the plot: submitted names could hold characters matplotlib treats as markup.
     system = SystemScores(entry.id, {t: entry.scores(t, metric) for t in tasks})
     return plot_bars(compare([system], baseline=entry.id, metric=metric, n_resamples=2000), [entry.id], path)
@@ -220,28 +226,39 @@ TOP_IN_CHART = 5
 
 
 def _top_entries_chart(members: list[Entry], metric: str, path: Path) -> Path | None:
-    """The front page's chart of a setting: its top entries (by their mean over the benchmarks they cover) per
-    benchmark, with the 95% intervals of the recomputed scores."""
+    """The front page's chart of a setting: the top entries of its first rank group (by their Avg over the same
+    whole task splits, as the table ranks them) per column, with the 95% intervals of the recomputed scores. A
+    subset column never gets a bar, and a chart whose bars would all be zero (it carries no information) is not
+    drawn: None."""
     from evalsuite.tables.plots import plot_top_entries
 
-    def average(entry: Entry) -> float:
-        means = [entry.summary(t, metric).mean for t in task_columns([entry]) if entry.has(t, metric)]
-        return sum(means) / len(means) if means else -1.0
-
-    top = sorted(members, key=average, reverse=True)[:TOP_IN_CHART]
-    tasks = [t for t in task_columns(top) if any(e.has(t, metric) for e in top)]
+    columns = split_columns(members)
+    ranked = [(e, entry_average(e, metric, columns)) for e in members]
+    groups = {group_label(averaged_columns(e, metric, columns)) for e, avg in ranked if avg is not None}
+    if not groups:
+        return None
+    # the table's first group: averaged over the most columns (rank_order's order)
+    first = min(groups, key=lambda g: (-len(g.split(", ")), g))
+    group = [
+        (e, avg) for e, avg in ranked if avg is not None and group_label(averaged_columns(e, metric, columns)) == first
+    ]
+    top = [e for e, _ in sorted(group, key=lambda item: -(item[1] or 0.0))[:TOP_IN_CHART]]
+    shown = averaged_columns(top[0], metric, columns)
     series = {}
     for entry in top:
         assert entry.report.info is not None
         label = (
             entry.report.info.name if entry.report.info.name not in series else f"{entry.report.info.name} ({entry.id})"
         )
-        series[label] = {t: entry.summary(t, metric) for t in tasks if entry.has(t, metric)}
+        series[label] = {c.key: entry.summary(c.task, metric) for c in shown}
+    if all(s.mean == 0 for by_column in series.values() for s in by_column.values()):
+        return None
     title = (
-        f"top {len(top)} of {len(members)} entr{'y' if len(members) == 1 else 'ies'} "
-        f"by their mean, {metric} per benchmark, 95% intervals"
+        f"top {len(top)} of {len(group)} entr{'y' if len(group) == 1 else 'ies'} averaged over the same "
+        f"{len(shown)} task split{'s' if len(shown) != 1 else ''}: {metric} per benchmark, 95% intervals"
     )
-    return plot_top_entries(series, tasks, metric, path, title)
+    labels = [split_column_header(c).label for c in shown]
+    return plot_top_entries(series, [c.key for c in shown], metric, path, title, tick_labels=labels)
 
 
 def _headline(entries: list[Entry], metrics: dict[str, str]) -> str:
@@ -362,19 +379,27 @@ def _entry_context(entry: Entry) -> dict:
 
 
 def _methods(entries: list[Entry], reported: dict) -> list[dict]:
-    methods: dict[str, dict] = defaultdict(lambda: {"entries": [], "papers": set(), "links": set()})
+    """The methods page: entries and papers per method, one group per method whatever its spelling (`Search-R1`,
+    `search_r1` and `search-r1` are one method, shown as first spelled)."""
+    methods: dict[str, dict] = defaultdict(lambda: {"name": "", "entries": [], "papers": set(), "links": set()})
+
+    def item(name: str) -> dict:
+        group = methods[canonical_name(name)]
+        group["name"] = group["name"] or name
+        return group
+
     for entry in entries:
         info = entry.report.info
         assert info is not None
-        item = methods[info.method]
-        item["entries"].append(entry)
+        group = item(info.method)
+        group["entries"].append(entry)
         if info.paper:
-            item["links"].add(info.paper)
+            group["links"].add(info.paper)
     for row in (row for table in reported.values() for row in table.rows):
-        methods[row.method]["papers"].add(row.citation)
+        item(row.method)["papers"].add(row.citation)
     return [
-        {"name": name, "entries": v["entries"], "papers": sorted(v["papers"]), "links": sorted(v["links"])}
-        for name, v in sorted(methods.items(), key=lambda kv: kv[0].lower())
+        {"name": v["name"], "entries": v["entries"], "papers": sorted(v["papers"]), "links": sorted(v["links"])}
+        for _, v in sorted(methods.items())
     ]
 
 

@@ -8,7 +8,7 @@ together. Significance groups, per benchmark: `a` = the top entry and every entr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,7 +16,7 @@ import numpy as np
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.leaderboard.verify import VerificationReport
-from evalsuite.leaderboard.submission import split_label
+from evalsuite.leaderboard.submission import SubmissionInfo, split_and_subset, split_label
 from evalsuite.metrics.registry import get_metric, list_metrics, one_sample_metric
 from evalsuite.runs.schema import MetricSummary
 from evalsuite.reported import ReportedTable, default_root, list_reported, load_reported
@@ -152,17 +152,24 @@ class TaskSplit:
         return self.task if evaluated else f"{self.task}:{self.split}"
 
 
+def is_subset_column(column: TaskSplit) -> bool:
+    """Whether the column holds a submitter-chosen subset of a split (`test@first:40`, `test_sub1000@sample:5:8`):
+    shown in a column of its own, labelled with its size, and never averaged with whole splits."""
+    return split_and_subset(column.split)[1] is not None
+
+
 def split_columns(entries: Sequence[Entry]) -> list[TaskSplit]:
-    """The (task, split) pairs the entries cover, in `task_columns` order, each task's eval split first."""
+    """The (task, split) pairs the entries cover: whole splits in `task_columns` order, each task's eval split
+    first, then the subset columns (never averaged) in the same order."""
     pairs = {TaskSplit(t, v.split) for e in entries for t, v in e.report.tasks.items()}
     order = {task: i for i, task in enumerate(task_columns(entries))}
 
-    def eval_first(column: TaskSplit) -> tuple[int, int, str]:
+    def eval_first(column: TaskSplit) -> tuple[int, int, int, str]:
         try:
             evaluated = get_task(column.task).eval_split == column.split
         except EvalsuiteError:
             evaluated = False
-        return order[column.task], 0 if evaluated else 1, column.split
+        return int(is_subset_column(column)), order[column.task], 0 if evaluated else 1, column.split
 
     return sorted(pairs, key=eval_first)
 
@@ -193,6 +200,10 @@ class Row:
     citation_title: str = ""
     note: str = ""  # verified rows: "paper setting" or how the entry differs from its method's paper setting
     proof: str = ""  # verified rows: what the badge proves and what is only declared (VerificationReport.proof_line)
+    trained: str = ""  # verified rows: the declared training reward and turn limit (the card's "trained with" line)
+    # The rank group: the whole task splits the Avg is taken over ("" for a row without one). Rows are ranked by Avg
+    # only within a group: averages over different questions are never ordered against each other.
+    group: str = ""
 
 
 @dataclass
@@ -208,6 +219,13 @@ class MetricTable:
     label: str
     columns: list[Column]
     rows: list[Row] = field(default_factory=list)
+
+    def groups(self) -> list[tuple[str, list[Row]]]:
+        """The rows by rank group, in table order: each group is sorted (and re-sorted on the site) on its own."""
+        grouped: dict[str, list[Row]] = {}
+        for row in self.rows:
+            grouped.setdefault(row.group, []).append(row)
+        return list(grouped.items())
 
 
 def task_label(task: str) -> str:
@@ -240,7 +258,9 @@ def split_column_header(column: TaskSplit) -> Column:
     except EvalsuiteError:
         evaluated, title = False, f"{column.task}, {column.split} split"
     label = task_label(column.task) if evaluated else f"{task_label(column.task)} ({split_label(column.split)})"
-    return Column(column.key, label, title + ("" if evaluated else "; ranked only against entries on the same split"))
+    title += "" if evaluated else "; ranked only against entries on the same split"
+    title += "; a subset: never averaged with whole splits" if is_subset_column(column) else ""
+    return Column(column.key, label, title)
 
 
 def _pct(value: float) -> float:
@@ -277,9 +297,11 @@ def verified_table(
 ) -> MetricTable:
     """One setting's verified rows for one metric: per-(task, split) means with 95% CIs and significance groups.
 
-    Each column is one task on one split, so a training or dev split is never ranked with a test split. The Avg
-    is given only to entries covering every column of the table (an average over the same tasks as every other
-    Avg it is sorted with); each row shows its coverage."""
+    Each column is one task on one split (a subset of a split is a column of its own), so a question set is only
+    ranked against the same question set. An entry's Avg is its mean over the whole task splits it covers (never a
+    subset column), and rows are ranked by it only within their rank group, the entries averaged over the same
+    columns: another entry's column never takes an Avg away, and no average is ordered against one over other
+    questions. Each row shows its coverage."""
     label = label or leaderboard_metrics(entries)[metric]
     splits = split_columns(entries)
     table = MetricTable(metric, label, [split_column_header(c) for c in splits])
@@ -333,44 +355,84 @@ def verified_table(
                 title += "; not tested against the top (no other entry on this split)"
             cell.title = title
             cells.append(cell)
-        paper = entry.report.paper_setting
+        averaged = averaged_columns(entry, metric, splits)
         table.rows.append(
             Row(
                 name=info.name,
                 badge="verified",
                 cells=cells,
                 average=_average(entry, metric, splits),
+                group=group_label(averaged),
                 href=entry_href.format(id=entry.id),
-                method=info.method,
+                method=entry.report.method_label(),
+                trained=trained_line(info),
                 model=info.model.name,
-                note=paper.summary() if paper else "",
+                note=entry.report.paper_note(),
                 proof=entry.report.proof_line(),
             )
         )
-    table.rows.sort(key=lambda r: -(r.average.value if r.average.value is not None else -1))
+    table.rows.sort(key=rank_order(splits))
     return table
 
 
+def trained_line(info: SubmissionInfo) -> str:
+    """A row's "trained with" line: the declared training reward and turn limit (max_turns 0: no search turn)."""
+    turns = info.setting.max_turns
+    shown = "not declared" if turns is None else f"{turns}" + (" (no search)" if turns == 0 else "")
+    return f"training reward: {info.training_reward or 'not declared'} · max_turns {shown}"
+
+
+def rank_order(columns: Sequence[TaskSplit]) -> Callable[[Row], tuple[int, int, str, float]]:
+    """How rows are ordered: rank groups averaged over more columns first (then by their columns), rows without
+    an Avg last; within a group, by Avg, highest first."""
+    labels = [column_name(c) for c in columns]
+
+    def order(row: Row) -> tuple[int, int, str, float]:
+        names = row.group.split(", ") if row.group else []
+        value = row.average.value if row.average.value is not None else 0.0
+        return int(not names), -len(names), ",".join(f"{labels.index(n):04d}" for n in names if n in labels), -value
+
+    return order
+
+
+def column_name(column: TaskSplit) -> str:
+    """A column as an Avg's title and a rank group name it: `Bamboogle test`."""
+    return f"{task_label(column.task)} {column.split}"
+
+
+def averaged_columns(entry: Entry, metric: str, columns: Sequence[TaskSplit]) -> list[TaskSplit]:
+    """The columns an entry's Avg is taken over: the whole task splits it covers (never a subset)."""
+    return [c for c in columns if not is_subset_column(c) and entry.covers(c, metric)]
+
+
+def group_label(columns: Sequence[TaskSplit]) -> str:
+    """The rank group of an Avg over `columns` ("" for none)."""
+    return ", ".join(column_name(c) for c in columns)
+
+
+def entry_average(entry: Entry, metric: str, columns: Sequence[TaskSplit]) -> float | None:
+    """An entry's Avg over `averaged_columns` (None when it covers no whole split)."""
+    averaged = averaged_columns(entry, metric, columns)
+    if not averaged:
+        return None
+    return float(np.mean([entry.summary(c.task, metric).mean for c in averaged]))
+
+
 def _average(entry: Entry, metric: str, columns: Sequence[TaskSplit]) -> Cell:
-    """The mean over every column of the table, or no value when the entry misses one: averages over different
-    task sets are not comparable, so only full-coverage rows get one. Coverage is shown either way."""
-    covered = [c for c in columns if entry.covers(c, metric)]
-    coverage = f"{len(covered)} of {len(columns)} tasks"
-    if not covered:
-        return Cell(coverage=coverage)
-    if len(covered) < len(columns):
-        return Cell(
-            coverage=coverage,
-            title=f"no average: this entry covers {len(covered)} of the table's {len(columns)} "
-            "task splits, and averages are only compared over the same tasks",
-        )
-    mean = float(np.mean([entry.summary(c.task, metric).mean for c in covered]))
-    names = ", ".join(f"{task_label(c.task)} {c.split}" for c in covered)
+    """The mean over the whole task splits the entry covers; subset columns never count. Coverage is shown, and
+    the title names the columns, the rank group this Avg is compared in."""
+    whole = [c for c in columns if not is_subset_column(c)]
+    averaged = averaged_columns(entry, metric, columns)
+    coverage = f"{len(averaged)} of {len(whole)} task splits"
+    mean = entry_average(entry, metric, columns)
+    if mean is None:
+        return Cell(coverage=coverage, title="no average: this entry covers no whole task split (subsets never count)")
     return Cell(
         value=_pct(mean),
         text=f"{100 * mean:.1f}",
         coverage=coverage,
-        title=f"unweighted mean over all {len(covered)} task splits of this table ({names})",
+        title=f"unweighted mean over {len(averaged)} whole task split{'s' if len(averaged) != 1 else ''} "
+        f"({group_label(averaged)}); ranked only against entries averaged over the same task splits",
     )
 
 

@@ -92,6 +92,9 @@ class SubmissionInfo(BaseModel):
     method: str = Field(min_length=1, max_length=200)
     model: ModelInfo
     training_data: str | None = None
+    # How the model was trained to behave: the reward it was optimised for (and its turn limit, `setting.max_turns`,
+    # is shown beside it): what a reader needs to tell a run that learned the task from one that learned a format.
+    training_reward: str | None = Field(default=None, max_length=500)
     compute: str | None = None
     paper: str | None = None
     contact: str | None = None

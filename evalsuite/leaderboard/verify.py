@@ -87,6 +87,56 @@ SHOWN_PER_CHECK = 10
 # 4: each task's scoring version and metric versions; 5: n_failed per task, proof).
 VERIFICATION_FORMAT = 5
 SETTINGS = ("method", "corpus", "retriever", "topk", "max_turns")
+SETTING_LABELS = {
+    "method": "method",
+    "corpus": "corpus",
+    "retriever": "retriever",
+    "topk": "top-k",
+    "max_turns": "turn limit",
+}
+
+# The three proof levels (docs/guarantees.md): everything `verify` and the site say about a field is one of these.
+RECOMPUTED = "recomputed"  # derived here from the predictions against the registry's gold answers
+CONSISTENT = "consistent"  # the submission's own files agree on it: claims that agree, never evidence
+DECLARED = "declared"  # the submitter's word in one place
+CONSISTENT_LABEL = "consistent (the submission's files agree; claims, not evidence)"
+# report.settings' value for a setting that submission.json and every run manifest state alike
+CONSISTENT_SETTING = "consistent: submission.json and every run manifest state it alike"
+
+# Which level each field of a submission gets: docs/guarantees.md's field table, row for row
+# (tests/leaderboard/test_proof_levels.py reads the table and compares). "consistent or declared": consistent when
+# submission.json and every run manifest state the same value, declared when a manifest does not state it.
+FIELD_LEVELS: dict[tuple[str, str], str] = {
+    ("submission.json", "info.name"): DECLARED,
+    ("submission.json", "info.method"): f"{CONSISTENT} or {DECLARED}",
+    ("submission.json", "info.model, training_data, compute, paper, contact, description"): DECLARED,
+    ("submission.json", "info.setting.corpus, retriever, topk, max_turns"): f"{CONSISTENT} or {DECLARED}",
+    ("submission.json", "runs[].tasks"): RECOMPUTED,
+    ("submission.json", "runs[].includes_failed"): DECLARED,
+    ("manifest.json", "kind"): "never read for a label",
+    ("manifest.json", "method, corpus, retriever, topk, max_turns, splits, subset"): CONSISTENT,
+    ("manifest.json", "model, backend, decoding, everything else"): DECLARED,
+    ("metrics.json", "every number"): RECOMPUTED,
+    ("predictions", "id, task, split, question, golden_answers"): RECOMPUTED,
+    ("predictions", "prediction, metrics"): RECOMPUTED,
+    ("predictions", "trajectory, turns, passages"): DECLARED,
+    ("predictions", "status"): DECLARED,
+}
+
+
+def corpus_display(declared: str | None) -> str | None:
+    """A declared corpus as a setting key names it: a known corpus by its label (`wiki18.jsonl` → `wiki-18`), any
+    other as "custom corpus (NAME)", so a custom name never reads as a known corpus."""
+    if declared is None:
+        return None
+    key = corpus_key(declared)
+    known = next((c for c in KNOWN_CORPORA if c.key == key), None)
+    return known.label if known is not None else f"custom corpus ({declared})"
+
+
+def retriever_display(declared: str | None) -> str | None:
+    """A declared retriever in its canonical spelling (`E5`, `e5` → `e5`)."""
+    return method_key(declared) if declared else None
 
 
 @dataclass(frozen=True)
@@ -166,62 +216,76 @@ class VerificationReport:
         self.problems.append(Problem(check, where, message))
 
     def proof(self) -> dict[str, list[str]]:
-        """What this entry's badge rests on, by docs/guarantees.md's field table: `proven` (recomputed, or checked
-        against data the verifier holds), `recorded` (settings every run manifest records, compared by content where
-        it can be: the corpus by passage count and hash, the encoder by its weights' identity) and `declared` (the
-        submitter's word only). The site shows these next to every badge."""
+        """What this entry's badge rests on, by docs/guarantees.md's three levels (`FIELD_LEVELS`): `recomputed`
+        (derived here from the predictions against the registry's gold answers), `consistent` (claims the
+        submission's own files agree on: submission.json and every run manifest state the same value) and
+        `declared` (the submitter's word in one place). A manifest is a file the submitter writes, so agreement with
+        it is never evidence, and no label reads any field the submitter may delete (a manifest's `kind`). The site
+        shows these next to every badge."""
         failed = sum(t.summary.n_failed for t in self.tasks.values())
-        proven = [
-            "scores recomputed from the trajectories against the registry's gold answers",
-            "every id of each declared split, questions and gold answers as the registry's",
+        recomputed = [
+            "scores from the predictions against the registry's gold answers",
+            "every id of each declared split (and subset), questions and gold answers as the registry's",
         ]
         if failed:
-            proven.append(f"{failed} failed record{'s' if failed != 1 else ''} scored 0")
-        recorded: list[str] = []
+            recomputed.append(f"{failed} failed record{'s' if failed != 1 else ''} scored 0")
+        consistent: list[str] = []
         declared: list[str] = []
-        for name in ("corpus", "retriever", "topk", "max_turns"):
-            how = self.settings.get(name, "")
-            label = {"topk": "top-k", "max_turns": "turn limit"}.get(name, name)
-            if name == "corpus" and how == "matches every run manifest":
-                label = self._corpus_proof()
-            (recorded if how == "matches every run manifest" else declared).append(label)
+        for name in SETTINGS:
+            label = SETTING_LABELS[name]
+            if name == "method" and not self.method_registered():
+                declared.append(f"{label} (not registered here: answers read with Search-R1's parser)")
+                continue
+            if self.settings.get(name) != CONSISTENT_SETTING:
+                declared.append(label)
+            else:
+                consistent.append(self._corpus_basis() if name == "corpus" else label)
         declared += ["model", "training data"]
-        return {"proven": proven, "recorded": recorded, "declared": declared}
+        return {RECOMPUTED: recomputed, CONSISTENT: consistent, DECLARED: declared}
 
-    def _corpus_proof(self) -> str:
-        """ "corpus" when every run's corpus was matched by its passage count and sha256 (or is custom, shown by
-        both); "corpus (wiki-18 by passage count only)" when a known corpus was matched on the count alone."""
+    def _corpus_basis(self) -> str:
+        """ "corpus" when the manifests' corpus is a known one matched by passage count and sha256 (or a custom one);
+        "corpus (wiki-18 by passage count only)" when a known corpus was matched on the count alone."""
         matched = [RunSetting.from_manifest(m).corpus for m in self.manifests.values()]
         known = [c.known() for c in matched if c is not None]
         count_only = sorted({k.label for k in known if k is not None and k.sha256 is None})
         return f"corpus ({', '.join(count_only)} by passage count only)" if count_only else "corpus"
 
+    def method_registered(self) -> bool:
+        """Whether the declared method is one registered here (its parser reads the trajectories)."""
+        from evalsuite.agent.method import list_methods
+
+        return self.meta is not None and method_key(self.meta.info.method) in list_methods()
+
     def setting_key(self) -> str:
-        """The key entries are grouped and ranked by: the declared setting with the corpus named by content wherever
-        every run recorded it ("custom corpus (N passages, sha …)" unless it is a known corpus), and marked
-        "(declared)" when any part of it rests on the declaration alone, so a declared setting never shares a
-        table with a checked one."""
+        """The key entries are grouped and ranked by: the *declared* setting, spelled canonically (a known corpus
+        by its label, any other as "custom corpus (NAME)"; the retriever case-folded). It reads no manifest: the
+        setting is a claim whatever the manifests say (`proof` says which parts the files agree on), so nothing a
+        submitter writes in a manifest, or deletes from one, moves an entry to another table."""
         assert self.meta is not None
         setting = self.meta.info.setting
-        corpus = setting.corpus
-        if self.settings.get("corpus") == "matches every run manifest" and self.manifests:
-            labels = {RunSetting.from_manifest(m).corpus_label() for m in self.manifests.values()}
-            corpus = labels.pop() if len(labels) == 1 and None not in labels else corpus
-        key = setting.model_copy(update={"corpus": corpus}).key()
-        declared = [
-            name
-            for name, how in self.settings.items()
-            if how.startswith("declared only") and name in ("corpus", "retriever", "topk", "max_turns")
-        ]
-        return key + (" (declared)" if declared else "")
+        return setting.model_copy(
+            update={"corpus": corpus_display(setting.corpus), "retriever": retriever_display(setting.retriever)}
+        ).key()
+
+    def method_label(self) -> str:
+        """The declared method as the site shows it: "NAME (declared; not registered here)" when no registered
+        method is called so (its answers were read with Search-R1's parser), else its name."""
+        assert self.meta is not None
+        method = self.meta.info.method
+        return method if self.method_registered() else f"{method} (declared; not registered here)"
+
+    def paper_note(self) -> str:
+        """The paper check as the site and `verify` show it (`paper_note`); "" for a method without one."""
+        return paper_note(self.paper_setting) if self.paper_setting is not None else ""
 
     def proof_line(self) -> str:
-        """`proof()` in one line: "proven: scores, splits · recorded by the runs: … · declared: …"."""
+        """`proof()` in one line: "recomputed: scores, splits · consistent (…): … · declared: …"."""
         proof = self.proof()
-        parts = ["proven: scores, splits" + ("".join(f", {p}" for p in proof["proven"][2:]))]
-        if proof["recorded"]:
-            parts.append("recorded by the runs: " + ", ".join(proof["recorded"]))
-        parts.append("declared only: " + ", ".join(proof["declared"]))
+        parts = ["recomputed: scores, splits" + "".join(f", {p}" for p in proof[RECOMPUTED][2:])]
+        if proof[CONSISTENT]:
+            parts.append(f"{CONSISTENT_LABEL}: " + ", ".join(proof[CONSISTENT]))
+        parts.append("declared: " + ", ".join(proof[DECLARED]))
         return " · ".join(parts)
 
     def problem_lines(self) -> list[str]:
@@ -825,8 +889,10 @@ def _gold(
     narrowed = _narrowing(chosen, n_split)
     if narrowed is None:
         return loaded, n_split
-    # the subset's ids are rebuilt from the registry's rows, as `evalsuite run --subset` chose them
-    return replace(loaded, split=split, rows=apply_subset(loaded.rows, narrowed)), n_split
+    # the subset's ids are rebuilt from the registry's rows, as `evalsuite run --subset` chose them; the split is
+    # named in its canonical spelling (`test@first:010` is `test@first:10`): the leaderboard groups columns by it
+    canonical = with_subset(whole, str(narrowed))
+    return replace(loaded, split=canonical, rows=apply_subset(loaded.rows, narrowed)), n_split
 
 
 def _whole_split(
@@ -1079,9 +1145,7 @@ def check_settings(info: SubmissionInfo, report: VerificationReport) -> None:
     for setting in SETTINGS:
         runs = unrecorded.get(setting)
         report.settings[setting] = (
-            f"declared only: not recorded by {', '.join(runs)} (imported outputs)"
-            if runs
-            else "matches every run manifest"
+            f"declared: not stated by the manifest of {', '.join(runs)}" if runs else CONSISTENT_SETTING
         )
     models = {
         name: m.model.sha256 or m.model.model_hash or m.model.spec
@@ -1127,9 +1191,21 @@ def paper_setting_check(
     declared_only = tuple(
         name
         for name, how in (checked or {}).items()
-        if how.startswith("declared only") and name in ("corpus", "retriever", "topk", "max_turns")
+        if how != CONSISTENT_SETTING and name in ("corpus", "retriever", "topk", "max_turns")
     )
     return PaperCheck(method, tuple(differences + undeclared), declared_only)
+
+
+def paper_note(check: PaperCheck) -> str:
+    """A leaderboard entry's paper check in one line. A match is always "as claimed": the setting is the
+    submitter's (at best consistent with their manifests), so the note never reads as a checked "paper setting"."""
+    if not check.matches:
+        return check.summary()
+    if check.declared_only:
+        return (
+            "paper setting as claimed (declared; not stated by the manifests: " + ", ".join(check.declared_only) + ")"
+        )
+    return "paper setting as claimed (consistent with the manifests)"
 
 
 def verify_submission(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -69,15 +70,24 @@ def plot_forest(comparison: Comparison, path: str | Path) -> Path:
 
 
 def plot_top_entries(
-    series: Mapping[str, Mapping[str, Any]], tasks: Sequence[str], metric: str, path: str | Path, title: str = ""
+    series: Mapping[str, Mapping[str, Any]],
+    tasks: Sequence[str],
+    metric: str,
+    path: str | Path,
+    title: str = "",
+    tick_labels: Sequence[str] | None = None,
 ) -> Path | None:
     """Grouped bars of several systems' stored summaries (`series`: label → task → an object with mean, ci_low and
-    ci_high, e.g. a metrics.json summary): one group per task, whiskers at each 95% interval. None when empty."""
+    ci_high, e.g. a metrics.json summary): one group per task (labelled by `tick_labels`, default the task's name),
+    whiskers at each 95% interval. The title wraps to the figure's width, so it is never cut. None when empty."""
     if not series or not tasks:
         return None
     scale = percent_scale(metric)
     width = 0.8 / len(series)
     fig = figure(max(5.0, 0.55 * len(tasks) * len(series) + 2), 3.6 + 0.25 * len(series))
+    # Text wraps to the figure's width (about 11 characters per inch at these font sizes): a long title or entry
+    # name is never cut at the image's edges.
+    width_chars = int(fig.get_figwidth() * 11)
     ax = fig.add_subplot()
     x = np.arange(len(tasks))
     for i, (label, by_task) in enumerate(series.items()):
@@ -92,10 +102,10 @@ def plot_top_entries(
             width,
             yerr=np.vstack([low, high]),
             capsize=3,
-            label=label.replace("$", r"\$"),
+            label=textwrap.fill(label, width_chars).replace("$", r"\$"),
         )
-    ax.set_xticks(x, [task_label(t) for t in tasks])
+    ax.set_xticks(x, list(tick_labels) if tick_labels is not None else [task_label(t) for t in tasks])
     ax.set_ylabel(metric + (" (%)" if scale == 100 else ""))
-    ax.set_title(title or f"{metric} per benchmark, 95% intervals", fontsize="medium")
+    ax.set_title(textwrap.fill(title or f"{metric} per benchmark, 95% intervals", width_chars), fontsize="medium")
     fig.legend(loc="outside lower center", fontsize="small", ncols=1)
     return save_figure(fig, path)

@@ -171,7 +171,22 @@ def check_config(config: TrainConfig, path: Path, recipe: Recipe) -> None:
                     f"{path}: {section}.{key} is the text {value!r}, not a number",
                     hint=f"write it with a dot, e.g. {float(value):.1e}",
                 )
+    _check_algorithm(config, path, recipe)
     recipe.check_config(config, path)
+
+
+def _check_algorithm(config: TrainConfig, path: Path, recipe: Recipe) -> None:
+    """`algorithm` is a label the manifest and the paper-setting table show, so it must name the trainer that runs:
+    the recipe's last stage (GRPO for every recipe the shared trainer runs). `algorithm: ppo` while GRPO trains would
+    read as the paper's setting; it is refused, and the paper's own algorithm belongs in the `paper:` block."""
+    runs = recipe.stages[-1]
+    if not isinstance(config.algorithm, str) or config.algorithm.strip().lower() != runs:
+        raise DataError(
+            f"{path}: algorithm {config.algorithm!r} is not what trains: {config.method}'s recipe runs {runs} "
+            f"(TRL's {runs.upper()}Trainer)",
+            hint=f"write algorithm: {runs}; a paper's other algorithm goes in the paper: block as a deviation",
+        )
+    config.algorithm = runs
 
 
 def read_recipe_yaml(path: Path, what: str) -> Any:

@@ -129,3 +129,62 @@ def test_plugins_are_read_on_first_lookup_and_cannot_shadow_a_builtin(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "conflict: colour 'red' is already registered as 1, not colour_plugin.clash:RED from the installed package colour-plugin" in result.stdout
     assert "blue: 4 colour-plugin True" in result.stdout
+
+
+# --- Issue 37: one spelling per name ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spelling", ["search_r1", "Search-R1", "SEARCH R1", "search--r1", "Ｓearch-r1"])
+def test_a_name_that_canonicalises_onto_a_registered_one_is_refused(spelling):
+    registry: Registry[int] = Registry("method", group="")
+    registry.register("search-r1", 1)
+    with pytest.raises(RegistryConflict, match=rf"method {spelling!r} \(2\) is another spelling of the registered method 'search-r1'"):
+        registry.register(spelling, 2)
+    assert registry.names() == ["search-r1"]
+
+
+def test_a_plugin_spelling_a_builtin_otherwise_is_refused_naming_its_distribution(tmp_path):
+    """A real distribution whose entry points register `search_r1` and `Search-R1` beside the built-in `search-r1`:
+    both are refused, naming the distribution; the built-in stays what runs."""
+    site = tmp_path / "site"
+    (site / "lookalike").mkdir(parents=True)
+    (site / "lookalike" / "__init__.py").write_text("FAKE = 7\n")
+    info = site / "lookalike-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: lookalike\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[evalsuite.methods]\nsearch_r1 = lookalike:FAKE\nSearch-R1 = lookalike:FAKE\n")
+    script = textwrap.dedent("""
+        from evalsuite.agent.method import METHODS, get_method
+        try:
+            METHODS.names()
+        except Exception as exc:
+            print("conflict:", exc)
+        print("names:", sorted(n for n in METHODS.names() if "r1" in n.lower()))
+        print("runs:", type(get_method("search-r1")).__module__)
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                            env={"PYTHONPATH": f"{site}:{REPO}", "PATH": "/usr/bin:/bin"})
+    assert result.returncode == 0, result.stderr
+    assert "method 'search_r1' (lookalike:FAKE from the installed package lookalike) is another spelling" in result.stdout
+    assert "method 'Search-R1' (lookalike:FAKE from the installed package lookalike) is another spelling" in result.stdout
+    assert "names: ['r1-searcher', 'search-r1']" in result.stdout
+    assert "runs: evalsuite.methods.search_r1.method" in result.stdout
+
+
+def test_a_method_package_named_like_a_builtin_is_refused_and_leaves_the_registry_intact(tmp_path):
+    """Issue 37: a folder holding a package `search_r1` shadowed nothing inside the block, but unloading it afterwards
+    removed the built-in's modules, so every later lookup met new classes under the old names. Now it is refused
+    before anything changes."""
+    from evalsuite.agent.method import get_method
+    from evalsuite.registry import extra_method_packages
+
+    before = type(get_method("search-r1"))
+    modules = {name for name in sys.modules if name.startswith("evalsuite.methods.search_r1")}
+    for folder in ("search_r1", "Search_R1"):
+        package = tmp_path / folder / folder
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text('NAME = "search-r1"\nPARTS = {"method": ".method:Fake"}\n')
+        with pytest.raises(RegistryConflict, match=rf"method package {folder} \(as search_r1\) is already a method package"):
+            with extra_method_packages(tmp_path / folder):
+                pass
+    assert type(get_method("search-r1")) is before
+    assert modules <= set(sys.modules)

@@ -1,6 +1,6 @@
-"""The shipped CPU-scale reproduction entry (docs/recipes/reproduce.md): our own recipe's checkpoint, verified on the
-128-question subset of AD-QA's test split it declares, linked by sha256 to the training manifest recorded beside the
-docs, and ranked apart from the paper-scale entries. AD-QA ships inside the package, so this needs no ../shared."""
+"""The `cpu_learn` run's submission (docs/recipes/reproduce.md): a format-reward run without search whose policy
+collapsed to a constant answer (issue 40). It is withdrawn from the leaderboard and kept, still verifiable, beside its
+training record; its labels say what it is. AD-QA ships inside the package, so this needs no ../shared."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from evalsuite.runs import RunDirectory
 
 from leaderboard_support import REPO
 
-ENTRY = REPO / "leaderboard" / "entries" / "search-r1-gemma3-270m-cpu-scale-reproduction"
 RECORD = REPO / "docs" / "recipes" / "runs" / "search-r1-cpu-learn"
+ENTRY = RECORD / "submission"
 
 
 def test_the_cpu_reproduction_entry_verifies_on_its_subset_and_names_its_training():
     report = verify_submission(ENTRY)
     assert report.accepted, report.problem_lines()
-    assert "CPU-scale reproduction" in report.meta.info.name
+    assert "format-reward run without search" in report.meta.info.name and "withdrawn" in report.meta.info.name
     verified = report.tasks["adqa"]
     assert verified.split == "test@first:128" and verified.summary.n == 128
     assert verified.summary.metrics["has_answer"].mean == 1.0  # the checkpoint answers every held-out question
@@ -37,3 +37,27 @@ def test_the_recorded_base_run_answers_the_same_questions_less_often():
     assert [r["id"] for r in base] == [r.id for r in trained]
     assert sum(r["prediction"] is not None for r in base) == 35
     assert sum(r.prediction is not None for r in trained) == 128
+
+
+def test_the_run_is_withdrawn_from_the_leaderboard():
+    entries = REPO / "leaderboard" / "entries"
+    assert not any("cpu" in path.name for path in entries.iterdir())
+
+
+def test_its_labels_say_what_it_is_a_constant_answer_without_search():
+    """Issue 40: max_turns 0 (never searched), a reward paying 0.1 for any answer block, EM 0, and a policy that
+    answers "Colosseum" to 123 of the 128 held-out questions and "Rome" to the other 5; the card states the reward
+    and the turn limit."""
+    from collections import Counter
+
+    report = verify_submission(ENTRY)
+    info = report.meta.info
+    assert info.setting.max_turns == 0
+    assert "0.1 for any <answer> block" in info.training_reward and "max_turns 0" in info.training_reward
+    verified = report.tasks["adqa"]
+    assert Counter(r.prediction for r in verified.records) == {"Colosseum": 123, "Rome": 5}
+    assert verified.summary.metrics["em"].mean == 0.0
+    assert '"Colosseum"' in info.description and "EM 0" in info.description
+    from evalsuite.leaderboard.standings import trained_line
+
+    assert trained_line(info).endswith("· max_turns 0 (no search)")

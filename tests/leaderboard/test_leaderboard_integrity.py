@@ -19,6 +19,7 @@ import pytest
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.leaderboard import Limits, verify_submission
+from evalsuite.leaderboard.verify import CONSISTENT_SETTING
 from evalsuite.leaderboard.submission import write_checksums
 from evalsuite.runs import ExampleRecord, summarize
 from evalsuite.scoring import score_record
@@ -172,8 +173,8 @@ def test_settings_that_match_every_run_manifest_are_accepted(submission, benchma
     write_checksums(submission)
     report = verify_submission(submission, benchmarks_dir)
     assert report.problems == []
-    assert set(report.settings.values()) == {"matches every run manifest"}
-    assert report.to_dict()["settings"]["topk"] == "matches every run manifest"
+    assert set(report.settings.values()) == {CONSISTENT_SETTING}
+    assert report.to_dict()["settings"]["topk"] == CONSISTENT_SETTING
 
 
 def test_declared_settings_that_differ_from_the_manifest_are_rejected(submission, benchmarks_dir):
@@ -193,7 +194,7 @@ def test_declared_settings_that_differ_from_the_manifest_are_rejected(submission
 def test_imported_runs_verify_their_declared_settings_as_declared_only(submission, benchmarks_dir):
     report = verify_submission(submission, benchmarks_dir)
     assert report.accepted
-    assert report.settings["topk"] == f"declared only: not recorded by {BASE_SEED1} (imported outputs)"
+    assert report.settings["topk"] == f"declared: not stated by the manifest of {BASE_SEED1}"
 
 
 def test_a_baseline_run_without_searches_is_verified_with_its_own_parser(submission, benchmarks_dir):

@@ -47,8 +47,10 @@ def test_submitted_text_is_escaped_everywhere(built_site: Path):
 
 def test_settings_are_separate_tables_and_badges_are_shown(built_site: Path):
     index = (built_site / "index.html").read_text()
-    # Imported outputs record no setting: the tables say their setting is declared (issue 26).
-    assert "Setting: wiki-18 · e5 · top-3 (declared)" in index and "Setting: wiki-18 · e5 · top-5 (declared)" in index
+    # A setting is the entries' claim whatever their manifests say (issue 37): the heading says so for every table,
+    # and what each entry's files agree on is in its proof, not in the table's name.
+    assert "Setting (as the entries claim it): wiki-18 · e5 · top-3</h2>" in index
+    assert "Setting (as the entries claim it): wiki-18 · e5 · top-5</h2>" in index
     assert index.count('class="badge reported"') > 20  # transcribed paper rows
     assert 'id="reported-em"' in index and "Progress: Coverage-guided RL to Train Search-augmented LLM Agent, Table 1" in index
 
@@ -94,4 +96,4 @@ def test_build_does_not_wipe_a_foreign_directory(tmp_path: Path):
 def test_entry_page_says_how_its_setting_was_checked(built_site: Path):
     page = (built_site / "entries" / BASE_ENTRY / "index.html").read_text()
     # Imported outputs record no setting: the page says the setting is the submitter's declaration.
-    assert "topk: declared only: not recorded by bamboogle_2026_04_28_16_36_search_r1_base_seed1" in page
+    assert "topk: declared: not stated by the manifest of bamboogle_2026_04_28_16_36_search_r1_base_seed1" in page

@@ -10,6 +10,7 @@ import gzip
 from pathlib import Path
 
 from evalsuite.leaderboard import verify_submission
+from evalsuite.leaderboard.verify import CONSISTENT_SETTING
 from evalsuite.leaderboard.submission import write_checksums
 from evalsuite.metrics import extract_answer
 from evalsuite.runs import ExampleRecord, summarize
@@ -102,7 +103,7 @@ def test_a_corpus_with_wiki18s_passage_count_is_accepted_as_wiki18(submission, b
     evalsuite_run(submission, {**SMALL, "num_documents": 21_015_324}, E5)
     report = verify_submission(submission, benchmarks_dir)
     assert report.accepted, report.problem_lines()
-    assert report.settings["corpus"] == "matches every run manifest"
+    assert report.settings["corpus"] == CONSISTENT_SETTING
 
 
 def test_an_encoder_named_like_e5_is_not_e5(submission, benchmarks_dir):
@@ -190,9 +191,13 @@ def test_an_average_is_only_over_the_same_tasks_and_coverage_is_shown():
     one = entry("one-task", {"bamboogle": ("test", [1, 1])})
     table = verified_table([one, seven], "em")
     rows = {r.name: r for r in table.rows}
-    assert (rows["three-tasks"].average.text, rows["three-tasks"].average.coverage) == ("33.3", "3 of 3 tasks")
-    assert (rows["one-task"].average.text, rows["one-task"].average.coverage) == ("–", "1 of 3 tasks")
-    assert [r.name for r in table.rows] == ["three-tasks", "one-task"]  # the one-task entry's 100 does not rank first
+    assert (rows["three-tasks"].average.text, rows["three-tasks"].average.coverage) == ("33.3", "3 of 3 task splits")
+    # Issue 37: another entry's columns never take an Avg away; the one-task entry's Avg is over Bamboogle alone and
+    # is ranked in a group of its own, after the wider group: its 100 does not rank first.
+    assert (rows["one-task"].average.text, rows["one-task"].average.coverage) == ("100.0", "1 of 3 task splits")
+    assert [r.name for r in table.rows] == ["three-tasks", "one-task"]
+    assert [(group, [r.name for r in rows]) for group, rows in table.groups()] == [
+        ("NQ test, TriviaQA test, Bamboogle test", ["three-tasks"]), ("Bamboogle test", ["one-task"])]
 
 
 # --- Filing: names that look the same, two adds at once -----------------------------------------------------
@@ -278,7 +283,10 @@ def test_the_setting_an_entry_is_ranked_in_names_its_corpus_by_content(submissio
     write_checksums(submission)
     report = verify_submission(submission, benchmarks_dir)
     assert report.accepted, report.problem_lines()
-    assert report.setting_key() == "custom corpus (10,813 passages, sha cdcdcdcdcdcd…) · e5 · top-3 · 4 turns"
+    # Issue 37: the key is the declared setting, read from no manifest (a manifest is the submitter's file); a custom
+    # name is shown as custom, never as the known corpus its passage count resembles.
+    assert report.setting_key() == "custom corpus (my-corpus) · e5 · top-3 · 4 turns"
+    assert "corpus" in report.proof()["consistent"]
 
 
 # --- Claims are read only to report a mismatch ------------------------------------------------------------
@@ -317,10 +325,11 @@ def test_a_corpus_matched_by_its_count_alone_says_so_next_to_the_badge(submissio
     evalsuite_run(submission, {**SMALL, "num_documents": 21_015_324}, E5)
     report = verify_submission(submission, benchmarks_dir)
     assert report.accepted, report.problem_lines()
-    assert "corpus (wiki-18 by passage count only)" in report.proof()["recorded"]
-    assert "recorded by the runs: corpus (wiki-18 by passage count only)" in report.proof_line()
+    assert "corpus (wiki-18 by passage count only)" in report.proof()["consistent"]
+    assert "consistent (the submission's files agree; claims, not evidence): method, corpus (wiki-18 by passage count only)" in report.proof_line()
     (manifest,) = report.manifests.values()
     from evalsuite.runs.setting import RunSetting
 
     assert RunSetting.from_manifest(manifest).corpus_label() == "wiki-18 (by passage count only: 21,015,324; sha256 not pinned)"
-    assert "wiki-18 (by passage count only" in report.setting_key()
+    # The table's key is the declared setting (issue 37: it reads no manifest); the basis is in the proof above.
+    assert report.setting_key() == "wiki-18 · e5 · top-3 · 4 turns"

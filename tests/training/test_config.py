@@ -44,3 +44,16 @@ def test_sections_load_as_their_dataclasses_and_files_resolve_beside_the_config(
 def test_bad_settings_are_refused_at_load(tmp_path, text, message):
     with pytest.raises(DataError, match=message):
         load_config(write(tmp_path, text))
+
+
+@pytest.mark.parametrize("algorithm", ["ppo", "PPO", "dpo", "reinforce"])
+def test_an_algorithm_label_that_is_not_the_trainer_that_runs_is_refused(tmp_path, algorithm):
+    """Issue 37: every recipe trains with GRPO (the shared trainer's last stage), so `algorithm: ppo` would show the
+    paper's PPO as matched while GRPO trains."""
+    with pytest.raises(DataError, match=rf"algorithm '{algorithm}' is not what trains: search-r1's recipe runs grpo"):
+        load_config(write(tmp_path, f"method: search-r1\nalgorithm: {algorithm}\n"))
+
+
+def test_the_algorithm_label_is_stored_as_the_trainer_that_runs(tmp_path):
+    assert load_config(write(tmp_path, "method: search-r1\nalgorithm: GRPO\n")).algorithm == "grpo"
+    assert load_config(write(tmp_path, "method: search-r1\n")).algorithm == "grpo"

@@ -25,7 +25,10 @@
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) { th.removeAttribute("aria-sort"); });
     header.setAttribute("aria-sort", descending ? "descending" : "ascending");
     Array.prototype.forEach.call(table.tBodies, function (body) {
-      var rows = Array.prototype.slice.call(body.rows).filter(function (r) { return !r.classList.contains("empty"); });
+      // each rank group is its own tbody, sorted on its own; its heading row stays first
+      var rows = Array.prototype.slice.call(body.rows).filter(function (r) {
+        return !r.classList.contains("empty") && !r.classList.contains("group-head");
+      });
       rows.sort(function (a, b) {
         var x = cellValue(a, index, type), y = cellValue(b, index, type);
         if (x === null && y === null) { return 0; }
@@ -41,7 +44,7 @@
   function applyFilter(query) {
     var needle = query.trim().toLowerCase();
     document.querySelectorAll("table.board.sortable tbody tr").forEach(function (row) {
-      if (row.classList.contains("empty")) { return; }
+      if (row.classList.contains("empty") || row.classList.contains("group-head")) { return; }
       var text = row.cells[0] ? row.cells[0].textContent.toLowerCase() : "";
       var status = row.cells[1] ? row.cells[1].textContent.toLowerCase() : "";
       row.hidden = needle !== "" && text.indexOf(needle) === -1 && status.indexOf(needle) === -1;
