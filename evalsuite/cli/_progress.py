@@ -13,6 +13,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalsuite.cli._interrupt import Kept
 from evalsuite.console import ProgressLine, err_console, heartbeat_thread, progress
 
 
@@ -40,8 +41,8 @@ class RunProgress:
     bars: Any
     line: ProgressLine | None
     headline: Any
+    kept: Kept
     bar: Any = None
-    kept: int = 0
     tokens: int = 0
     scores: str = ""
     totals: dict[str, list[float]] = field(default_factory=dict)
@@ -55,7 +56,7 @@ class RunProgress:
             self.line.stage(text)
 
     def start(self, total: int, already: int) -> None:
-        self.kept = already
+        self.kept.count = already
         self.bars.update(self.bar, description="examples", total=total, completed=already)
         if self.line is not None:
             self.line.start(total, already)
@@ -67,7 +68,7 @@ class RunProgress:
             self.line.generated(tokens)
 
     def finished(self, records: list[Any]) -> None:
-        self.kept += sum(record.status == "ok" for record in records)
+        self.kept.count += sum(record.status == "ok" for record in records)
         self.scores = self._running_scores(records)
         self.bars.update(self.bar, advance=len(records), detail=self._detail())
         if self.line is not None:
@@ -91,8 +92,8 @@ class RunProgress:
 
 
 @contextmanager
-def run_progress() -> Iterator[RunProgress]:
-    """A run's progress on stderr, from now until the block ends."""
+def run_progress(kept: Kept) -> Iterator[RunProgress]:
+    """A run's progress on stderr, from now until the block ends; `kept` counts the finished records."""
     from evalsuite.metrics.registry import summary_metrics
 
     stderr = err_console()
@@ -101,4 +102,4 @@ def run_progress() -> Iterator[RunProgress]:
         line = None if stderr.is_terminal else ProgressLine("examples", lambda text: stderr.print(text))
         if line is not None:
             stack.enter_context(heartbeat_thread(line))
-        yield RunProgress(bars, line, summary_metrics()[0])
+        yield RunProgress(bars, line, summary_metrics()[0], kept)

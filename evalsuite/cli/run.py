@@ -359,7 +359,7 @@ def run_command(
         check_method(method)  # before a model is loaded or the demo's GGUF assembled
     options = _options(backend_option)
     out = out or Path("runs") / _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    with run_progress() as shown, stop_at_once(out, lambda: shown.kept, sys.argv[1:]):
+    with stop_at_once(out, sys.argv[1:]) as kept, run_progress(kept) as shown:
         note = None
         if model is None:
             from evalsuite.agent.default import DEMO_NOTE, demo_settings
