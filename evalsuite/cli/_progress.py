@@ -55,6 +55,10 @@ class RunProgress:
         if self.line is not None:
             self.line.stage(text)
 
+    def note(self, text: str) -> None:
+        """A line of its own on stderr (through the bar's console, which keeps the bar below it on a terminal)."""
+        self.bars.console.print(text, markup=False, highlight=False)
+
     def start(self, total: int, already: int) -> None:
         self.kept.count = already
         self.bars.update(self.bar, description="examples", total=total, completed=already)

@@ -387,11 +387,9 @@ def run_command(
         chosen_by = None
         if backend is None:
             backend, chosen_by = backend_choice(model)
-            err_console().print(f"backend: {backend} (--model is {chosen_by}; --backend chooses another)")
-            if "backend" in recorded:
-                recorded["backend"] = (
-                    backend  # a run repeated from its manifest uses this backend, whatever is installed
-                )
+            shown.note(f"backend: {backend} (--model is {chosen_by}; --backend chooses another)")
+            if "backend" in recorded:  # a run repeated from its manifest uses this backend, whatever is installed
+                recorded["backend"] = backend
         # a schedule the backend cannot run is refused before anything is installed or loaded
         run_settings.resolve_schedule(backend_class(backend).supports_async, backend)
         shown.stage("checking the model")
@@ -418,6 +416,7 @@ def run_command(
             from evalsuite.agent.distributed import RayOptions, execute_on_ray
 
             ray_options = RayOptions(address=ray, actors=ray_actors, num_cpus=ray_cpus, num_gpus=ray_gpus)
+            shown.stage("loading the tasks, then Ray's actors and their models")
             result = execute_on_ray(spec, ray_options, **shown.hooks())
         else:
             from evalsuite.agent.runner import execute
