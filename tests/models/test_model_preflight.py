@@ -197,3 +197,24 @@ def test_vllm_shares_the_folder_checks():
 def test_packaged_model_names_pass_unchecked():
     check_model("hf", "smollm2-135m")
     check_model("xllamacpp", "gemma3-270m")
+
+
+def test_a_cached_hub_model_passes_offline_and_the_clients_are_put_offline(tmp_path):
+    """A hub id in the Hugging Face cache (its real layout: refs/main naming a snapshot that holds config.json) loads
+    while the hub cannot be reached: the check passes and sets HF_HUB_OFFLINE, so the clients do not retry for a
+    minute. Run in a subprocess: the hub clients read their variables when first imported."""
+    snapshot = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hf" / "hub" / "models--someone--cached-model"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(snapshot)
+    (repo / "snapshots" / snapshot).mkdir(parents=True)
+    (repo / "snapshots" / snapshot / "config.json").write_text("{}")
+    code = ("import os; from evalsuite.models.preflight import check_model; "
+            "check_model('hf', 'someone/cached-model'); print(os.environ.get('HF_HUB_OFFLINE'))")
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_ENDPOINT": f"http://127.0.0.1:{closed_port()}"}
+    env.pop("HF_HUB_OFFLINE", None)
+    env.pop("HF_HUB_CACHE", None)
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "1" and time.monotonic() - started < 10
