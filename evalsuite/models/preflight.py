@@ -12,6 +12,7 @@ import functools
 import os
 import re
 import socket
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -190,11 +191,34 @@ def reaches(url: str, timeout_s: float = CONNECT_TIMEOUT_S) -> bool:
     if proxy and parsed.scheme == "https":
         parsed = urlparse(proxy if "://" in proxy else f"http://{proxy}")
     port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    addresses = resolve(parsed.hostname or "", port, timeout_s)
+    if not addresses:
+        return False
+    family, kind, protocol, _, address = addresses[0]
     try:
-        with socket.create_connection((parsed.hostname or "", port), timeout=timeout_s):
+        with socket.socket(family, kind, protocol) as connection:
+            connection.settimeout(timeout_s)
+            connection.connect(address)
             return True
     except OSError:
         return False
+
+
+def resolve(host: str, port: int, timeout_s: float) -> list[Any]:
+    """`host`'s addresses, or [] when the name does not resolve within `timeout_s`: getaddrinfo has no timeout of its
+    own, and a machine without a name server may wait for its resolver's retries far longer than that."""
+    answer: list[Any] = []
+
+    def lookup() -> None:
+        try:
+            answer.extend(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=lookup, name="preflight-resolve", daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    return list(answer) if not thread.is_alive() else []
 
 
 def check_endpoint(url: str, given: str) -> None:
