@@ -20,6 +20,7 @@ class ChainOfThought(OneTurnBaseline):
     """One generation of reasoning; the answer follows the marker."""
 
     name = "cot"
+    retrieves = False
     source = "zero-shot CoT (Kojima et al., 2022) on FlashRAG's zero-shot prompt; answer rule of FlashRAG ircot_pred_parse"
     system = SYSTEM
     user = USER

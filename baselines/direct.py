@@ -18,6 +18,7 @@ class Direct(OneTurnBaseline):
     """One generation, no retrieval; the first line is the answer."""
 
     name = "direct"
+    retrieves = False
     source = "FlashRAG examples/methods/run_exp.py zero_shot prompt, verbatim"
     system = SYSTEM
     user = USER

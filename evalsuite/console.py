@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import sys
+import threading
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -36,6 +37,7 @@ __all__ = [
     "print_table",
     "progress",
     "ProgressLine",
+    "heartbeat_thread",
     "format_duration",
     "table_markdown",
 ]
@@ -206,7 +208,12 @@ class ProgressLine:
     """Progress as plain lines for a stderr that is not a terminal (a log file, CI, SLURM): `label 5/20 · 0:42
     elapsed · about 1:30 left · detail`, at most one line every `every_s` seconds plus the line of the last item,
     so a 1,000-example run does not write 1,000 lines. The estimate is the mean time per item finished in this
-    process times the items left (items done before a --resume are not timed)."""
+    process times the items left (items done before a --resume are not timed).
+
+    Before the items start, `stage` names what is loading (`loading the model · 0:10 elapsed`); `heartbeat()`, called
+    from a timer thread (`heartbeat_thread`), writes the current line whenever `every_s` passed without one, so a log
+    hears from a run at least that often even while a model loads or one batch takes minutes. `tokens` counts the
+    tokens generated so far: a batch in flight shows them grow."""
 
     def __init__(
         self,
@@ -217,16 +224,32 @@ class ProgressLine:
     ):
         self.label, self.write, self.every_s, self.clock = label, write, every_s, clock
         self.total: int | None = None
-        self.done = self.already = 0
-        self.started = clock()
+        self.done = self.already = self.tokens = 0
+        self.began = self.started = clock()
         self.last_line: float | None = None
+        self.current_stage: str | None = "starting"
+        self.detail = ""
+        self._lock = threading.Lock()  # the heartbeat thread and the run write lines
+
+    def _emit(self, text: str) -> None:
+        with self._lock:
+            self.last_line = self.clock()
+            self.write(text)
+
+    def stage(self, text: str) -> None:
+        """What loads now (before the first item): written at once."""
+        self.current_stage = text
+        self._emit(f"{text} · {format_duration(self.clock() - self.began)} elapsed")
 
     def start(self, total: int, already: int) -> None:
         self.total, self.done, self.already = total, already, already
         self.started = self.clock()
-        self.write(f"{self.label}: {total} to run" + (f", {already} already done" if already else ""))
+        self.current_stage = None
+        self._emit(f"{self.label}: {total} to run" + (f", {already} already done" if already else ""))
 
     def line(self) -> str:
+        if self.total is None and self.current_stage is not None:
+            return f"{self.current_stage} · {format_duration(self.clock() - self.began)} elapsed"
         elapsed = self.clock() - self.started
         parts = [
             f"{self.label} {self.done}/{self.total if self.total is not None else '?'}",
@@ -235,6 +258,8 @@ class ProgressLine:
         left = self.seconds_left()
         if left is not None:
             parts.append(f"about {format_duration(left)} left")
+        if self.tokens:
+            parts.append(f"{self.tokens:,} tokens generated")
         return " · ".join(parts)
 
     def seconds_left(self) -> float | None:
@@ -244,10 +269,38 @@ class ProgressLine:
             return None
         return (self.clock() - self.started) / finished_here * (self.total - self.done)
 
+    def generated(self, tokens: int) -> None:
+        """Tokens one generation call produced (shown by the next line; the heartbeat writes it in time)."""
+        self.tokens += tokens
+
     def advance(self, count: int, detail: str = "") -> None:
         self.done += count
+        self.detail = detail
         now = self.clock()
         last_item = self.total is not None and self.done >= self.total
         if last_item or self.last_line is None or now - self.last_line >= self.every_s:
-            self.last_line = now
-            self.write(self.line() + (f" · {detail}" if detail else ""))
+            self._emit(self.line() + (f" · {detail}" if detail else ""))
+
+    def heartbeat(self) -> None:
+        """Write the current line if `every_s` passed since the last one."""
+        since = self.began if self.last_line is None else self.last_line
+        if self.clock() - since >= self.every_s:
+            self._emit(self.line() + (f" · {self.detail}" if self.detail else ""))
+
+
+@contextmanager
+def heartbeat_thread(line: ProgressLine, tick_s: float = 1.0) -> Iterator[ProgressLine]:
+    """Call `line.heartbeat()` every `tick_s` seconds from a daemon thread while the block runs."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(tick_s):
+            line.heartbeat()
+
+    thread = threading.Thread(target=beat, name="progress-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield line
+    finally:
+        stop.set()
+        thread.join()

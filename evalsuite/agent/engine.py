@@ -208,8 +208,10 @@ class RolloutEngine:
         config: RolloutConfig,
         style: str,
         search_window_s: float = 0.005,
+        on_generated: Callable[[int], None] | None = None,
     ):
         self.backend = backend
+        self.on_generated = on_generated  # told the tokens of each generation call, as progress while it runs
         self.method = method
         self.retriever = retriever
         self.config = config
@@ -551,7 +553,12 @@ class RolloutEngine:
         for generation in generations:
             if not generation.latency_s:
                 generation.latency_s = elapsed
+        self._report_tokens(generations)
         return generations
+
+    def _report_tokens(self, generations: list[Generation]) -> None:
+        if self.on_generated is not None:
+            self.on_generated(sum(g.completion_tokens or 0 for g in generations))
 
     async def _agenerate(self, request: GenerationRequest) -> Generation:
         start = time.perf_counter()
@@ -563,6 +570,7 @@ class RolloutEngine:
             return _failed_generation(exc)
         if not generation.latency_s:
             generation.latency_s = time.perf_counter() - start
+        self._report_tokens([generation])
         return generation
 
     def _truncate_obs(self, text: str) -> str:

@@ -38,6 +38,8 @@ class Method(ABC):
     kind: str = "method"
     source: str = ""
     protocol: str = ""
+    # whether it searches (a run without --retriever is refused unless the user passes `--retriever none`)
+    retrieves: bool = True
 
     @abstractmethod
     def prompt(self, question: str, style: str, chat: ChatRenderer) -> str:

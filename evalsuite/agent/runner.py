@@ -92,6 +92,8 @@ class RunSpec:
     samples: int = RunConfig.default("samples")
     # `--seeds 1,2,3`: sample j drawn with seeds[j] instead of rollout.seed + j (len(seeds) == samples)
     seeds: tuple[int, ...] | None = None
+    # why this backend, when `evalsuite run` chose it from --model (recorded as the manifest's backend.chosen_by)
+    backend_chosen_by: str | None = None
 
     def __post_init__(self) -> None:
         self.run_config()
@@ -210,6 +212,7 @@ def build_manifest(
             "prompt_style": style,
             "options": generation_options(spec.backend_options),
             "schedule": schedule,
+            **({"chosen_by": spec.backend_chosen_by} if spec.backend_chosen_by else {}),
         },
         decoding=decoding(spec),
         max_turns=spec.rollout.max_turns,
@@ -389,16 +392,25 @@ def execute(
     on_start: Callable[[int, int], None] | None = None,
     on_batch: ProgressHook | None = None,
     backend: Backend | None = None,
+    on_stage: Callable[[str], None] | None = None,
+    on_tokens: Callable[[int], None] | None = None,
 ) -> RunResult:
-    """Run the whole evaluation described by `spec`; `backend` overrides loading one (tests, benchmarks)."""
+    """Run the whole evaluation described by `spec`; `backend` overrides loading one (tests, benchmarks).
+    `on_stage` is told what loads before the first example runs, `on_tokens` how many tokens each generation call
+    produced (progress while a batch is in flight)."""
+    stage = on_stage or (lambda text: None)
     spec.run_config()  # a RunSpec changed after it was made is checked again
+    stage("loading the tasks")
     examples, fields = load_examples(spec)
     schedule = resolve_schedule(spec, backend)  # before a model is loaded
     if backend is None:
+        stage(f"loading the model ({spec.backend})")
         spec = with_local_model(spec)
     backend = backend or load_backend(spec.backend, spec.model, **spec.backend_options)
     method = get_method(spec.method)
     style = method.resolve_style(spec.prompt_style, backend.has_chat_template())
+    if spec.retriever is not None:
+        stage("loading the retriever")
     retriever = load_retriever_spec(spec.retriever, backend)
     manifest = build_manifest(
         spec,
@@ -430,7 +442,7 @@ def execute(
 
         try:
             _roll_out(
-                RolloutEngine(backend, method, retriever, spec.rollout, style),
+                RolloutEngine(backend, method, retriever, spec.rollout, style, on_generated=on_tokens),
                 method,
                 pending,
                 schedule,

@@ -40,8 +40,9 @@ OPERATIONAL_OPTIONS = frozenset(
         "native_n",
     }
 )
-# Backend-info keys compared under "model" (the model's identity) rather than "backend", or pure bookkeeping.
-_NOT_BACKEND_SETTINGS = frozenset({"model", "base_url", "examples"})
+# Backend-info keys compared under "model" (the model's identity) rather than "backend", or pure bookkeeping (why
+# `evalsuite run` chose the backend: the backend itself is compared).
+_NOT_BACKEND_SETTINGS = frozenset({"model", "base_url", "examples", "chosen_by"})
 
 
 def generation_options(options: dict[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -10,8 +11,10 @@ import typer
 from rich.table import Table
 
 from evalsuite.cli._config import command_line_first, fill_from_config, resolved_config
+from evalsuite.cli._interrupt import stop_at_once
 from evalsuite.cli._options import subset_with_limit
-from evalsuite.console import echo_json, err_console, escape, out_console, print_table, progress
+from evalsuite.cli._progress import run_progress
+from evalsuite.console import echo_json, err_console, escape, out_console, print_table
 from evalsuite.agent.config import RunConfig
 from evalsuite.errors import EvalsuiteError
 
@@ -145,6 +148,25 @@ def results_table(metrics, title: str) -> Table:
     return table
 
 
+def checked_retriever(method: str, retriever: str | None, max_turns: int) -> str | None:
+    """The run's retriever: a method that searches needs one (a forgotten --retriever would leave every search
+    unanswered), unless `--max-turns 0` leaves it no turn to search in; `--retriever none` runs it without one on
+    purpose, and is None from here on."""
+    from evalsuite.agent.method import get_method
+
+    if retriever is not None:
+        return None if retriever == "none" else retriever
+    if max_turns > 0 and get_method(method).retrieves:
+        raise EvalsuiteError(
+            f"--method {method} searches, but no --retriever was given",
+            hint=(
+                "pass --retriever INDEX_DIR, http://host:port/retrieve or adqa; "
+                "--retriever none runs it without retrieval on purpose"
+            ),
+        )
+    return None
+
+
 def run_command(
     ctx: typer.Context,
     config: Optional[Path] = typer.Option(
@@ -196,7 +218,10 @@ def run_command(
         None,
         "--retriever",
         "-r",
-        help="Index directory, http://host:port/retrieve, adqa (BM25 over the shipped AD-QA corpus), or replay.",
+        help=(
+            "Index directory, http://host:port/retrieve, adqa (BM25 over the shipped AD-QA corpus), replay, or none "
+            "(a search method runs without retrieval only when asked so)."
+        ),
     ),
     topk: int = typer.Option(RunConfig.default("topk"), "--topk", help="Passages per search."),
     max_turns: Optional[int] = typer.Option(
@@ -303,7 +328,7 @@ def run_command(
 ) -> None:
     """Run a search agent over benchmarks and write a run directory (no --model: the embedded CPU demo)."""
     from evalsuite.agent.runner import RunSpec, parse_shard
-    from evalsuite.models.registry import guess_backend
+    from evalsuite.models.registry import backend_choice, backend_class, check_backend_ready, guess_backend
 
     subset, limit = command_line_first(ctx, "subset", "limit")
     recorded = resolved_config(ctx)
@@ -344,52 +369,71 @@ def run_command(
         from evalsuite.agent.method import check_method
 
         check_method(method)  # before a model is loaded or the demo's GGUF assembled
-    note = None
-    if model is None:
-        from evalsuite.agent.default import DEMO_NOTE, demo_settings
-
-        demo = demo_settings()
-        model, backend, retriever = demo.model, backend or demo.backend, retriever or demo.retriever
-        tasks = tasks or demo.tasks
-        changed = {
-            "subset": subset or demo.subset,
-            "prompt_style": demo.prompt_style if prompt_style == "auto" else prompt_style,
-            "max_tokens": max_tokens or demo.max_tokens,
-            "max_turns": demo.max_turns if max_turns is None else max_turns,
-        }
-        if getattr(ctx.get_parameter_source("batch_size"), "name", None) == "DEFAULT":
-            changed["batch_size"] = recorded["batch_size"] = demo.batch_size
-        run_settings = settings(**changed)
-        note = DEMO_NOTE
-    if tasks is None:
-        raise EvalsuiteError("no task given", hint="pass --tasks nq,hotpotqa (see `evalsuite tasks`)")
-    if method is None:
-        from evalsuite.tasks.registry import default_method, parse_task_list
-
-        method = default_method(parse_task_list(tasks), "search-r1")
+    options = _options(backend_option)
     out = out or Path("runs") / _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    spec = RunSpec(
-        model=model,
-        backend=backend or guess_backend(model),
-        tasks=tasks,
-        out=out,
-        method=method,
-        split=split,
-        data_dir=None if data_dir is None else str(data_dir),  # RunSpec's field is a str (load_split reads either)
-        retriever=retriever,
-        shard=parse_shard(shard),
-        resume=resume,
-        backend_options=_options(backend_option),
-        notes=note,
-        config=recorded,
-        **run_settings.spec_fields(),
-    )
-    ray_options = None
-    if ray is not None:
-        from evalsuite.agent.distributed import RayOptions
+    with stop_at_once(out, sys.argv[1:]) as kept, run_progress(kept) as shown:
+        note = None
+        if model is None:
+            from evalsuite.agent.default import DEMO_NOTE, demo_settings
 
-        ray_options = RayOptions(address=ray, actors=ray_actors, num_cpus=ray_cpus, num_gpus=ray_gpus)
-    result = _run_with_progress(spec, ray_options)
+            shown.stage("preparing the demo model")
+            demo = demo_settings()
+            model, backend, retriever = demo.model, backend or demo.backend, retriever or demo.retriever
+            tasks = tasks or demo.tasks
+            changed = {
+                "subset": subset or demo.subset,
+                "prompt_style": demo.prompt_style if prompt_style == "auto" else prompt_style,
+                "max_tokens": max_tokens or demo.max_tokens,
+                "max_turns": demo.max_turns if max_turns is None else max_turns,
+            }
+            if getattr(ctx.get_parameter_source("batch_size"), "name", None) == "DEFAULT":
+                changed["batch_size"] = recorded["batch_size"] = demo.batch_size
+            run_settings = settings(**changed)
+            note = DEMO_NOTE
+        if tasks is None:
+            raise EvalsuiteError("no task given", hint="pass --tasks nq,hotpotqa (see `evalsuite tasks`)")
+        if method is None:
+            from evalsuite.tasks.registry import default_method, parse_task_list
+
+            method = default_method(parse_task_list(tasks), "search-r1")
+        chosen_by = None
+        if backend is None:
+            backend, chosen_by = backend_choice(model)
+            shown.note(f"backend: {backend} (--model is {chosen_by}; --backend chooses another)")
+            if "backend" in recorded:  # a run repeated from its manifest uses this backend, whatever is installed
+                recorded["backend"] = backend
+        # a schedule the backend cannot run is refused before anything is installed or loaded
+        run_settings.resolve_schedule(backend_class(backend).supports_async, backend)
+        shown.stage("checking the model")
+        check_backend_ready(backend, model, options)  # before any task data or index is loaded
+        retriever = checked_retriever(method, retriever, run_settings.max_turns)
+        spec = RunSpec(
+            model=model,
+            backend=backend,
+            tasks=tasks,
+            out=out,
+            method=method,
+            split=split,
+            data_dir=None if data_dir is None else str(data_dir),  # RunSpec's field is a str (load_split reads either)
+            retriever=retriever,
+            shard=parse_shard(shard),
+            resume=resume,
+            backend_options=options,
+            notes=note,
+            config=recorded,
+            backend_chosen_by=chosen_by,
+            **run_settings.spec_fields(),
+        )
+        if ray is not None:
+            from evalsuite.agent.distributed import RayOptions, execute_on_ray
+
+            ray_options = RayOptions(address=ray, actors=ray_actors, num_cpus=ray_cpus, num_gpus=ray_gpus)
+            shown.stage("loading the tasks, then Ray's actors and their models")
+            result = execute_on_ray(spec, ray_options, **shown.hooks())
+        else:
+            from evalsuite.agent.runner import execute
+
+            result = execute(spec, on_stage=shown.stage, on_tokens=shown.generated, **shown.hooks())
     # the model the backend reports (a server's served model, not the last part of its URL)
     served = result.directory.read_manifest().backend.model or spec.model
     plot = result.directory.plot_path if result.directory.plot_path.is_file() else None  # drawn by RunDirectory.finish
@@ -440,56 +484,6 @@ def run_command(
             f"(--allow-failures exits 0; --resume -o {out} retries them)"
         )
         raise typer.Exit(code=EXIT_FAILED_EXAMPLES)
-
-
-def _run_with_progress(spec, ray_options=None):
-    """Run `spec`, showing each example as it finishes: bars with the elapsed and estimated time on a terminal, a
-    progress line every few seconds otherwise (a log, CI), each with the running headline metric per task."""
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-    from evalsuite.agent.runner import execute
-    from evalsuite.console import ProgressLine
-    from evalsuite.metrics.registry import summary_metrics
-
-    headline = summary_metrics()[0]  # shown per task as the run goes
-    totals: dict[str, list[float]] = {}
-
-    def running_scores(records) -> str:
-        for record in records:
-            sums = totals.setdefault(record.task, [0.0, 0])
-            sums[0] += record.metrics.get(headline.name, 0.0)
-            sums[1] += 1
-        return "  ".join(f"{task} {headline.label} {headline.scaled(s / n):.1f}" for task, (s, n) in totals.items())
-
-    stderr = err_console()
-    with progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("left"),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[em]}"),
-    ) as bars:
-        bar = bars.add_task("examples", total=None, em="")
-        line = None if stderr.is_terminal else ProgressLine("examples", lambda text: stderr.print(text))
-
-        def on_start(total: int, already: int) -> None:
-            bars.update(bar, total=total, completed=already)
-            if line is not None:
-                line.start(total, already)
-
-        def on_batch(records) -> None:
-            scores = running_scores(records)
-            bars.update(bar, advance=len(records), em=scores)
-            if line is not None:
-                line.advance(len(records), scores)
-
-        if ray_options is not None:
-            from evalsuite.agent.distributed import execute_on_ray
-
-            return execute_on_ray(spec, ray_options, on_start=on_start, on_batch=on_batch)
-        return execute(spec, on_start=on_start, on_batch=on_batch)
 
 
 def merge_command(

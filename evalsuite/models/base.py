@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalsuite.errors import EvalsuiteError
+from evalsuite.errors import EvalsuiteError, require, require_installed
 
 
 @dataclass
@@ -154,14 +154,35 @@ class ScheduleUnsupported(EvalsuiteError):
         )
 
 
+@dataclass(frozen=True)
+class Needs:
+    """An optional package a backend loads: its module, the extra that installs it, a hint other than that extra's."""
+
+    module: str
+    extra: str
+    hint: str | None = None
+
+
 class Backend(ABC):
-    """A text-generation backend. Subclasses import their heavy library lazily in `__init__`.
+    """A text-generation backend. Subclasses import their heavy library lazily in `__init__` (`import_needs`).
 
     Backends that batch continuously (a server, vLLM's async engine) also implement `agenerate` and set
     `supports_async`, so the rollout loop can let each trajectory advance on its own (`--schedule async`)."""
 
     name: str = "base"
     supports_async: bool = False
+    needs: tuple[Needs, ...] = ()  # checked before anything loads (`check_installed`), imported by `import_needs`
+
+    @classmethod
+    def check_installed(cls) -> None:
+        """One line naming what to install when a package the backend loads is missing, without importing it."""
+        for need in cls.needs:
+            require_installed(need.module, need.extra, f"the {cls.name} backend", need.hint)
+
+    @classmethod
+    def import_needs(cls) -> list[Any]:
+        """The modules of `needs`, imported, in order."""
+        return [require(need.module, need.extra, f"the {cls.name} backend", need.hint) for need in cls.needs]
 
     @abstractmethod
     def generate(self, requests: list[GenerationRequest]) -> list[Generation]:

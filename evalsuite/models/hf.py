@@ -5,14 +5,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from evalsuite.errors import require
-from evalsuite.models.base import Backend, HFTokenizerMixin, Generation, GenerationRequest, cut_at_stop
+from evalsuite.models.base import Backend, Generation, GenerationRequest, HFTokenizerMixin, Needs, cut_at_stop
 
 
 class HFBackend(HFTokenizerMixin, Backend):
     """`--model` is a local directory or hub name; `gguf_file=` loads (and dequantizes) a GGUF inside that directory."""
 
     name = "hf"
+    needs = (Needs("torch", "hf"), Needs("transformers", "hf"))
 
     def __init__(
         self,
@@ -25,8 +25,7 @@ class HFBackend(HFTokenizerMixin, Backend):
         trust_remote_code: bool = False,
         **options: Any,
     ):
-        self.torch = require("torch", "hf", "the hf backend")
-        transformers = require("transformers", "hf", "the hf backend")
+        self.torch, transformers = self.import_needs()
         kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
         if gguf_file:
             kwargs["gguf_file"] = gguf_file

@@ -6,8 +6,8 @@ import os
 import time
 from typing import TYPE_CHECKING, Any, cast
 
-from evalsuite.errors import EvalsuiteError, require
-from evalsuite.models.base import Backend, Generation, GenerationRequest, cut_at_stop
+from evalsuite.errors import EvalsuiteError
+from evalsuite.models.base import Backend, Needs, Generation, GenerationRequest, cut_at_stop
 
 if TYPE_CHECKING:
     from llama_cpp.llama_types import ChatCompletionRequestMessage
@@ -28,6 +28,14 @@ def free_cores() -> int:
     return max(1, min(cores, round(cores - busy)))
 
 
+# llama-cpp-python publishes only a source distribution: its install builds llama.cpp (minutes). xllamacpp runs the
+# same GGUF files from a prebuilt wheel, so the hint names it first.
+LLAMACPP_HINT = (
+    '--backend xllamacpp runs the same GGUF from a prebuilt wheel (pip install "evalsuite[demo]"); '
+    'llama-cpp-python builds llama.cpp from source: pip install "evalsuite[llamacpp]"'
+)
+
+
 class LlamaCppBackend(Backend):
     """One sequence at a time (llama.cpp's Python API has no batched completion); stops are cut client-side.
 
@@ -43,6 +51,7 @@ class LlamaCppBackend(Backend):
     """
 
     name = "llamacpp"
+    needs = (Needs("llama_cpp", "llamacpp", LLAMACPP_HINT),)
 
     def __init__(
         self,
@@ -54,7 +63,7 @@ class LlamaCppBackend(Backend):
         seed: int = 0,
         **options: Any,
     ):
-        llama_cpp = require("llama_cpp", "llamacpp", "the llamacpp backend")
+        (llama_cpp,) = self.import_needs()
         if not os.path.isfile(model):
             raise EvalsuiteError(f"GGUF file {model} does not exist", hint="pass --model path/to/model.gguf")
         self.version = getattr(llama_cpp, "__version__", "unknown")

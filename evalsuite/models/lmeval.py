@@ -9,17 +9,18 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from evalsuite.errors import EvalsuiteError, require
-from evalsuite.models.base import Backend, Generation, GenerationRequest, infer_stop
+from evalsuite.errors import EvalsuiteError
+from evalsuite.models.base import Backend, Needs, Generation, GenerationRequest, infer_stop
 
 
 class LMEvalBackend(Backend):
     """lm-eval drops the `until` string that ended a generation; it is recovered from the unclosed tag."""
 
     name = "lmeval"
+    needs = (Needs("lm_eval", "lmeval"),)
 
     def __init__(self, model: str, batch_size: int | str = 1, device: str = "cpu", **options: Any):
-        lm_eval = require("lm_eval", "lmeval", "the lmeval backend")
+        (lm_eval,) = self.import_needs()
         from lm_eval.api.registry import get_model
 
         model_type, sep, model_args = model.partition(":")

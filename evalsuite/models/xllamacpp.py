@@ -24,8 +24,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from evalsuite.errors import EvalsuiteError, require
-from evalsuite.models.base import Backend, Generation, GenerationRequest, infer_stop, request_seed
+from evalsuite.errors import EvalsuiteError
+from evalsuite.models.base import Backend, Needs, Generation, GenerationRequest, infer_stop, request_seed
 from evalsuite.models.llamacpp import free_cores
 
 
@@ -33,6 +33,7 @@ class XLlamaCppBackend(Backend):
     """`--backend xllamacpp --model FILE.gguf`; options: n_ctx (per sequence), n_parallel, n_threads, n_gpu_layers."""
 
     name = "xllamacpp"
+    needs = (Needs("xllamacpp", "demo"), Needs("requests", "demo"))
     supports_async = True
 
     def __init__(
@@ -45,7 +46,7 @@ class XLlamaCppBackend(Backend):
         n_gpu_layers: int = 0,
         seed: int = 0,
     ):
-        xllamacpp = require("xllamacpp", "demo", "the xllamacpp backend")
+        xllamacpp, requests = self.import_needs()
         if not os.path.isfile(model):
             raise EvalsuiteError(f"GGUF file {model} does not exist", hint="pass --model path/to/model.gguf")
         self.version = getattr(xllamacpp, "__version__", "unknown")
@@ -70,7 +71,7 @@ class XLlamaCppBackend(Backend):
         self.server = xllamacpp.Server(params)
         self.url = str(self.server.listening_address).rstrip("/")
         self._template = _gguf_chat_template(model)
-        self._http = require("requests", "demo", "the xllamacpp backend's tokenizer calls").Session()
+        self._http = requests.Session()  # the tokenizer calls
 
     def generate(self, requests: list[GenerationRequest]) -> list[Generation]:
         # the engine is thread-safe and queues what its slots cannot take: one thread per slot keeps each one busy

