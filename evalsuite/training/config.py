@@ -171,7 +171,34 @@ def check_config(config: TrainConfig, path: Path, recipe: Recipe) -> None:
                     f"{path}: {section}.{key} is the text {value!r}, not a number",
                     hint=f"write it with a dot, e.g. {float(value):.1e}",
                 )
+    check_precision(config, path)
     recipe.check_config(config, path)
+
+
+def check_precision(config: TrainConfig, path: Path) -> None:
+    """A stage that trains in bf16 (`bf16: true`, or bf16 weights through `model_init_kwargs.dtype`) on the CPU needs
+    native bf16 (evalsuite.models.precision): refused in one line now, not as a slow emulated run."""
+    from evalsuite.models.precision import is_bf16, require_cpu_bf16
+
+    for section in ("grpo", *CURRICULUM_SECTIONS):
+        settings = getattr(config, section) or {}
+        init = settings.get("model_init_kwargs") or {}
+        asked = [
+            key
+            for key, on in (("bf16", settings.get("bf16")), ("model_init_kwargs.dtype", is_bf16(init.get("dtype"))))
+            if on
+        ]
+        if asked and _on_cpu(settings):
+            require_cpu_bf16(f"{path}: {section}.{asked[0]}")
+
+
+def _on_cpu(settings: dict[str, Any]) -> bool:
+    """The stage runs on the CPU: it says `use_cpu`, or there is no GPU."""
+    if settings.get("use_cpu"):
+        return True
+    from evalsuite.errors import require
+
+    return not require("torch", "train", "training").cuda.is_available()
 
 
 def read_recipe_yaml(path: Path, what: str) -> Any:
