@@ -49,6 +49,8 @@ class TrainConfig:
     # Smoke runs only: weight of a dense `question_overlap` reward, because a 135M model's task rewards are all equal
     # (no tags, no answers), which gives zero advantages and zero gradients. 0 in every GPU config.
     smoke_overlap_weight: float = 0.0
+    # parameters kept out of training by name part (`[embed_tokens, lm_head]`): no gradients, no optimizer state
+    freeze: list[str] = field(default_factory=list)
     algorithm: str = "grpo"
     # setting -> {value, and its source: seed + quote | inherited: search-r1 | assumed: WHY} (training.provenance);
     # a file name instead takes that config's block (a smoke config names its gpu.yaml)
