@@ -334,7 +334,14 @@ def train(config: TrainConfig, out: Path, resume: bool = False, recipe: Recipe |
     }
     plot = plot_log(records, out / PLOT_FILE, rollout_statistics(config, recipe))
     write_manifest(
-        out / MANIFEST, config, reward, model_path, stages, started, recipe.evaluator_method, generation_record(trainer)
+        out / MANIFEST,
+        config,
+        reward,
+        model_path,
+        stages,
+        started,
+        recipe.played_method(config),
+        generation_record(trainer),
     )
     return TrainResult(out, checkpoint, out / LOG_FILE, plot, out / MANIFEST, step_seconds)
 

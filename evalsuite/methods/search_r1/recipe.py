@@ -49,10 +49,13 @@ class SearchR1Recipe(Recipe[SearchR1Config]):
                 hint=f"one of: {', '.join(ROLLOUT_METHODS)}",
             )
 
+    def played_method(self, config: SearchR1Config) -> str:
+        return config.rollout_method
+
     def rollout_method(self, config: SearchR1Config, golds: dict[str, list[str]]) -> Method:
         from evalsuite.agent.method import get_method
 
-        return get_method(config.rollout_method)
+        return get_method(self.played_method(config))
 
 
 RECIPE = SearchR1Recipe()
