@@ -93,3 +93,16 @@ def test_greedy_generation_with_hf_on_the_dequantized_directory():
     backend = load_backend("hf", directory)
     [generation] = backend.generate([GenerationRequest(backend.chat_template(QUESTION), max_tokens=16)])
     assert (generation.text, generation.finish_reason) == ("Paris", "eos")  # as llama.cpp on the GGUF
+
+
+@pytest.mark.slow  # loads the directory in bf16 (about 1.2 GB)
+@needs_parts
+def test_greedy_generation_with_hf_in_bf16_where_the_cpu_has_it():
+    from evalsuite.models.precision import cpu_supports_bf16
+
+    if not cpu_supports_bf16():
+        pytest.skip("this CPU has no native bf16 (amx_bf16/avx512_bf16)")
+    backend = load_backend("hf", resolve_model(NAME, "hf"), dtype="bfloat16")
+    assert backend.info()["dtype"] == "bfloat16" and str(next(backend.model.parameters()).dtype) == "torch.bfloat16"
+    [generation] = backend.generate([GenerationRequest(backend.chat_template(QUESTION), max_tokens=16)])
+    assert (generation.text, generation.finish_reason) == ("Paris", "eos")
