@@ -40,7 +40,10 @@ class SearchR1Recipe(Recipe[SearchR1Config]):
     config_class = SearchR1Config
 
     def build_reward(self, config: SearchR1Config) -> MethodReward:
-        return get_reward(self.name, config.reward.settings)
+        reward = get_reward(self.name, config.reward.settings)
+        # naive-rag writes no <answer> tags: EM is of the answer that method extracts (its first line)
+        reward.answer_from_turns = config.rollout_method != "search-r1"  # type: ignore[attr-defined]
+        return reward
 
     def check_config(self, config: SearchR1Config, path: Path) -> None:
         if config.rollout_method not in ROLLOUT_METHODS:
