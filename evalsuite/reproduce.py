@@ -141,7 +141,7 @@ def plan(
         train_config,
         settings,
         out,
-        recipe.evaluator_method,
+        recipe.played_method(train_config),
         eval_rows,
         train_rows,
         len(eval_questions & train_questions),

@@ -129,7 +129,11 @@ def print_dry_run(settings, path: Path, out: Path, console) -> None:
 
     reward = build_reward(settings)
     settings.rollout_config()
-    overrides = {} if _has_gpu() else {"use_cpu": True, "bf16": False}
+    from evalsuite.models.precision import cpu_supports_bf16
+
+    # without a GPU: on the CPU, and bf16 only where the CPU has it natively (a config asking for it elsewhere was
+    # refused at load); the GPU configs' bf16 is checked off on such a CPU
+    overrides = {} if _has_gpu() else {"use_cpu": True, **({} if cpu_supports_bf16() else {"bf16": False})}
     built = build_trl_configs(settings, out, reward, overrides)
     table = Table(title=f"{settings.method}: the paper's setting and ours ({path})", show_lines=True)
     for column in ("setting", "paper", "label", "source", "ours", "differs"):
@@ -148,7 +152,7 @@ def print_dry_run(settings, path: Path, out: Path, console) -> None:
     for deviation in deviations(settings):
         console.print(f"  - {deviation}", markup=False)
     checked = ", ".join(f"{stage} ({type(obj).__name__})" for stage, obj in built.items())
-    note = "" if not overrides else " (bf16 checked off: no GPU here)"
+    note = " (bf16 checked off: no GPU here, no native bf16 on this CPU)" if "bf16" in overrides else ""
     console.print(
         f"dry run: config, reward {reward.config()['name']} and TRL configs {checked} built{note}; nothing trained",
         markup=False,

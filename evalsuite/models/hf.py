@@ -5,7 +5,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from evalsuite.errors import EvalsuiteError
 from evalsuite.models.base import Backend, Generation, GenerationRequest, HFTokenizerMixin, Needs, cut_at_stop
+from evalsuite.models.precision import is_bf16, require_cpu_bf16
 
 
 class HFBackend(HFTokenizerMixin, Backend):
@@ -26,6 +28,12 @@ class HFBackend(HFTokenizerMixin, Backend):
         **options: Any,
     ):
         self.torch, transformers = self.import_needs()
+        dtype = "bfloat16" if is_bf16(dtype) else dtype
+        torch_dtype = getattr(self.torch, dtype, None)
+        if not isinstance(torch_dtype, self.torch.dtype):
+            raise EvalsuiteError(f"the hf backend has no dtype {dtype!r}", hint="dtype float32 or bfloat16")
+        if device == "cpu" and dtype == "bfloat16":
+            require_cpu_bf16("--backend hf with dtype bfloat16")  # emulated bf16 is slower than fp32: refused
         kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
         if gguf_file:
             kwargs["gguf_file"] = gguf_file
@@ -35,9 +43,7 @@ class HFBackend(HFTokenizerMixin, Backend):
         )
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.model = transformers.AutoModelForCausalLM.from_pretrained(
-            model, dtype=getattr(self.torch, dtype), **kwargs, **options
-        )
+        self.model = transformers.AutoModelForCausalLM.from_pretrained(model, dtype=torch_dtype, **kwargs, **options)
         self.model.to(device).eval()
         self.device, self.batch_size = device, batch_size
         self.meta = {

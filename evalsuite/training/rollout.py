@@ -106,7 +106,9 @@ def policy_backend(trainer: Any, model: Any = None) -> Any:
         from evalsuite.models.vllm import VLLMBackend
 
         return VLLMBackend.from_llm(generation.llm, {"live": True, "colocated": True})
-    return TrainerBackend(trainer.model if model is None else model, trainer.processing_class)
+    # generate in the trainer's precision: under bf16 autocast when it trains with bf16
+    bf16 = bool(getattr(getattr(trainer, "args", None), "bf16", False))
+    return TrainerBackend(trainer.model if model is None else model, trainer.processing_class, bf16=bf16)
 
 
 # The per-example numbers every training step logs about its rollouts. They are computed by the metric registry,

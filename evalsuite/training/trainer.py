@@ -175,7 +175,7 @@ def build_grpo(
         "args": grpo_config,
         "train_dataset": datasets.Dataset.from_list(rows),
         "rollout_func": rollout,
-        "callbacks": [make_callback(out / LOG_FILE, "grpo"), *(extra_callbacks or [])],
+        "callbacks": [make_callback(out / LOG_FILE, "grpo"), *freezing(config), *(extra_callbacks or [])],
     }
     trainer_class, extra = recipe.grpo_trainer(trl, config, reward, rollout)
     if grpo_config.use_vllm:
@@ -188,6 +188,13 @@ def build_grpo(
         trainer = trainer_class(**options, **extra)
     rollout.retriever = load_retriever(config.retriever)
     return trainer, rollout
+
+
+def freezing(config: TrainConfig) -> list[Any]:
+    """The callback that freezes `config.freeze` when the trainer is built (none when nothing is frozen)."""
+    from evalsuite.training.model import freeze_callback
+
+    return [freeze_callback(config.freeze)] if config.freeze else []
 
 
 def vllm_generation_options(grpo: dict[str, Any]) -> dict[str, Any]:
@@ -327,7 +334,14 @@ def train(config: TrainConfig, out: Path, resume: bool = False, recipe: Recipe |
     }
     plot = plot_log(records, out / PLOT_FILE, rollout_statistics(config, recipe))
     write_manifest(
-        out / MANIFEST, config, reward, model_path, stages, started, recipe.evaluator_method, generation_record(trainer)
+        out / MANIFEST,
+        config,
+        reward,
+        model_path,
+        stages,
+        started,
+        recipe.played_method(config),
+        generation_record(trainer),
     )
     return TrainResult(out, checkpoint, out / LOG_FILE, plot, out / MANIFEST, step_seconds)
 

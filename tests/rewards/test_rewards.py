@@ -222,9 +222,9 @@ def test_search_p1_agreement_jaccard_and_efficiency():
     assert rows[1]["agreement"] == pytest.approx(0.125)
     # no plan: nothing executed, so self-consistency = (0 + agreement) / 2
     assert rows[0]["plan_execution"] == 0.0 and rows[0]["self_consistency"] == pytest.approx(0.3125)
-    # wrong answers with no common token: soft outcome = 0.5 × (F1 0 + path) / 2
-    assert rows[0]["f1"] == 0.0 and rows[0]["outcome"] == pytest.approx(0.5 * 0.3125 / 2)
-    assert rows[0]["total"] == pytest.approx(0.1 * 1.0 + 0.3 * 0.3125 + 0.6 * 0.5 * 0.3125 / 2)
+    # wrong answers with no common token are no partial match: soft outcome 0, the path term alone
+    assert rows[0]["f1"] == 0.0 and rows[0]["outcome"] == 0.0
+    assert rows[0]["total"] == pytest.approx(0.1 * 1.0 + 0.3 * 0.3125)
 
 
 def test_search_p1_self_consistency_scores_the_execution_of_the_models_own_plan():
@@ -252,19 +252,20 @@ def test_search_p1_soft_outcome_gives_partial_answers_partial_credit():
     assert rows[0]["outcome"] == 1.0  # exact match
     # "April 1955": 2 of 2 predicted tokens, 2 of 3 gold tokens -> F1 0.8; outcome 0.5 × (0.8 + 1) / 2
     assert rows[1]["f1"] == pytest.approx(0.8) and rows[1]["outcome"] == pytest.approx(0.45)
-    # no common token: the path alone, 0.5 × (0 + 1) / 2
-    assert rows[2]["f1"] == 0.0 and rows[2]["outcome"] == pytest.approx(0.25)
+    # no common token is no partial match: nothing to decay, outcome 0 (the path is paid by the path term)
+    assert rows[2]["f1"] == 0.0 and rows[2]["outcome"] == 0.0
     assert rows[0]["total"] > rows[1]["total"] > rows[2]["total"]
 
 
-def test_search_p1_failed_answer_with_perfect_reference_path_gets_partial_credit():
+def test_search_p1_failed_answer_with_perfect_reference_path_gets_the_path_term_only():
     reward = get_reward("search-p1")
     t = turns(("director of Big Fish", [("Big Fish", "Tim Burton")]), ("Tim Burton birthplace", [("TB", "Burbank")]), answer="London")
     plan = ["Tim Burton birthplace", "director of Big Fish"]  # order-agnostic
     row = reward.breakdown(["a"], golden_answers=[["Burbank"]], turns=[t], reference_plan=[plan], question=["q"])[0]
     assert row["reference_alignment"] == 1.0 and row["self_consistency"] == 0.0  # no plan of its own, alone in its group
-    assert row["em"] == 0.0 and row["outcome"] == 0.25
-    assert row["total"] == pytest.approx(0.1 + 0.3 * 1.0 + 0.6 * 0.25)
+    # "London" shares no token with "Burbank": no partial match, outcome 0; the path term alone pays the path
+    assert row["em"] == 0.0 and row["f1"] == 0.0 and row["outcome"] == 0.0
+    assert row["total"] == pytest.approx(0.1 + 0.3 * 1.0 + 0.6 * 0.0)
 
 
 def test_search_p1_reference_alignment_partial_and_redundant():

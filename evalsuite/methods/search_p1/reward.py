@@ -19,9 +19,11 @@ The seed is a summary: it names every term but prints no formula. Its words, and
   discourage redundant actions" (002:62): covered reference steps / steps × min(1, steps / searches).
 - soft outcome: "combining partial answer correctness with reasoning quality" (002:63), "applies a decay factor of
   0.5 to partial matches when incorrect answers have high-quality reasoning paths" (002:114). Ours: 1 for an exact
-  match; otherwise decay · (F1 + r_path) / 2, the token F1 of the answer against the golds (partial correctness) and
-  the path reward (reasoning quality) weighted equally, so a wrong answer with a perfect path and no overlapping
-  token still gets decay / 2, and one with a partly right answer gets more.
+  match; for a partial match (token F1 of the answer against the golds above 0, not an exact match) decay · (F1 +
+  r_path) / 2, partial correctness and the path reward (reasoning quality) weighted equally; 0 for an answer that
+  shares no token with a gold (F1 = 0 is no partial match, so nothing is decayed: its path still earns λ_p · r_path,
+  which is how "previously zero-reward failed samples" (002:63) get a signal). The mean of F1 and r_path is
+  assumed (the seed prints no formula; `rule.soft_outcome` in gpu.yaml).
 - soft format: the fraction of checks passed (answer present, every model turn reasons, no invalid action or protocol
   error) instead of a strict 0/1 (the paper's "Soft Format", 002:71).
 Reference plans are a dataset column (`reference_plan`: list of step strings), generated offline and cached.
@@ -149,10 +151,12 @@ class SearchP1Reward(MethodReward):
         return self.coverage(sample, list(sample.row.get("reference_plan") or []))
 
     def soft_outcome(self, answer: str | None, golds: list[str], path: float) -> tuple[float, float, float]:
-        """(EM, F1, outcome): 1 for an exact match, else decay · (F1 + path) / 2."""
+        """(EM, F1, outcome): 1 for an exact match, decay · (F1 + path) / 2 for a partial match (F1 > 0), else 0."""
         em = exact_match(answer, golds) if answer is not None else 0.0
         f1 = f1_score(answer, golds) if answer is not None else 0.0
-        return em, f1, 1.0 if em else self.settings.decay * (f1 + path) / 2
+        if em:
+            return em, f1, 1.0
+        return em, f1, self.settings.decay * (f1 + path) / 2 if f1 > 0 else 0.0
 
     def score_batch(self, batch: list[Sample]) -> list[dict[str, float]]:
         c = self.settings

@@ -42,14 +42,24 @@ class SearchR1Reward(MethodReward):
     config_class = SearchR1RewardConfig
     components = ("em", "format_valid", "retrieval_hit")
 
-    def __init__(self, config: SearchR1RewardConfig | None = None):
+    def __init__(self, config: SearchR1RewardConfig | None = None, answer_from_turns: bool = False):
         super().__init__()
         self.settings = config or SearchR1RewardConfig()
+        # rollouts of a method without <answer> tags (naive-rag: the first line): its own extraction, which the
+        # engine recorded on the last model turn, is the extracted answer
+        self.answer_from_turns = answer_from_turns
+
+    def answer(self, sample: Sample) -> str | None:
+        """The extracted answer: the last `<answer>` of the model's own text, or the rollout method's own."""
+        if not self.answer_from_turns:
+            return sample.answer
+        return next((t.answer for t in reversed(sample.model_turns) if t.answer is not None), None)
 
     def score_one(self, sample: Sample) -> dict[str, float]:
         """One completion's components and total."""
         c = self.settings
-        em = exact_match(sample.answer, sample.golds) if sample.answer is not None else 0.0
+        answer = self.answer(sample)
+        em = exact_match(answer, sample.golds) if answer is not None else 0.0
         valid = format_valid(sample)
         hit = retrieval_hit(
             (p.text if not p.title else f"{p.title} {p.text}" for t in sample.turns for p in t.passages), sample.golds
@@ -58,7 +68,7 @@ class SearchR1Reward(MethodReward):
             total = c.score if valid else c.score - c.structure_format_score
         elif valid:
             total = c.structure_format_score + (c.retrieval_score if hit else 0.0)
-        elif sample.answer is not None:
+        elif answer is not None:
             total = c.final_format_score
         else:
             total = 0.0
@@ -68,4 +78,5 @@ class SearchR1Reward(MethodReward):
         return [self.score_one(s) for s in batch]
 
     def config(self) -> dict:
-        return {"name": self.name, **asdict(self.settings)}
+        source = "the rollout method's own (last model turn)" if self.answer_from_turns else "last <answer> tag"
+        return {"name": self.name, **asdict(self.settings), "answer": source}

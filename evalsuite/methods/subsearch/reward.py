@@ -9,15 +9,29 @@ and documented in docs/recipes/subsearch.md:
   its n sub-queries fetch n times the documents, so paying for their hits would pay for splitting itself.
   This is a deviation: the seed defines its rewards as "internally-derived rewards, eliminating the need for
   external supervision" (001:1), and a gold-string hit uses the gold answer.
-- decomposition d ∈ [−1, 1]: the mean score of the rounds that split the question into `##` sub-queries (no split
-  round → d = 0). The prompt says "Only decompose when the question has multiple independent parts (e.g., different
-  entities, aspects, or comparisons). Do not decompose questions that do not need it." (001:6) and "decompose it
-  into at most 3 smaller sub-questions" (001:5). So a split round scores
-    −`over_decomposition_penalty` (1) when it has more than 3 sub-queries,
-    −`over_decomposition_penalty` when the question needs no split (the row's `needs_decomposition` is false or
-      absent: a split earns credit only where the training row says the question has several parts),
-    else the fraction of sub-queries whose documents are not all retrieved by a sibling (independent parts).
-  The SubSearch method executes only the first 3 sub-queries of a round and records how many it dropped
+- decomposition d ∈ [−1, 1]: the mean of one score per `##` split round and one for the chain of sequential
+  `<search>` rounds (none of either → d = 0). The seed decomposes both ways. Its prompt offers `##`: "decompose it
+  into at most 3 smaller sub-questions, separated by ## . For example: <search> sub-question 1 ## sub-question 2
+  </search>" (001:5); but `##` appears only there, and every case study decomposes with separate `<search>` calls:
+  "SubSearch can decompose the initial information need into parallel subqueries" (Table 5, 001:52: two searches,
+  one per bank), "SubSearch can decompose the initial information need into sequential subqueries (we need the
+  answer of one to formulate the other)" (Tables 6 and 7, 001:61 and 001:70: "who is joe buck father broadcast",
+  then "who did jack buck broadcast for"), and its failure case is "failed reasoning due to missing decomposition"
+  (001:71: one search asking for everything) where the model "gets stuck into generating the similar queries every
+  time" (Table 8, 001:79). So sequential rounds count as sub-queries, as the paper's examples do. The prompt also
+  says "Only decompose when the question has multiple independent parts (e.g., different entities, aspects, or
+  comparisons). Do not decompose questions that do not need it." (001:6) and "You can search as many times as you
+  want." (001:6). So
+    a `##` split round scores −`over_decomposition_penalty` (1) when it has more than 3 sub-queries, and
+      −`over_decomposition_penalty` when the question needs no split (the row's `needs_decomposition` is false or
+      absent: a split earns credit only where the training row says the question has several parts), else the
+      fraction of its sub-queries whose documents are not all retrieved by a sibling (independent parts);
+    the chain of two or more search rounds, for a question that needs a split, scores the fraction of rounds whose
+      documents no other round fully repeats (a repeated query, Table 8's failure, or a search that never ran earns
+      nothing); for a question that needs no split it is not scored (searching again is allowed, "as many times as
+      you want", and is not decomposing; neither paid nor penalized). A single round is no decomposition.
+  The penalty and the gate on `needs_decomposition` are ours (the seed prints no formula). The SubSearch method
+  executes only the first 3 sub-queries of a round and records how many it dropped
   (`Turn.extra["dropped_subqueries"]`); the count here is the model's own, dropped ones included, and for turns
   parsed from plain text (no engine) the `##` parts of the query.
 - process score p = (w_a·a + w_d·d) / (w_a + w_d) ∈ [−1, 1]; outcome o = EM.
@@ -150,9 +164,26 @@ def split_score(turn: Turn, needs_decomposition: bool, penalty: float = 1.0) -> 
     return distinct / len(turn.sub_queries)
 
 
+def chain_score(turns: list[Turn], needs_decomposition: bool) -> float | None:
+    """The sequential rounds as a decomposition (the seed's case studies): None with fewer than two search rounds or
+    for a question that needs no split; else the fraction of rounds whose documents no other round fully repeats."""
+    rounds = _rounds(turns)
+    if len(rounds) < 2 or not needs_decomposition:
+        return None
+    docs = [{doc_key(p) for p in t.passages} for t in rounds]
+    distinct = sum(
+        1 for i, d in enumerate(docs) if d and not any(j != i and d <= other for j, other in enumerate(docs))
+    )
+    return distinct / len(rounds)
+
+
 def decomposition(turns: list[Turn], penalty: float = 1.0, needs_decomposition: bool = True) -> float:
-    """The mean `split_score` of the rounds that split the question (0 when none did)."""
+    """The mean of the `split_score` of each round that split the question and of the `chain_score` of the search
+    rounds (0 when there is neither)."""
     scores = [split_score(t, needs_decomposition, penalty) for t in _rounds(turns) if is_split(t)]
+    chain = chain_score(turns, needs_decomposition)
+    if chain is not None:
+        scores.append(chain)
     return sum(scores) / len(scores) if scores else 0.0
 
 
