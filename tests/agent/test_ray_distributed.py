@@ -62,7 +62,7 @@ def assert_same_run(ray_out: Path, single_out: Path) -> None:
 
 def test_ray_without_the_extra_names_it(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now fails as it does without the package
-    result = CliRunner().invoke(app, ["run", "--backend", "replay", "--model", "rec.json", "--tasks", "nq", "-o", str(tmp_path / "run"), "--ray", "local"])
+    result = CliRunner().invoke(app, ["run", "--backend", "replay", "--model", "rec.json", "--tasks", "nq", "--retriever", "none", "-o", str(tmp_path / "run"), "--ray", "local"])
     assert isinstance(result.exception, EvalsuiteError)  # printed by the CLI's entry point as one line and its hint
     assert "needs the Python package 'ray'" in result.exception.message and result.exception.hint == 'pip install "evalsuite[ray]"'
     assert not (tmp_path / "run").exists()
