@@ -28,10 +28,11 @@ from evalsuite.runs.schema import PREDICTIONS_FILE, ExampleRecord
 
 log = logging.getLogger(__name__)
 _METRIC_PREFIX = "metric:"
-_SAMPLE_MEAN_PREFIX = "sample_mean:"
+_SPREAD_PREFIX = "spread:"
 # 2: failed examples are 0 on every metric; cached by content hash outside the run directory. 3: sampled runs' means
-# per sample index. 4: sampled columns in id order, maj@K ties scored as the tied answers' mean, short questions NaN
-_FORMAT = 4
+# per sample index. 4: sampled columns in id order, maj@K ties scored as the tied answers' mean, short questions NaN.
+# 5: a sampled run's spread per metric instead of its per-label means
+_FORMAT = 5
 
 
 @dataclass
@@ -52,8 +53,9 @@ class ScoreColumns:
     samples: int = 1
     # Counts the writer recorded with the columns (tables/golds.py: examples not in their registry split)
     counts: dict[str, int] = field(default_factory=dict)
-    # a sampled run's task → per-sample metric → its mean over questions per sample index (the seeds' means)
-    sample_means: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    # a sampled run's task → per-sample metric → the sd of a one-sample run's mean, from each question's multiset of
+    # samples (evalsuite.metrics.samples.sample_spread), never from which sample a label calls seed j
+    spreads: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @classmethod
     def from_records(cls, records: Sequence[ExampleRecord]) -> ScoreColumns:
@@ -65,7 +67,7 @@ class ScoreColumns:
             return cls(
                 {t: TaskColumns(p.ids, p.failed, p.metrics) for t, p in parts.items()},
                 max(p.samples for p in parts.values()),
-                sample_means={t: p.sample_means for t, p in parts.items()},
+                spreads={t: p.spread for t, p in parts.items()},
             )
         tasks = {}
         for task, rows in by_task.items():
@@ -121,8 +123,8 @@ def write_scores(
         arrays[f"{t}/failed"] = data.failed
         for name, values in data.metrics.items():
             arrays[f"{t}/{_METRIC_PREFIX}{name}"] = values
-        for name, values in columns.sample_means.get(task, {}).items():
-            arrays[f"{t}/{_SAMPLE_MEAN_PREFIX}{name}"] = values
+        for name, value in columns.spreads.get(task, {}).items():
+            arrays[f"{t}/{_SPREAD_PREFIX}{name}"] = np.array(value)
     target = cache_path(source, basis)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -151,15 +153,15 @@ def read_scores(run_dir: str | Path, basis: str = "") -> ScoreColumns | None:
         with np.load(path, allow_pickle=False) as data:
             if int(data["format"]) != _FORMAT or str(data["source_sha256"]) != source:
                 return None
-            tasks, sample_means = {}, {}
+            tasks, spreads = {}, {}
             for t, task in enumerate(data["tasks"].tolist()):
-                prefix, means = f"{t}/{_METRIC_PREFIX}", f"{t}/{_SAMPLE_MEAN_PREFIX}"
+                prefix, spread = f"{t}/{_METRIC_PREFIX}", f"{t}/{_SPREAD_PREFIX}"
                 metrics = {key[len(prefix) :]: data[key] for key in data.files if key.startswith(prefix)}
                 tasks[task] = TaskColumns(ids=data[f"{t}/ids"], failed=data[f"{t}/failed"], metrics=metrics)
-                if per_sample := {key[len(means) :]: data[key] for key in data.files if key.startswith(means)}:
-                    sample_means[task] = per_sample
+                if by_metric := {key[len(spread) :]: float(data[key]) for key in data.files if key.startswith(spread)}:
+                    spreads[task] = by_metric
             counts = {key[len("count:") :]: int(data[key]) for key in data.files if key.startswith("count:")}
-            return ScoreColumns(tasks, int(data["samples"]), counts, sample_means)
+            return ScoreColumns(tasks, int(data["samples"]), counts, spreads)
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
         log.warning("%s: unreadable (%s); reading %s instead", path, exc, PREDICTIONS_FILE)
         return None

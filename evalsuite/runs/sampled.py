@@ -2,8 +2,8 @@
 
 Questions are the unit downstream (metrics.json intervals, tables, paired tests): evalsuite.metrics.samples
 explains the metrics. Every column is a function of the multiset of each question's samples: questions come in id
-order, whatever order the file holds them in, and no value reads a sample's label (the `sample` index) but the
-per-seed means (`SampledTask.sample_means`), which are per seed by definition. A run either samples every record
+order, whatever order the file holds them in, and no value reads a sample's label (the `sample` index): the spread
+a table shows as "± sd" is estimated from each question's multiset of samples too. A run either samples every record
 or none; a mix is an error naming the first of each.
 
 A question holding fewer samples than the run's K (a run cut off, or still going) has avg@K over the samples it
@@ -34,10 +34,9 @@ class SampledTask:
     metrics: dict[str, np.ndarray]  # NaN: not computable for that question (fewer samples than the column needs)
     samples: int  # K: the most samples any question has
     incomplete: int  # questions with fewer than K samples (a run still going, or resumed)
+    # each metric's sd of a one-sample run's mean (evalsuite.metrics.samples.sample_spread): metrics.json's spread,
+    # and the "± sd" tables show beside an avg@K (of one benchmark, or of an average over benchmarks)
     spread: dict[str, float]
-    # each metric's mean over questions per sample index (K values): per seed in a multi-seed run, whose sd over
-    # seeds tables show beside the mean (of one benchmark, or of an average over benchmarks)
-    sample_means: dict[str, np.ndarray]
 
     def left_out(self) -> dict[str, int]:
         """Each column's count of questions it has no value for (too few samples), where there are any."""
@@ -96,13 +95,11 @@ def sampled_task(task: str, rows: Sequence[ExampleRecord]) -> SampledTask:
     by_id = _by_question(task, rows)
     ids = list(by_id)
     k = max(len(samples) for samples in by_id.values())
-    labels = max(max(samples) for samples in by_id.values()) + 1
     names = sorted({name for row in rows for name in row.metrics})
     normalize = _normalizer(task)
     present = np.array([len(by_id[q]) for q in ids])
     metrics: dict[str, np.ndarray] = {}
     spread: dict[str, float] = {}
-    sample_means: dict[str, np.ndarray] = {}
     answers = [[None if r.prediction is None else normalize(r.prediction) for r in by_id[q].values()] for q in ids]
     for name in names:
         aggregates = get_metric(name).over_samples or () if is_registered(name) else ("avg",)
@@ -113,11 +110,6 @@ def sampled_task(task: str, rows: Sequence[ExampleRecord]) -> SampledTask:
             scores[q, : len(values)] = values
         metrics[f"{name}_avg"] = avg_at_k(scores)
         spread[name] = sample_spread(scores)
-        by_label = np.full((len(ids), labels), np.nan)
-        for q, question in enumerate(ids):
-            for j, record in by_id[question].items():
-                by_label[q, j] = _counted(record, name)
-        sample_means[name] = np.nanmean(by_label, axis=0)
         if "maj" in aggregates:
             metrics[f"{name}_maj"] = np.array(
                 [maj_at_k(answers[q], per_question[q]) if present[q] == k else np.nan for q in range(len(ids))]
@@ -130,7 +122,7 @@ def sampled_task(task: str, rows: Sequence[ExampleRecord]) -> SampledTask:
                 column[enough] = pass_at_k(present[enough], correct[enough], kk)
                 metrics[f"{name}_pass@{kk}"] = column
     failed = np.array([all(r.status == "failed" for r in by_id[q].values()) for q in ids])
-    return SampledTask(np.array(ids, dtype=str), failed, metrics, k, int(np.sum(present < k)), spread, sample_means)
+    return SampledTask(np.array(ids, dtype=str), failed, metrics, k, int(np.sum(present < k)), spread)
 
 
 def _counted(record: ExampleRecord, name: str) -> float:

@@ -101,7 +101,7 @@ def _value_cell(
     if diff is not None and diff.significant:
         marks = BETTER if diff.difference > 0 else WORSE
     # The bounds, never "± half-width": Wilson's and the bootstrap's intervals are asymmetric near 0 and 1.
-    # "± sd" is the spread over a multi-seed run's seeds, a description of the seeds, not an interval.
+    # "± sd" is how much one seed's mean moves in a multi-seed run, a description of the seeds, not an interval.
     detail = " ".join(
         part
         for part in (
@@ -256,8 +256,9 @@ def _seed_notes(runs: Sequence[RunData], metrics: list[str]) -> list[str]:
     if not seeded or not any(m.endswith("_avg") for m in metrics):
         return []
     return [
-        f"± sd: standard deviation over the seeds (samples) of a multi-seed run of its mean (of each benchmark, or of "
-        f"the average), {', '.join(seeded)}. Means, intervals and tests take each question as one cluster: its "
+        f"± sd: standard deviation of one seed's mean (of each benchmark, or of the average) in a multi-seed run, "
+        f"estimated from each question's samples whatever their labels, {', '.join(seeded)}. Means, intervals and "
+        f"tests take each question as one cluster: its "
         f"avg@K over the seeds, never K independent questions."
     ]
 

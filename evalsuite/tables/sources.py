@@ -80,19 +80,19 @@ class RunData:
         return SystemScores(self.name, tasks, self._stored_intervals(metric))
 
     def seed_sd(self, metric: str, tasks: Sequence[str]) -> float | None:
-        """A multi-seed (sampled) run's standard deviation over its K seeds of the mean of `metric`'s per-sample
-        metric (EM for em_avg) on `tasks` (one benchmark, or the macro-average of several): the sd across sample
-        indices of the per-seed mean. None for a one-trajectory run, a metric that is not an avg@K, or tasks the run
-        lacks or holds with different K."""
+        """A multi-seed (sampled) run's standard deviation of one seed's mean of `metric`'s per-sample metric (EM for
+        em_avg) on `tasks` (one benchmark, or the macro-average of several), estimated from each question's multiset of
+        samples (each task's spread, evalsuite.metrics.samples.sample_spread), so no sample label moves it: for the
+        average of T benchmarks, sqrt(sum of the spreads squared) / T, the benchmarks' questions being independent.
+        None for a one-trajectory run, a metric that is not an avg@K, or tasks the run lacks."""
         if self.columns.samples < 2 or not metric.endswith("_avg"):
             return None
         base = metric[: -len("_avg")]
-        found = [self.columns.sample_means.get(task, {}).get(base) for task in tasks]
-        per_task = [m for m in found if m is not None]
-        if len(per_task) != len(found) or len({m.size for m in per_task}) != 1:
+        found = [self.columns.spreads.get(task, {}).get(base) for task in tasks]
+        spreads = sorted(s for s in found if s is not None)
+        if not found or len(spreads) != len(found):
             return None
-        per_seed = np.mean(np.vstack(per_task), axis=0)  # the average over benchmarks, seed by seed
-        return float(np.std(per_seed, ddof=1))
+        return float(np.sqrt(sum(s * s for s in spreads)) / len(spreads))
 
     def _stored_intervals(self, metric: str) -> dict[str, Interval]:
         """metrics.json's interval per task for this metric (compare() checks each against the scores' mean)."""

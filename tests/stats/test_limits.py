@@ -55,13 +55,6 @@ def counts_use_the_bootstrap() -> None:
     assert unknown.low == unknown.high == 0.0
 
 
-def seed_sd_reads_labels() -> None:
-    em = {"q0": [1.0, 0.0], "q1": [1.0, 0.0], "q2": [0.0, 1.0]}
-    swapped = {**em, "q2": [1.0, 0.0]}  # q2's two samples with their labels exchanged: the same multiset
-    sds = [_run_data(_sampled(e)).seed_sd("em_avg", ("nq",)) for e in (em, swapped)]
-    assert sds[0] != sds[1], "the sd over seeds no longer depends on the labels"
-
-
 def short_questions_have_no_estimate() -> None:
     records = _sampled({"q0": [1.0, 0.0, 1.0], "q1": [0.0]})  # q1 cut off after one of three samples
     assert np.isnan(sampled_task("nq", records).metrics["em_pass@2"][1])
@@ -74,7 +67,6 @@ PROBES = {
     "a run manifest does not record the training set": training_set_not_recorded,
     "Count metrics (searches, turns, tokens) and metrics the registry does not know get the percentile bootstrap":
         counts_use_the_bootstrap,
-    "depends on which sample of a question is labelled seed j": seed_sd_reads_labels,
     "A question with fewer samples than K (a run cut off) has no maj@K or pass@k": short_questions_have_no_estimate,
 }
 

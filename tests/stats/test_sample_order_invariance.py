@@ -49,13 +49,14 @@ def _records(run, relabel: random.Random | None = None) -> list[ExampleRecord]:
 
 
 def _numbers(records: list[ExampleRecord]) -> tuple:
-    """Everything a sampled run's statistics give: metrics.json's tasks and sample summary, and each question's
-    columns (by id). The per-seed means are left out: they are per seed by definition."""
+    """Everything a sampled run's statistics give: metrics.json's tasks and sample summary, each question's columns
+    (by id), and the spreads tables show as "± sd"."""
     summary = summarize(records)
-    columns = ScoreColumns.from_records(records).tasks["nq"]
+    all_columns = ScoreColumns.from_records(records)
+    columns = all_columns.tasks["nq"]
     per_question = {name: dict(zip(columns.ids.tolist(), map(_comparable, values.tolist())))
                     for name, values in columns.metrics.items()}
-    return summary.tasks, summary.averages, summary.extra["samples"], per_question
+    return summary.tasks, summary.averages, summary.extra["samples"], per_question, all_columns.spreads
 
 
 def _comparable(value: float) -> float | str:

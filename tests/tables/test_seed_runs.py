@@ -66,8 +66,12 @@ def test_the_table_shows_mean_and_sd_over_seeds_and_tests_questions_as_clusters(
     markdown = cli("table", str(merged / "base"), str(merged / "instruct"), "--metric", "em_avg", "--format", "markdown").output
     for name, means in seed_means.items():
         assert f"{np.mean(means):.2f}" in next(r for r in main[1:] if r[1] == name)[2]
-        assert f"± {np.std(means, ddof=1):.2f}" in markdown  # the sd over the two seeds' means
-    assert "± sd: standard deviation over the seeds" in markdown
+    for name, pair in (("base", BASE), ("instruct", INSTRUCT)):
+        # one seed's sd, from each question's two samples: sqrt(mean of (a - b)^2 / 2 over questions / n)
+        a, b = (recorded(stem)["em"] for stem in pair)
+        variances = [(a[q] - b[q]) ** 2 / 2 for q in a]
+        assert f"± {100 * np.sqrt(np.mean(variances) / len(variances)):.2f}" in markdown
+    assert "± sd: standard deviation of one seed's mean" in markdown
     # The paired test runs on 125 questions (each one cluster: its mean over the two seeds), not 250 samples,
     # and is what compare() gives on the per-question means computed here from the recorded files.
     header = diffs[0]
@@ -81,8 +85,9 @@ def test_the_table_shows_mean_and_sd_over_seeds_and_tests_questions_as_clusters(
     assert float(row[header.index("p")]) == pytest.approx(d.p_value, abs=5e-6)
 
 
-def test_the_sd_of_an_average_is_over_the_seeds_averages(tmp_path):
-    """Two tasks, K = 3: the sd of the average column is the sd of each seed's mean over the two benchmarks."""
+def test_the_sd_of_an_average_is_estimated_from_each_questions_samples(tmp_path):
+    """Two tasks, K = 3: each task's "± sd" is sqrt(mean over questions of the sample variance / n), the average's
+    sqrt(sum of the tasks' squares) / 2, and exchanging a question's sample labels changes neither."""
     from evalsuite.tables.sources import load_runs
 
     em = {"nq": [[1, 0, 1], [1, 1, 0]], "hotpotqa": [[0, 0, 1], [0, 1, 1]]}  # task → question → seed's EM
@@ -93,12 +98,21 @@ def test_the_sd_of_an_average_is_over_the_seeds_averages(tmp_path):
     run.write_manifest(Manifest(tasks=list(em), **provenance_fields()))
     run.rewrite_predictions(records)
     write_scores(run.path, records)
-    assert read_scores(run.path).sample_means["nq"]["em"].tolist() == [1.0, 0.5, 0.5]
+    # every question holds two of one value and one of the other: sample variance 1/3 each, so sqrt((1/3) / 2)
+    assert read_scores(run.path).spreads["nq"]["em"] == pytest.approx((1 / 6) ** 0.5)
     (loaded,) = load_runs([run.path])
-    per_seed = (np.array([1.0, 0.5, 0.5]) + np.array([0.0, 0.5, 1.0])) / 2
-    assert loaded.seed_sd("em_avg", ("nq", "hotpotqa")) == pytest.approx(np.std(per_seed, ddof=1))
-    assert loaded.seed_sd("em_avg", ("nq",)) == pytest.approx(np.std([1.0, 0.5, 0.5], ddof=1))
-    assert loaded.seed_sd("em_maj", ("nq",)) is None  # sd over seeds is of an avg@K only
+    assert loaded.seed_sd("em_avg", ("nq",)) == pytest.approx((1 / 6) ** 0.5)
+    assert loaded.seed_sd("em_avg", ("nq", "hotpotqa")) == pytest.approx((1 / 3) ** 0.5 / 2)
+    assert loaded.seed_sd("em_maj", ("nq",)) is None  # the sd of one seed's mean is of an avg@K only
+
+    relabelled = [r.model_copy(update={"sample": 2 - r.sample}) if r.id == "q1" else r for r in records]
+    other = RunDirectory(tmp_path / "relabelled")
+    other.write_manifest(Manifest(tasks=list(em), **provenance_fields()))
+    other.rewrite_predictions(relabelled)
+    write_scores(other.path, relabelled)
+    (swapped,) = load_runs([other.path])
+    for tasks in (("nq",), ("nq", "hotpotqa")):
+        assert swapped.seed_sd("em_avg", tasks) == loaded.seed_sd("em_avg", tasks)
 
 
 def _seed_run(path, seed, em, samples=None, method="search-r1"):
