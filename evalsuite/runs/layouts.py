@@ -303,8 +303,11 @@ def research_trajectory_answer(record: Mapping[str, Any]) -> str | None:
 
 
 # What follows `{question}` in the user prompts of FlashRAG's reasoning_pipeline.py: ReasoningPipeline's (R1-Searcher)
-# "User:{question}\nAssistant: <think>", SearchR1Pipeline's "Question: {question}\n".
-_PROMPT_TAILS = ("\nAssistant: <think>", "\n")
+# "User:{question}\nAssistant: <think>", SearchR1Pipeline's "Question: {question}\n", AutoRefinePipeline's
+# "<user> Question: {question} </user>". PromptTemplate applies a chat template only to a model whose name says chat or
+# instruct (flashrag/prompt/base_prompt.py@8bb69ac L22-25): run_exp.py's R1-Searcher, Search-R1 and AutoRefine models
+# get these plain prompts.
+_PROMPT_TAILS = ("\nAssistant: <think>", " </user>", "\n")
 _CHAT_ASSISTANT_HEADERS = (
     "<|im_start|>assistant\n",
     "<|start_header_id|>assistant<|end_header_id|>\n\n",

@@ -412,7 +412,8 @@ def _search_r1_block(docs: list[str]) -> str:
 def _reasoning_item(i: int, question: str, gold: str, steps: list[tuple[str, list[str] | None]], pred: str,
                     reason: str, scores: tuple[float, float, float]) -> dict:
     """steps: each step's text and, for a search step, the hits retrieved after it."""
-    prompt = _qwen_chat(SEARCH_R1_USER.format(question=question))
+    # PromptTemplate's plain prompt: run_exp.py's Search-R1 model name says neither chat nor instruct
+    prompt = SEARCH_R1_USER.format(question=question)
     retrieval: dict[str, dict] = {}
     for text, hits in steps:
         prompt += text.strip()
@@ -514,6 +515,21 @@ R1_BLOCK = "\n\n<|begin_of_documents|>\n(1)Title: \"Jaws\" Text: Jaws was direct
 ])
 def test_reasoning_pipeline_rule_on_hand_made_trajectories(generation: str, reason: str | None, expected: str | None) -> None:
     assert flashrag_reasoning_answer(_r1_record("Who directed Jaws?", generation, reason)) == expected
+
+
+def test_autorefine_pipeline_prompt_tail_is_not_read_as_its_answer() -> None:
+    # AutoRefinePipeline keeps ReasoningPipeline.run with <documents> blocks; its plain prompt ends " </user>"
+    user = ("... The retrieval system will provide you with the three most relevant documents enclosed in<documents> and "
+            "</documents>. ...\n<user> Question: {question} </user>")
+    question = "Who directed Jaws?"
+    record = {"id": "0", "question": question, "golden_answers": ["g"],
+              "output": {"prompt": user.format(question=question) + "Steven Spielberg.", "finish_flag": True,
+                         "finish_reason": "Normal finish without answer pattern", "pred": "Steven Spielberg."}}
+    assert flashrag_reasoning_answer(record) == "Steven Spielberg."
+    block = "\n\n<documents>\nDoc 1(Title: \"Jaws\") Jaws is a film by Steven Spielberg.\n\n</documents>\n\n"
+    record["output"]["prompt"] = (user.format(question=question) + "<search> Jaws director </search>" + block
+                                  + "<refine> Spielberg </refine><answer> Steven Spielberg </answer>")
+    assert flashrag_reasoning_answer(record) == "Steven Spielberg"
 
 
 def test_reasoning_pipeline_rule_checks_nothing_it_cannot_read() -> None:
