@@ -388,8 +388,9 @@ def _reasoning_tags(instructions: str, generation: str) -> ReasoningTags | None:
 
 
 def flashrag_reasoning_answer(record: Mapping[str, Any]) -> str | None:
-    """What FlashRAG's ReasoningPipeline.run records as `pred`, from the trajectory it keeps in `output.prompt` (the
-    prompt, then each step's stripped text and each retrieval block; no other field keeps the generation):
+    """What FlashRAG's ReasoningPipeline.run records as `pred` (reasoning_pipeline.py@8bb69ac L106, L116-134; the lines
+    read are `_REASONING_RUN`), from the trajectory it keeps in `output.prompt` (the prompt, then each step's stripped
+    text and each retrieval block; no other field keeps the generation):
 
     - the last step is what follows the last retrieval block (the whole generation where none was retrieved);
     - a last step ending with `</answer>` (or holding it and ending with `<|endoftext|>`): extract_between over it,
