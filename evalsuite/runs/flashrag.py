@@ -48,6 +48,7 @@ from evalsuite.runs.layouts import (
     nearest_layout,
     parse_fields,
     require_path,
+    response_of,
 )
 from evalsuite.runs.schema import ExampleRecord
 from evalsuite.tasks.registry import get_task, list_tasks, resolve_task
@@ -57,14 +58,6 @@ METRIC_SCORE_FILE = "metric_score.txt"
 CONFIG_FILE = "config.yaml"
 # FlashRAG's recorded metric names → ours.
 RECORDED_METRICS = {"em": "em", "acc": "cover_em", "f1": "f1", "precision": "precision", "recall": "recall"}
-# What follows `{question}` in the user prompts of FlashRAG's reasoning_pipeline.py: ReasoningPipeline's (R1-Searcher)
-# "User:{question}\nAssistant: <think>", SearchR1Pipeline's "Question: {question}\n".
-_PROMPT_TAILS = ("\nAssistant: <think>", "\n")
-_CHAT_ASSISTANT_HEADERS = (
-    "<|im_start|>assistant\n",
-    "<|start_header_id|>assistant<|end_header_id|>\n\n",
-    "<start_of_turn>model\n",
-)
 
 
 @dataclass
@@ -283,24 +276,6 @@ def infer_task(path: Path, config: dict[str, Any] | None = None) -> str:
             f"cannot infer the task of {path} from its name", hint="pass --task NAME (see `evalsuite tasks`)"
         )
     return max(matches, key=len)
-
-
-def response_of(output: dict[str, Any], question: str) -> str | None:
-    """A FlashRAG reasoning pipeline's generation: what follows the question (past the assistant header of a chat
-    prompt) in `output.prompt`, where `ReasoningPipeline.run` appends every step. A prompt that ends at the assistant
-    header holds no response: None, never an empty answer."""
-    prompt = output.get("prompt")
-    if not isinstance(prompt, str) or not question or question not in prompt:
-        return None
-    rest = prompt[prompt.find(question) + len(question) :]
-    for header in _CHAT_ASSISTANT_HEADERS:
-        if header in rest:
-            rest = rest[rest.find(header) + len(header) :]
-            break
-    else:
-        # Without a chat template the prompt goes on after the question with the template's own tail.
-        rest = next((rest[len(tail) :] for tail in _PROMPT_TAILS if rest.startswith(tail)), rest)
-    return rest if rest.strip() else None
 
 
 def _prompt_of(prompt: Any, response: str | None) -> str | None:

@@ -302,6 +302,140 @@ def research_trajectory_answer(record: Mapping[str, Any]) -> str | None:
     return answer.strip() if "<|begin_of_query|>" in text else _research_boxed(answer)
 
 
+# What follows `{question}` in the user prompts of FlashRAG's reasoning_pipeline.py: ReasoningPipeline's (R1-Searcher)
+# "User:{question}\nAssistant: <think>", SearchR1Pipeline's "Question: {question}\n", AutoRefinePipeline's
+# "<user> Question: {question} </user>". PromptTemplate applies a chat template only to a model whose name says chat or
+# instruct (flashrag/prompt/base_prompt.py@8bb69ac L22-25): run_exp.py's R1-Searcher, Search-R1 and AutoRefine models
+# get these plain prompts.
+_PROMPT_TAILS = ("\nAssistant: <think>", " </user>", "\n")
+_CHAT_ASSISTANT_HEADERS = (
+    "<|im_start|>assistant\n",
+    "<|start_header_id|>assistant<|end_header_id|>\n\n",
+    "<start_of_turn>model\n",
+)
+
+
+def response_of(output: Mapping[str, Any], question: str) -> str | None:
+    """A FlashRAG reasoning pipeline's generation: what follows the question (past the assistant header of a chat
+    prompt) in `output.prompt`, where `ReasoningPipeline.run` appends every step. A prompt that ends at the assistant
+    header holds no response: None, never an empty answer."""
+    prompt = output.get("prompt")
+    if not isinstance(prompt, str) or not question or question not in prompt:
+        return None
+    rest = prompt[prompt.find(question) + len(question) :]
+    for header in _CHAT_ASSISTANT_HEADERS:
+        if header in rest:
+            rest = rest[rest.find(header) + len(header) :]
+            break
+    else:
+        # Without a chat template the prompt goes on after the question with the template's own tail.
+        rest = next((rest[len(tail) :] for tail in _PROMPT_TAILS if rest.startswith(tail)), rest)
+    return rest if rest.strip() else None
+
+
+_REASONING_RUN = (
+    "flashrag/pipeline/reasoning_pipeline.py@8bb69ac ReasoningPipeline.run L86-149 (each step appended as "
+    "step_output.strip() L116; pred L106, L118, L127, L132), _retrieved_docs_to_string L74-84; SearchR1Pipeline "
+    "(L269) and AutoRefinePipeline (L316) keep that run() with their own tags; flashrag/utils/utils.py@8bb69ac "
+    "extract_between L180-185; flashrag/generator/generator.py@8bb69ac L238-240 (vLLM keeps the stop string)"
+)
+
+
+@dataclass(frozen=True)
+class ReasoningTags:
+    """The tags one of FlashRAG's pipelines that keep ReasoningPipeline.run() was built with (its __init__ defaults)."""
+
+    begin_query: str
+    end_query: str
+    begin_documents: str
+    end_documents: str
+
+    def block_opening(self) -> str:
+        # a retrieval block follows only a step that ends with the query's end tag (run L122), and the pipeline opens
+        # it with a blank line (_retrieved_docs_to_string L83): the model's own text never holds this, as vLLM stops at
+        # the end tag
+        return f"{self.end_query}\n\n{self.begin_documents}\n"
+
+    def block_closing(self) -> str:
+        return f"\n{self.end_documents}\n\n"
+
+
+# By the documents tag each pipeline's instructions name: ReasoningPipeline (R1-Searcher) L37-42, SearchR1Pipeline
+# L282-287, AutoRefinePipeline L332-337. SimpleDeepSearcherPipeline and O2SearcherPipeline have a run() of their own.
+REASONING_TAGS = (
+    ReasoningTags("<|begin_of_query|>", "<|end_of_query|>", "<|begin_of_documents|>", "<|end_of_documents|>"),
+    ReasoningTags("<search>", "</search>", "<information>", "</information>"),
+    ReasoningTags("<search>", "</search>", "<documents>", "</documents>"),
+)
+FLASHRAG_NO_ANSWER = "No valid answer found"  # ReasoningPipeline.run L106, L127
+FLASHRAG_MAX_RETRIEVAL = 5  # ReasoningPipeline's max_retrieval_num default; run_exp.py r1searcher()/searchr1() keep it
+_MAX_RETRIEVAL_REASON = "Reach max retrieval number"  # the finish_reason run() records beside FLASHRAG_NO_ANSWER
+
+
+def _last_between(text: str, start: str, end: str) -> str | None:
+    """extract_between: the last non-overlapping `start ... end` span, stripped; None where there is none."""
+    spans = re.findall(re.escape(start) + r"(.*?)" + re.escape(end), text, flags=re.DOTALL)
+    return spans[-1].strip() if spans else None
+
+
+def _reasoning_tags(instructions: str, generation: str) -> ReasoningTags | None:
+    """The pipeline's tags: those whose documents tag the prompt's instructions name, else those whose retrieval
+    blocks the generation holds; None where neither tells (another template, or a pipeline with its own run())."""
+    named = [tags for tags in REASONING_TAGS if tags.begin_documents in instructions]
+    if named:
+        return named[0]
+    return next((tags for tags in REASONING_TAGS if tags.block_opening() in generation), None)
+
+
+def flashrag_reasoning_answer(record: Mapping[str, Any]) -> str | None:
+    """What FlashRAG's ReasoningPipeline.run records as `pred` (reasoning_pipeline.py@8bb69ac L106, L116-134; the lines
+    read are `_REASONING_RUN`), from the trajectory it keeps in `output.prompt` (the prompt, then each step's stripped
+    text and each retrieval block; no other field keeps the generation):
+
+    - the last step is what follows the last retrieval block (the whole generation where none was retrieved);
+    - a last step ending with `</answer>` (or holding it and ending with `<|endoftext|>`): extract_between over it,
+      the last `<answer>…</answer>` stripped, through str() ("None" where no `<answer>` opens it);
+    - any other last step: its text (finish_reason 'Normal finish without answer pattern');
+    - nothing after the last block: "No valid answer found" if the loop ran out of retrievals (the finish_reason the
+      pipeline records says so; without one, 5 blocks, the default max_retrieval_num), else "" (a blank last step).
+
+    run() tests the unstripped step; the prompt keeps it stripped. Under vLLM (run_exp.py's framework) a step ends at
+    the first stop string and keeps it, so stripping removes no text the tests read. A `pred_process_fun` passed to
+    run() would rewrite pred after this (run_exp.py passes none). None where the record keeps no prompt holding its
+    question, names no tags of these pipelines, or ends on a query no retrieval followed: nothing to check."""
+    output, question = record.get("output"), record.get("question")
+    if not isinstance(output, Mapping) or not isinstance(question, str) or not question:
+        return None
+    prompt = output.get("prompt")
+    if not isinstance(prompt, str) or question not in prompt:
+        return None
+    generation = response_of(output, question) or ""
+    tags = _reasoning_tags(prompt[: prompt.find(question)], generation)
+    if tags is None:
+        return None
+    start = generation.rfind(tags.block_opening())
+    last = generation
+    if start >= 0:
+        close = generation.find(tags.block_closing(), start + len(tags.block_opening()))
+        if close < 0:
+            return None  # a retrieval block the pipeline did not close: not its trajectory
+        last = generation[close + len(tags.block_closing()) :]
+    last = last.strip()
+    if not last:
+        reason = output.get("finish_reason")
+        ran_out = (
+            reason == _MAX_RETRIEVAL_REASON
+            if isinstance(reason, str)
+            else generation.count(tags.block_opening()) >= FLASHRAG_MAX_RETRIEVAL
+        )
+        return FLASHRAG_NO_ANSWER if ran_out else ""
+    if "</answer>" in last and (last.endswith("</answer>") or last.endswith("<|endoftext|>")):
+        return str(_last_between(last, "<answer>", "</answer>"))
+    if tags.begin_query in last and last.endswith(tags.end_query):
+        return None  # run() would have retrieved after this step
+    return last
+
+
 def autorefine_log_response(record: Mapping[str, Any]) -> str | None:
     """AutoRefine's training log stores `response` = decode(valid prompt ids + response ids): the generation is what
     follows the chat template's last assistant header (its scores read the response ids alone, LOG_FUNCS)."""
@@ -489,13 +623,15 @@ FLASHRAG_PIPELINES: dict[str, ResultLayout] = {
             "reasoning",
             "flashrag/pipeline/reasoning_pipeline.py@8e16b75 ReasoningPipeline.run L82-145, which SearchR1Pipeline "
             "(read from an unnamed later copy) inherits ('prompt' = prompt + every step and _retrieved_docs_to_string "
-            "L70-80, 'finish_flag', 'finish_reason', 'retrieval_results', 'retrieved_times')",
+            "L70-80, 'finish_flag', 'finish_reason', 'retrieval_results', 'retrieved_times'); pred re-derived from "
+            f"'prompt' by {_REASONING_RUN}",
             required={"prompt", "finish_flag"},
             allowed={"retrieval_results", "retrieved_times", "finish_reason"},
             save_notes=("r1-searcher", "search-r1", "searchr1"),
             response_in_prompt=True,
             parse_turns=True,
             method_markers=(("<|begin_of_query|>", "r1-searcher"), ("<search>", "search-r1")),
+            trajectory_answer=flashrag_reasoning_answer,
         ),
     )
 }

@@ -36,6 +36,7 @@ from evalsuite.runs.flashrag import (
     resolve_layout,
     retrieval_recorded,
 )
+from evalsuite.runs.layouts import flashrag_reasoning_answer
 from evalsuite.runs.recorded import check_recorded_metrics, tally_checks
 from evalsuite.scoring import score_imported
 from tests.parsing.flashrag_folders import write_run_folder
@@ -368,3 +369,174 @@ def test_a_run_directory_has_nothing_recorded_by_another_pipeline(tmp_path: Path
     assert result.returncode == 3, result.stdout + result.stderr
     assert "- bamboogle_qwen: a run directory; nothing recorded by another pipeline to check" in result.stdout
     assert "✓" not in result.stdout
+
+
+# --- 38.2: FlashRAG's reasoning pipelines: pred checked against the steps output.prompt keeps -------------------------
+# Written as flashrag/pipeline/reasoning_pipeline.py@8bb69ac ReasoningPipeline.run L86-149 writes an item (SearchR1Pipeline
+# keeps that run()): output.prompt = the chat prompt + each step's stripped text + each retrieval block
+# (_retrieved_docs_to_string); finish_flag, finish_reason, retrieval_results {step: {query, docs}} (json: string keys),
+# retrieved_times; pred by the branch that ended the loop; metric_score by FlashRAG's Evaluator on that pred.
+
+SEARCH_R1_USER = (
+    "Answer the given question. You must conduct reasoning inside <think> and </think> first every time you get new "
+    "information. After reasoning, if you find you lack some knowledge, you can call a search engine by <search> query "
+    "</search> and it will return the top searched results between <information> and </information>. You can search as "
+    "many times as your want. If you find no further external knowledge needed, you can directly provide the answer "
+    "inside <answer> and </answer>, without detailed illustrations. For example, <answer> Beijing </answer>. "
+    "Question: {question}\n"
+)
+R1_USER = (
+    "The User asks a question, and the Assistant solves it.\nThe Assistant first thinks about the reasoning process in "
+    "the mind and then provides the User with the final answer.\nThe output format of reasoning process and final "
+    "answer are enclosed within <think> </think> and <answer> </answer> tags, respectively, i.e., \"<think> reasoning "
+    "process here </think>\\n\\n<answer> final answer here </answer>\".\nDuring the thinking process, the Assistant can "
+    "perform searching for uncertain knowledge if necessary with the format of \"<|begin_of_query|> search query (only "
+    "keywords) here <|end_of_query|>\". **A query must involve only a single triple**.\nThen, the system will provide "
+    "the Assistant with helpful information with the format of \"<|begin_of_documents|> ...search results... "
+    "<|end_of_documents|>\".\n\nUser:{question}\nAssistant: <think>"
+)
+
+
+def _qwen_chat(user: str) -> str:
+    return ("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n"
+            f"<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n")
+
+
+def _search_r1_block(docs: list[str]) -> str:
+    # SearchR1Pipeline._retrieved_docs_to_string: "Doc i(Title: first line) rest" per hit, in a blank-line-bounded block
+    lines = "".join(f"Doc {i}(Title: {c.split(chr(10))[0]}) {chr(10).join(c.split(chr(10))[1:])}\n"
+                    for i, c in enumerate(docs, start=1))
+    return f"\n\n<information>\n{lines}\n</information>\n\n"
+
+
+def _reasoning_item(i: int, question: str, gold: str, steps: list[tuple[str, list[str] | None]], pred: str,
+                    reason: str, scores: tuple[float, float, float]) -> dict:
+    """steps: each step's text and, for a search step, the hits retrieved after it."""
+    # PromptTemplate's plain prompt: run_exp.py's Search-R1 model name says neither chat nor instruct
+    prompt = SEARCH_R1_USER.format(question=question)
+    retrieval: dict[str, dict] = {}
+    for text, hits in steps:
+        prompt += text.strip()
+        if hits is not None:
+            retrieval[str(len(retrieval))] = {"query": text.split("<search>")[-1].split("</search>")[0].strip(),
+                                              "docs": [{"id": str(n), "contents": c} for n, c in enumerate(hits)]}
+            prompt += _search_r1_block(hits)
+    em, acc, f1 = scores
+    return {"id": f"test_{i}", "question": question, "golden_answers": [gold], "metadata": {},
+            "output": {"prompt": prompt, "finish_flag": True, "retrieval_results": retrieval,
+                       "retrieved_times": len(retrieval), "pred": pred, "finish_reason": reason,
+                       "metric_score": {"em": em, "f1": f1, "acc": acc}}}
+
+
+FREUD_DOC = "\"Sigmund Freud\"\nFreud's father, Jacob Freud, was a wool merchant."
+KOREA_DOC = "\"Korean War\"\nThe armistice was signed on 27 July 1953."
+
+
+def _search_r1_folder(tmp_path: Path) -> Path:
+    items = [
+        # searched once, answered: extract_between's last <answer>, stripped
+        _reasoning_item(0, FISH, "Jacob Freud", [
+            ("<think> I need Freud's father. </think>\n<search> father of Sigmund Freud </search>", [FREUD_DOC]),
+            ("<think> The documents say Jacob Freud. </think>\n<answer> Jacob Freud </answer>", None),
+        ], "Jacob Freud", "Finished", (1.0, 1.0, 1.0)),
+        # the contradiction: the trajectory answers "No", the recorded pred (and its scores) say the gold "Yes"
+        _reasoning_item(1, CELIAC, "Yes", [
+            ("<think> Celiac disease is triggered by gluten; camel meat has none. </think>\n<answer> No </answer>", None),
+        ], "Yes", "Finished", (1.0, 1.0, 1.0)),
+        # five searches, the default max_retrieval_num: the loop ran out
+        _reasoning_item(2, ARMSTRONG, "July 27, 1953", [
+            (f"<think> step {n} </think>\n<search> Korean War end {n} </search>", [KOREA_DOC]) for n in range(5)
+        ], "No valid answer found", "Reach max retrieval number", (0.0, 0.0, 0.0)),
+        # no <answer>: the step's whole text; em 0, acc 1, f1 2·(2/4·1)/(2/4+1) = 2/3
+        _reasoning_item(3, "Who directed Jaws?", "Steven Spielberg", [
+            ("  Steven Spielberg directed it.\n", None),
+        ], "Steven Spielberg directed it.", "Normal finish without answer pattern", (0.0, 1.0, 2 / 3)),
+    ]
+    return write_run_folder(tmp_path, "bamboogle_2026_05_01_12_00_search-r1", items,
+                            "dataset_name: bamboogle\nsave_note: search-r1\nframework: vllm\n")
+
+
+def test_flashrag_reasoning_pred_checked_against_its_prompt(tmp_path: Path) -> None:
+    folder = _search_r1_folder(tmp_path)
+    assert (folder / "metric_score.txt").read_text() == "em: 0.5\nf1: 0.6666666666666666\nacc: 0.75\n"
+    source, layout, records, recorded, differences = _score(folder)
+    assert layout.name == "reasoning"
+    assert [r.prediction for r in records] == ["Jacob Freud", "No", "No valid answer found",
+                                               "Steven Spielberg directed it."]
+    # scored on what the trajectory gives: EM 1/4, not the 2/4 metric_score.txt records
+    assert [r.metrics["em"] for r in records] == [1.0, 0.0, 0.0, 0.0]
+    assert [r.metrics["cover_em"] for r in records] == [1.0, 0.0, 0.0, 1.0]
+    predictions = [(d.item, d.ours, d.recorded, d.explanation) for d in differences if d.what == "prediction"]
+    assert predictions == [("test_1", "'No'", "'Yes'", None)]
+    # the contradicting item's three recorded scores and the three averages follow from it
+    assert sorted((d.item, d.what) for d in differences if d.what != "prediction") == [
+        ("metric_score.txt", "average cover_em"), ("metric_score.txt", "average em"), ("metric_score.txt", "average f1"),
+        ("test_1", "cover_em"), ("test_1", "em"), ("test_1", "f1"),
+    ]
+    tally = tally_checks(source, records, recorded, differences)
+    # 4 predictions (3 reproduced, 1 differs); 4 items × em, f1, acc = 12 scores (9, 3); 3 averages (0, 3)
+    assert (tally.predictions, tally.scores, tally.averages, tally.unchecked_items) == ((3, 1), (9, 3), (0, 3), 0)
+
+
+def test_check_recorded_lists_the_reasoning_pipeline_contradiction(tmp_path: Path) -> None:
+    folder = _search_r1_folder(tmp_path)
+    result = _run("score", str(folder), "--check-recorded", "-o", str(tmp_path / "out"))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert ("✗ bamboogle_2026_05_01_12_00_search-r1 (reasoning): reproduced: 3 predictions, 9 per-item scores; "
+            "differs: 1 prediction, 3 per-item scores, 3 averages") in result.stdout
+    assert "test_1: prediction 'No' != recorded 'Yes' (no known convention explains it)" in result.stdout
+    assert "✓" not in result.stdout
+
+
+def _r1_record(question: str, generation: str, reason: str | None = "Finished", user: str = R1_USER) -> dict:
+    output: dict = {"prompt": _qwen_chat(user.format(question=question)) + generation, "finish_flag": True, "pred": "x"}
+    if reason is not None:
+        output["finish_reason"] = reason
+    return {"id": "test_0", "question": question, "golden_answers": ["g"], "output": output}
+
+
+R1_BLOCK = "\n\n<|begin_of_documents|>\n(1)Title: \"Jaws\" Text: Jaws was directed by Steven Spielberg.\n\n<|end_of_documents|>\n\n"
+
+
+@pytest.mark.parametrize(("generation", "reason", "expected"), [
+    # ReasoningPipeline's own tags: the last step after the last block
+    ("<|begin_of_query|> Jaws director<|end_of_query|>" + R1_BLOCK + "It is Spielberg.</think>\n\n<answer> Steven Spielberg </answer>",
+     "Finished", "Steven Spielberg"),
+    # an <answer> in an earlier step is not the last step's
+    ("<answer> Lyon <|begin_of_query|> q<|end_of_query|>" + R1_BLOCK + "<answer> Paris </answer>", "Finished", "Paris"),
+    # a last step ending with </answer> that no <answer> opens: str(None)
+    ("It is Spielberg.</answer>", "Finished", "None"),
+    # no step after the last block and fewer than five blocks: a blank last step, not the turn limit
+    ("<|begin_of_query|> q<|end_of_query|>" + R1_BLOCK, "Normal finish without answer pattern", ""),
+    ("<|begin_of_query|> q<|end_of_query|>" + R1_BLOCK, "Reach max retrieval number", "No valid answer found"),
+    ("".join(f"<|begin_of_query|> q{n}<|end_of_query|>" + R1_BLOCK for n in range(5)), None, "No valid answer found"),
+    # a last step that asks for a search ends no loop of run(): nothing to check
+    ("<|begin_of_query|> q<|end_of_query|>", "Finished", None),
+])
+def test_reasoning_pipeline_rule_on_hand_made_trajectories(generation: str, reason: str | None, expected: str | None) -> None:
+    assert flashrag_reasoning_answer(_r1_record("Who directed Jaws?", generation, reason)) == expected
+
+
+def test_autorefine_pipeline_prompt_tail_is_not_read_as_its_answer() -> None:
+    # AutoRefinePipeline keeps ReasoningPipeline.run with <documents> blocks; its plain prompt ends " </user>"
+    user = ("... The retrieval system will provide you with the three most relevant documents enclosed in<documents> and "
+            "</documents>. ...\n<user> Question: {question} </user>")
+    question = "Who directed Jaws?"
+    record = {"id": "0", "question": question, "golden_answers": ["g"],
+              "output": {"prompt": user.format(question=question) + "Steven Spielberg.", "finish_flag": True,
+                         "finish_reason": "Normal finish without answer pattern", "pred": "Steven Spielberg."}}
+    assert flashrag_reasoning_answer(record) == "Steven Spielberg."
+    block = "\n\n<documents>\nDoc 1(Title: \"Jaws\") Jaws is a film by Steven Spielberg.\n\n</documents>\n\n"
+    record["output"]["prompt"] = (user.format(question=question) + "<search> Jaws director </search>" + block
+                                  + "<refine> Spielberg </refine><answer> Steven Spielberg </answer>")
+    assert flashrag_reasoning_answer(record) == "Steven Spielberg"
+
+
+def test_reasoning_pipeline_rule_checks_nothing_it_cannot_read() -> None:
+    # SimpleDeepSearcherPipeline has a run() of its own (\boxed answers): its tags are none of these pipelines'
+    deep = "Provide your final answer in the format \\boxed{{YOUR_ANSWER}}. <|begin_search_result|>\n\nQuestion:\n{question}\n\n"
+    assert flashrag_reasoning_answer(_r1_record("Who directed Jaws?", "\\boxed{Spielberg}", user=deep)) is None
+    # a prompt that does not hold the question: no trajectory of it
+    record = _r1_record("Who directed Jaws?", "<answer> x </answer>")
+    record["question"] = "Who directed Alien?"
+    assert flashrag_reasoning_answer(record) is None
