@@ -365,6 +365,7 @@ def _tally_json(tally: CheckTally) -> dict:
         "differs": {"predictions": tally.predictions[1], "scores": tally.scores[1], "averages": tally.averages[1]},
         "differs_from_task_data": tally.registry_differences,
         "nothing_recorded_to_check": tally.unchecked_items,
+        "predictions_not_checked": tally.unchecked_predictions,
     }
 
 

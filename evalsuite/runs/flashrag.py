@@ -100,6 +100,9 @@ class RecordedScore:
     judgments: dict[str, Any] = field(default_factory=dict)  # a judge's verdicts: listed, never recomputed
     extra_keys: list[str] = field(default_factory=list)  # keys beside the writer's own, not read
     pred_note: str | None = None  # what explains a recorded prediction its trajectory does not give
+    # the record keeps a trajectory, but no extraction rule of its writer applies to it (a pipeline with a run() of its
+    # own, a shape the rule does not know): its prediction is scored as recorded and said to be unchecked, never ✓
+    pred_unchecked: bool = False
 
 
 @dataclass
@@ -497,6 +500,10 @@ def records_from_source(
                 pred_note=layout.empty_prediction if empty else None,
                 judgments={key: value for key, value in part.items() if _is_added_judgment(key, layout)},
                 extra_keys=extra_keys(item.data, layout) if layout.name != "fields" else [],
+                pred_unchecked=layout.trajectory_answer is not None
+                and from_trajectory is None
+                and bool(fields.response)
+                and fields.prediction is not None,
             )
         )
     return task_name, records, recorded

@@ -246,6 +246,8 @@ class CheckTally:
     averages: tuple[int, int]
     unchecked_items: int
     registry_differences: int = 0  # golds or questions that differ from the task data (evalsuite score --data-dir)
+    # predictions scored as recorded although a trajectory is kept: no extraction rule of the writer applies to it
+    unchecked_predictions: int = 0
 
     @property
     def compared(self) -> int:
@@ -267,6 +269,11 @@ class CheckTally:
             lines.append(f"differs: {', '.join(differ)}")
         if self.registry_differences:
             lines.append(f"differs from the task data: {_count(self.registry_differences, 'gold or question')}")
+        if self.unchecked_predictions:
+            lines.append(
+                f"not checked: {_count(self.unchecked_predictions, 'prediction')} scored as recorded; the trajectory "
+                "is kept, but no extraction rule of its writer applies to it"
+            )
         if self.unchecked_items or not self.compared:
             lines.append(
                 f"nothing recorded to check: {self.unchecked_items} of {_count(self.items, 'item')} record no "
@@ -314,4 +321,5 @@ def tally_checks(
         (averages - kinds["average"], kinds["average"]),
         unchecked,
         kinds["registry"],
+        sum(original.pred_unchecked for original in recorded),
     )

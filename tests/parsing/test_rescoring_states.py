@@ -130,7 +130,7 @@ def test_check_recorded_lists_the_contradiction_and_counts_each_state(tmp_path: 
         "reproduced": {"predictions": 1, "scores": 0, "averages": 0},
         "differs": {"predictions": 1, "scores": 0, "averages": 0},
         "differs_from_task_data": 0,
-        "nothing_recorded_to_check": 1,
+        "nothing_recorded_to_check": 1, "predictions_not_checked": 0,
     }
     task = scored["metrics"]["tasks"]["bamboogle"]
     assert task["metrics"]["em"]["mean"] == pytest.approx(1 / 3)
@@ -540,3 +540,22 @@ def test_reasoning_pipeline_rule_checks_nothing_it_cannot_read() -> None:
     record = _r1_record("Who directed Jaws?", "<answer> x </answer>")
     record["question"] = "Who directed Alien?"
     assert flashrag_reasoning_answer(record) is None
+
+
+def test_a_kept_trajectory_no_rule_reads_is_said_unchecked_never_reproduced(tmp_path: Path) -> None:
+    """A SimpleDeepSearcher-style item (a run() of its own, \\boxed answers) in a reasoning folder: its trajectory is
+    kept, no extraction rule applies, so its prediction is scored as recorded and counted as not checked."""
+    deep = ("Provide your final answer in the format \\boxed{{YOUR_ANSWER}}. <|begin_search_result|>\n\n"
+            "Question:\n{question}\n\n")
+    item = {"id": "test_0", "question": "Who directed Jaws?", "golden_answers": ["Steven Spielberg"], "metadata": {},
+            "output": {"prompt": deep.format(question="Who directed Jaws?") + "\\boxed{Steven Spielberg}",
+                       "finish_flag": True, "finish_reason": "Finished", "pred": "Steven Spielberg",
+                       "metric_score": {"em": 1.0, "f1": 1.0, "acc": 1.0}}}
+    folder = write_run_folder(tmp_path, "bamboogle_2026_05_01_12_00_deep", [item],
+                              "dataset_name: bamboogle\nsave_note: deep\nframework: vllm\n")
+    source, layout, records, recorded, differences = _score(folder)
+    assert layout.name == "reasoning" and records[0].prediction == "Steven Spielberg"
+    tally = tally_checks(source, records, recorded, differences)
+    assert tally.predictions == (0, 0) and tally.unchecked_predictions == 1
+    assert ("not checked: 1 prediction scored as recorded; the trajectory is kept, but no extraction rule of its "
+            "writer applies to it") in tally.lines()
