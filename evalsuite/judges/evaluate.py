@@ -364,7 +364,10 @@ def _read_judgments(path: Path) -> dict[JudgmentKey, dict[str, Any]]:
         return lines
     hint = "move the file away and judge again (the cache makes it free)"
     # one bounded read of a regular file (a FIFO is refused, never waited on), its lines counted before parsing
-    data = read_untrusted_bytes(path, MAX_JUDGMENTS_BYTES, "judgments file")
+    try:
+        data = read_untrusted_bytes(path, MAX_JUDGMENTS_BYTES, "judgments file")
+    except FileNotFoundError:  # a link to nothing
+        raise DataError(f"{path}: the judgments file is a link to a file that does not exist", hint=hint) from None
     if max(data.count(b"\n"), data.count(b"\r")) > MAX_JUDGMENT_LINES:
         raise DataError(f"{path}: more than {MAX_JUDGMENT_LINES:,} lines, over the judgments file's bound", hint=hint)
     for lineno, raw in enumerate(data.splitlines(), start=1):

@@ -189,6 +189,14 @@ def test_a_folder_named_judgments_is_refused_not_skipped(tmp_path):
         _table(run)
 
 
+def test_a_judgments_link_to_nothing_is_one_line(tmp_path):
+    run = _run(tmp_path / "r")
+    (run / "judgments.jsonl").symlink_to(tmp_path / "absent.jsonl")
+    for read in _readers(run):
+        with pytest.raises(DataError, match="judgments.jsonl: the judgments file is a link to a file that does not"):
+            read()
+
+
 def test_judgments_over_the_size_or_line_bound_are_refused_before_parsing(tmp_path, monkeypatch):
     from evalsuite.judges import evaluate
 
