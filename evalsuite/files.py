@@ -28,11 +28,12 @@ def read_untrusted_bytes(path: str | Path, max_bytes: int, field: str = "file") 
         raise
     except OSError as exc:
         raise DataError(f"{path}: cannot read the {field} ({exc.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # checked before fdopen, which refuses a folder with a traceback
+        os.close(fd)
+        raise DataError(
+            f"{path}: the {field} is not a regular file", hint="pass a regular file (not a pipe, device or socket)"
+        )
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise DataError(
-                f"{path}: the {field} is not a regular file", hint="pass a regular file (not a pipe, device or socket)"
-            )
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise DataError(

@@ -4,6 +4,7 @@ aggregate verdicts, write judgments.jsonl and update metrics.json."""
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from evalsuite.errors import DataError, EvalsuiteError
-from evalsuite.files import cache_root, file_sha256, replace_atomically
+from evalsuite.files import cache_root, file_sha256, read_untrusted_bytes, replace_atomically
 from evalsuite.judges import prompts
 from evalsuite.judges.accuracy import METRIC as ACCURACY
 from evalsuite.judges.accuracy import accuracy_columns, accuracy_item, accuracy_requests, accuracy_scores, bound_verdict
@@ -34,6 +35,10 @@ from evalsuite.runs.schema import ExampleRecord, MetricSummary, Turn
 from evalsuite.runs.summary import mean_ci
 
 JUDGMENTS_FILE = "judgments.jsonl"
+# Bounds on a judgments.jsonl read back (it may come with a run directory from someone else): a judge's line is about
+# a kilobyte, so 256 MiB (a submission file's bound) and 4 million lines hold any panel over any benchmark.
+MAX_JUDGMENTS_BYTES = 256 << 20
+MAX_JUDGMENT_LINES = 4_000_000
 METRICS = ("completeness", "granularity", "coverage", "usefulness", "accuracy")
 DOC_CHARS = 300
 
@@ -296,7 +301,7 @@ def accuracy_verdicts(run_dir: str | Path) -> JudgedAccuracy | None:
     None when undecided. None when never judged for accuracy."""
     run = RunDirectory(run_dir)
     path = run.path / JUDGMENTS_FILE
-    if not path.is_file():
+    if not os.path.lexists(path):  # anything else there (a FIFO, a folder) is refused by the reader, never skipped
         return None
     try:
         panel = run.read_metrics().extra.get("judges", {}).get("panel")
@@ -355,10 +360,21 @@ def _read_judgments(path: Path) -> dict[JudgmentKey, dict[str, Any]]:
     judgment (not a JSON object, a naming field missing or not a string, a verdict not true/false/null) is a
     DataError naming the line and the field."""
     lines: dict[JudgmentKey, dict[str, Any]] = {}
-    if not path.exists():
+    if not os.path.lexists(path):
         return lines
     hint = "move the file away and judge again (the cache makes it free)"
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    # one bounded read of a regular file (a FIFO is refused, never waited on), its lines counted before parsing
+    try:
+        data = read_untrusted_bytes(path, MAX_JUDGMENTS_BYTES, "judgments file")
+    except FileNotFoundError:  # a link to nothing
+        raise DataError(f"{path}: the judgments file is a link to a file that does not exist", hint=hint) from None
+    if max(data.count(b"\n"), data.count(b"\r")) > MAX_JUDGMENT_LINES:
+        raise DataError(f"{path}: more than {MAX_JUDGMENT_LINES:,} lines, over the judgments file's bound", hint=hint)
+    for lineno, raw in enumerate(data.splitlines(), start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{path}:{lineno}: not UTF-8 ({exc.reason} at byte {exc.start})", hint=hint) from None
         if not line.strip():
             continue
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,7 +151,8 @@ def load_runs(paths: Sequence[str | Path]) -> list[RunData]:
             columns = ScoreColumns.from_records(records)
         else:
             basis.unknown_ids = columns.counts.get("unknown_ids", 0)
-        if (directory.path / JUDGMENTS_FILE).is_file():  # acc_judge from `evalsuite judge --metrics accuracy`
+        # acc_judge from `evalsuite judge --metrics accuracy`; a judgments.jsonl not a regular file is refused there
+        if os.path.lexists(directory.path / JUDGMENTS_FILE):
             from evalsuite.judges.evaluate import add_judged_columns  # the judges' modules only for a judged run
 
             judged = add_judged_columns(directory.path, columns)

@@ -160,3 +160,75 @@ def test_evalsuite_judge_prints_each_judges_rate_and_kappa_for_acc_judge():
     console.print(_results_table({"nq": {"accuracy": result}}))
     row = next(line for line in console.export_text().splitlines() if "acc_judge" in line)
     assert "a=0.750, b=0.500" in row and f"{14 / 30:.3f}" in row  # the rates and Fleiss' κ computed by hand above
+
+
+# Bounded and seen (issue 37 item 8): every reader of judgments.jsonl (tables' acc_judge, `evalsuite judge` reading
+# the earlier verdicts) goes through evalsuite.files.read_untrusted_bytes: regular files only, size and lines bounded.
+def _readers(run: Path):
+    from evalsuite.judges.evaluate import _read_judgments
+
+    return [lambda: _table(run), lambda: accuracy_verdicts(run), lambda: _read_judgments(run / "judgments.jsonl")]
+
+
+@pytest.mark.timeout(30)
+def test_a_fifo_judgments_file_is_refused_not_waited_on(tmp_path):
+    import os
+
+    run = _run(tmp_path / "r")
+    os.mkfifo(run / "judgments.jsonl")  # no writer: an open without O_NONBLOCK, or a read, would block for ever
+    for read in _readers(run):
+        with pytest.raises(DataError) as caught:
+            read()
+        assert caught.value.message == f"{run / 'judgments.jsonl'}: the judgments file is not a regular file"
+
+
+def test_a_folder_named_judgments_is_refused_not_skipped(tmp_path):
+    run = _run(tmp_path / "r")
+    (run / "judgments.jsonl").mkdir()
+    with pytest.raises(DataError, match="the judgments file is not a regular file"):
+        _table(run)
+
+
+def test_a_judgments_link_to_nothing_is_one_line(tmp_path):
+    run = _run(tmp_path / "r")
+    (run / "judgments.jsonl").symlink_to(tmp_path / "absent.jsonl")
+    for read in _readers(run):
+        with pytest.raises(DataError, match="judgments.jsonl: the judgments file is a link to a file that does not"):
+            read()
+
+
+def test_judgments_over_the_size_or_line_bound_are_refused_before_parsing(tmp_path, monkeypatch):
+    from evalsuite.judges import evaluate
+
+    run = _run(tmp_path / "r")
+    records = RunDirectory(run).read_predictions()
+    _write(run, [_line(r, "j1", True) for r in records])
+    size = (run / "judgments.jsonl").stat().st_size
+    monkeypatch.setattr(evaluate, "MAX_JUDGMENTS_BYTES", size - 1)
+    for read in _readers(run):
+        with pytest.raises(DataError, match=f"judgments.jsonl: the judgments file is over {size - 1:,} bytes"):
+            read()
+    monkeypatch.setattr(evaluate, "MAX_JUDGMENTS_BYTES", size)
+    assert accuracy_verdicts(run).verdicts[("nq", "q0", "answer")] is True
+    monkeypatch.setattr(evaluate, "MAX_JUDGMENT_LINES", 3)  # 4 lines
+    for read in _readers(run):
+        with pytest.raises(DataError, match="judgments.jsonl: more than 3 lines"):
+            read()
+    (run / "judgments.jsonl").write_bytes(b"\r" * 10)  # other line ends are counted too
+    with pytest.raises(DataError, match="more than 3 lines"):
+        _table(run)
+
+
+@pytest.mark.parametrize(("data", "lineno", "what"), [
+    (b"\n\xff\xfe\n", 2, "not UTF-8"),
+    (b"\n\n{\"task\": \n", 3, "not a judgment line (not JSON)"),
+    (b"null\n", 1, "a JSON NoneType"),
+])
+def test_a_malformed_judgments_line_is_one_line_naming_file_and_line(tmp_path, data, lineno, what):
+    run = _run(tmp_path / "r")
+    (run / "judgments.jsonl").write_bytes(data)
+    for read in _readers(run):
+        with pytest.raises(DataError) as caught:
+            read()
+        message = caught.value.message
+        assert "\n" not in message and message.startswith(f"{run / 'judgments.jsonl'}:{lineno}:") and what in message
