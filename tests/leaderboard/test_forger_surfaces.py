@@ -24,7 +24,7 @@ At the code before issue 37 (fc807db) all four properties fail (swapping one que
 recomputed, changed the verified maj@2 numbers; a gold planted in an observation was accepted; a verdict on another
 prediction was credited; two checkpoints, or imports without --declared-seeds, were merged as seeds). The default
 run tries about 380 forgeries in about 35 s; `-m slow` 1,000 of each (about 12 min), the last run: labels 564 accepted
-with the honest numbers and 436 refused; seed sets 84 merged (46 of them declared) and 916 refused; segments 307
+with the honest numbers and 436 refused; seed sets 78 merged (46 of them declared) and 922 refused; segments 307
 accepted with the honest numbers and 693 refused; judgments 596 accepted counting only bound verdicts and 404 refused.
 """
 
