@@ -870,7 +870,7 @@ def _model(spec: str, backend: str | None) -> Requirement:
         return Requirement(f"model {spec}", True, "local path")
     if spec.startswith(("/", ".", "~")) or spec.count("/") != 1:
         return Requirement(f"model {spec}", False, "no such path, and not a hub id (owner/name)", hint="check model:")
-    from evalsuite.tasks.download import hub_unreachable
+    from evalsuite.network import hub_unreachable
 
     if _in_hub_cache(spec):
         return Requirement(f"model {spec}", True, "in the Hugging Face cache")
@@ -901,18 +901,14 @@ def _retriever(spec: str | None) -> Requirement:
     if spec == "adqa":
         return Requirement("retriever adqa", True, "BM25 over the packaged AD-QA corpus (built on first use)")
     if is_url(spec):
-        import socket
-        from urllib.parse import urlparse
+        from evalsuite.network import host_port, unreachable
 
-        url = urlparse(spec)
-        try:
-            socket.create_connection((url.hostname or "", url.port or 80), timeout=3).close()
-        except OSError as exc:
+        if (why := unreachable(spec)) is not None:
             return Requirement(
                 f"retriever {spec}",
                 False,
-                f"no server answers ({exc.strerror or type(exc).__name__})",
-                hint=f"start it first: evalsuite serve-retriever --index INDEX --port {url.port or 80}",
+                f"no server answers ({why})",
+                hint=f"start it first: evalsuite serve-retriever --index INDEX --port {host_port(spec)[1]}",
             )
         return Requirement(f"retriever {spec}", True, "a server answers")
     if (Path(spec) / "index.json").is_file():

@@ -11,8 +11,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import socket
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,11 +18,11 @@ from urllib.parse import urlparse
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.models.packaged import PACKAGED_MODELS
+from evalsuite.network import CONNECT_TIMEOUT_S, hub_endpoint, hub_offline, unreachable
 
 # the backends that load a Hugging Face model folder (or hub id), and those that load a GGUF file
 FOLDER_BACKENDS = ("hf", "vllm", "vllm-async")
 GGUF_BACKENDS = ("llamacpp", "xllamacpp")
-CONNECT_TIMEOUT_S = 3.0  # one attempt: a reachable host answers a TCP connection in far less
 CONFIG_FILE = "config.json"
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tokenizer_config.json", "vocab.json", "spiece.model")
@@ -130,11 +128,6 @@ def check_model_folder(path: Path, given: str, backend: str, gguf_file: object =
         )
 
 
-def hub_endpoint() -> str:
-    """The hub the Hugging Face clients talk to ($HF_ENDPOINT, as they read it)."""
-    return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
-
-
 @functools.lru_cache(maxsize=None)  # one question per model and run: the CLI checks before loading, then the loader
 def check_hub_model(repo_id: str, revision: str | None = None) -> None:
     """A hub id: in the local Hugging Face cache, or on a reachable hub. When the hub cannot be reached, the clients
@@ -144,9 +137,9 @@ def check_hub_model(repo_id: str, revision: str | None = None) -> None:
     except ImportError:
         return  # the backend names its missing extra itself
     cached = huggingface_hub.try_to_load_from_cache(repo_id, CONFIG_FILE, revision=revision)
-    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+    offline = hub_offline(("HF_HUB_OFFLINE",)) is not None
     endpoint = hub_endpoint()
-    reachable = not offline and reaches(endpoint)
+    reachable = not offline and unreachable(endpoint) is None
     if isinstance(cached, str):
         if not reachable:
             os.environ["HF_HUB_OFFLINE"] = "1"  # read when the hub clients are first imported, after this check
@@ -184,49 +177,12 @@ def check_hub_repo(huggingface_hub: Any, repo_id: str, revision: str | None) -> 
         return
 
 
-def reaches(url: str, timeout_s: float = CONNECT_TIMEOUT_S) -> bool:
-    """Whether a TCP connection to `url`'s host and port (through $HTTPS_PROXY where one is set) opens in time."""
-    parsed = urlparse(url)
-    proxy = os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy")
-    if proxy and parsed.scheme == "https":
-        parsed = urlparse(proxy if "://" in proxy else f"http://{proxy}")
-    port = parsed.port or (443 if parsed.scheme == "https" else 80)
-    addresses = resolve(parsed.hostname or "", port, timeout_s)
-    if not addresses:
-        return False
-    family, kind, protocol, _, address = addresses[0]
-    try:
-        with socket.socket(family, kind, protocol) as connection:
-            connection.settimeout(timeout_s)
-            connection.connect(address)
-            return True
-    except OSError:
-        return False
-
-
-def resolve(host: str, port: int, timeout_s: float) -> list[Any]:
-    """`host`'s addresses, or [] when the name does not resolve within `timeout_s`: getaddrinfo has no timeout of its
-    own, and a machine without a name server may wait for its resolver's retries far longer than that."""
-    answer: list[Any] = []
-
-    def lookup() -> None:
-        try:
-            answer.extend(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
-        except OSError:
-            pass
-
-    thread = threading.Thread(target=lookup, name="preflight-resolve", daemon=True)
-    thread.start()
-    thread.join(timeout_s)
-    return list(answer) if not thread.is_alive() else []
-
-
 def check_endpoint(url: str, given: str) -> None:
     """An OpenAI-compatible server: something must listen at the URL's host and port."""
     parsed = urlparse(url)
     if not parsed.hostname:
         raise EvalsuiteError(f"{given} {url} is not a URL", hint="e.g. --model http://127.0.0.1:8000/v1")
-    if not reaches(url):
+    if unreachable(url) is not None:
         raise EvalsuiteError(
             f"{given} {url}: no server answers at {parsed.hostname}:{parsed.port or 80}",
             hint="start the server first (vllm serve, llama-server, ...) or fix the URL and port",

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from urllib.parse import urlparse
 
 from evalsuite.errors import DataError, EvalsuiteError, first_line, require
 from evalsuite.files import cache_root, file_sha256, replace_atomically
+from evalsuite.network import hub_unreachable
 from evalsuite.tasks.registry import Task
 from evalsuite.tasks.rows import check_unique_ids, read_jsonl_rows, row_from_dict
 
@@ -102,25 +101,6 @@ def _write_atomically(path: Path, text: str) -> None:
 
 
 HUB_DATASET = "RUC-NLPIR/FlashRAG_datasets"
-OFFLINE_ENVS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
-PROXY_ENVS = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
-
-
-def hub_unreachable(timeout_s: float = 3.0) -> str | None:
-    """Why the Hugging Face hub cannot be reached now, or None when a connection to it opens (or goes through a
-    proxy, which is not probed). One quick check replaces the hub client's retries and their screens of warnings."""
-    for name in OFFLINE_ENVS:
-        if os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on"):
-            return f"{name} is set"
-    if any(os.environ.get(name) for name in PROXY_ENVS):
-        return None
-    endpoint = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
-    host, port = endpoint.hostname or "huggingface.co", endpoint.port or (443 if endpoint.scheme != "http" else 80)
-    try:
-        socket.create_connection((host, port), timeout=timeout_s).close()
-    except OSError as exc:
-        return f"{host}:{port}: {exc.strerror or type(exc).__name__}"
-    return None
 
 
 def offline_hint(files: str) -> str:

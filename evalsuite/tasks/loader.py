@@ -8,11 +8,11 @@ from pathlib import Path
 
 from evalsuite.errors import DataError, EvalsuiteError, first_line, require
 from evalsuite.files import file_sha256
+from evalsuite.network import hub_unreachable
 from evalsuite.tasks.download import (
     DataDir,
     check_downloaded,
     data_dirs,
-    hub_unreachable,
     offline_hint,
     quiet_hub_clients,
     read_manifest,
