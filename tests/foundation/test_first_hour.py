@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shlex
-import signal
 import subprocess
 import sys
 import time
@@ -101,11 +100,7 @@ def test_ctrl_c_on_the_running_demo_keeps_what_finished_and_the_printed_command_
     total = int(next(line for _, line in demo.lines if line.startswith("examples: ")).split()[1])
     demo.wait_for(lambda: (made := out()) is not None and len(ok_records(made)) >= 1, timeout_s=600)
     on_disk = ok_records(out())  # what had finished when the key was pressed
-    pressed = time.monotonic()
-    demo.process.send_signal(signal.SIGINT)
-    code = demo.process.wait(timeout=30)
-    stopped_in = time.monotonic() - pressed
-    demo.reader.join(timeout=5)
+    code, stopped_in = demo.interrupt(timeout_s=30)
     assert code == 130, demo.text()
     assert stopped_in < 2.0, f"{stopped_in:.2f} s\n{demo.text()}"
     run_dir = out()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -92,6 +93,17 @@ class Running:
 
     def text(self) -> str:
         return "\n".join(line for _, line in self.lines)
+
+    def interrupt(self, presses: int = 1, timeout_s: float = 10) -> tuple[int, float]:
+        """Ctrl-C, as a terminal sends it (SIGINT), `presses` times in a row: the exit code and the seconds from the
+        first press to the exit; the stderr reader is then done."""
+        pressed = time.monotonic()
+        for _ in range(presses):
+            self.process.send_signal(signal.SIGINT)
+        code = self.process.wait(timeout=timeout_s)
+        stopped_in = time.monotonic() - pressed
+        self.reader.join(timeout=5)
+        return code, stopped_in
 
 
 def ok_records(out: Path) -> list[dict]:

@@ -8,10 +8,8 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -39,11 +37,7 @@ def test_ctrl_c_keeps_what_finished_says_how_to_continue_and_resume_finishes(tmp
     run = Running(demo_args(gguf, out, 3), tmp_path)
     run.wait_for(lambda: len(ok_records(out)) >= 1, timeout_s=240)  # one example finished, the next one in flight
     on_disk = ok_records(out)  # what had finished when the key was pressed
-    pressed = time.monotonic()
-    run.process.send_signal(signal.SIGINT)
-    code = run.process.wait(timeout=10)
-    stopped_in = time.monotonic() - pressed
-    run.reader.join(timeout=5)
+    code, stopped_in = run.interrupt()
     assert code == 130, run.text()
     assert stopped_in < 2.0, stopped_in
     kept = ok_records(out)
@@ -73,12 +67,8 @@ def test_ctrl_c_twice_while_the_model_loads_exits_at_once_having_written_nothing
     out = tmp_path / "run"
     run = Running(demo_args(gguf, out, 3), tmp_path)
     run.wait_for(lambda: any(line.startswith("checking the model") for _, line in run.lines), timeout_s=60)
-    pressed = time.monotonic()
-    run.process.send_signal(signal.SIGINT)
-    run.process.send_signal(signal.SIGINT)
-    code = run.process.wait(timeout=10)
-    assert code == 130 and time.monotonic() - pressed < 2.0, run.text()
-    run.reader.join(timeout=5)
+    code, stopped_in = run.interrupt(presses=2)
+    assert code == 130 and stopped_in < 2.0, run.text()
     assert ok_records(out) == []
     last = run.lines[-1][1]
     assert last in (
