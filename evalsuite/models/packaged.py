@@ -133,7 +133,7 @@ def assemble_parts(parts: list[Path], out: Path, sha256: str) -> Path:
 
 def _qwen_coder_gguf() -> Path:
     parts = [_part_file(distribution) for distribution in QWEN_CODER_PARTS]
-    return assemble_parts(parts, cache_root() / "models" / QWEN_CODER_GGUF, QWEN_CODER_SHA256)
+    return assemble_parts(parts, models_dir() / QWEN_CODER_GGUF, QWEN_CODER_SHA256)
 
 
 PACKAGED_MODELS: dict[str, PackagedModel] = {
