@@ -14,7 +14,7 @@ this many steps, with 12 tokens per turn. Seeded (grpo.seed, the test's seed); t
 properties (`-rA` or the JUnit XML shows them).
 
 Slow: minutes per step on the 2 shared cores of the development machine; `python -m pytest -m slow
-tests/training/test_reward_moves.py -p no:cacheprovider -rA` (README, "Slow tests", has the measured times).
+tests/training/test_reward_moves.py -p no:cacheprovider -rA` (docs/measurements.md, "Slow tests of training", has the measured times).
 """
 
 from __future__ import annotations
