@@ -144,8 +144,12 @@ def read_result_source(path: Path) -> ResultSource:
         source.save_note = save_note_of(path, source.config)
         return source
     if path.suffix == ".jsonl":
-        return ResultSource(path, "jsonl", _read_jsonl(path))
-    return ResultSource(path, "json-list", _read_json_list(path))
+        source = ResultSource(path, "jsonl", _read_jsonl(path))
+    else:
+        source = ResultSource(path, "json-list", _read_json_list(path))
+    if not source.items:  # nothing to score or check: an empty run directory would read as a finished one
+        raise DataError(f"{path}: holds no result records", hint="pass the file the evaluation wrote its results to")
+    return source
 
 
 def missing_intermediate_data(folder: Path) -> DataError:

@@ -559,3 +559,12 @@ def test_a_kept_trajectory_no_rule_reads_is_said_unchecked_never_reproduced(tmp_
     assert tally.predictions == (0, 0) and tally.unchecked_predictions == 1
     assert ("not checked: 1 prediction scored as recorded; the trajectory is kept, but no extraction rule of its "
             "writer applies to it") in tally.lines()
+
+
+@pytest.mark.parametrize(("name", "text"), [("empty.jsonl", ""), ("blank.jsonl", "\n\n"), ("empty.json", "[]")])
+def test_a_result_file_without_records_is_one_line_and_writes_nothing(tmp_path: Path, name: str, text: str) -> None:
+    (tmp_path / name).write_text(text)
+    result = _run("score", str(tmp_path / name), "--task", "bamboogle", "--check-recorded", "-o", str(tmp_path / "out"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.splitlines()[0] == f"error: {tmp_path / name}: holds no result records"
+    assert not (tmp_path / "out").exists()
