@@ -186,7 +186,17 @@ def _environment():
         lstrip_blocks=True,
     )
     env.filters["pretty_json"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+    env.filters["unbroken_words"] = unbroken_words
     return env
+
+
+def unbroken_words(text: str) -> Any:
+    """`text` escaped, each hyphenated word in a `span.word` that never wraps: browsers break lines after a hyphen, so
+    "pre-registered" or "Qwen2.5-Coder-0.5B" would otherwise split across two lines of a name cell."""
+    from markupsafe import Markup, escape  # jinja2's own dependency (the [site] extra)
+
+    words = re.split(r"(\s+)", str(text))
+    return Markup("").join(Markup('<span class="word">{}</span>').format(w) if "-" in w else escape(w) for w in words)
 
 
 def _prepare_output(out_dir: Path) -> None:

@@ -40,15 +40,10 @@ def read_log(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
 
 
-def plot_log(records: list[dict[str, Any]], out: Path, statistics: Sequence[str] = ("n_turns", "n_searches")) -> Path:
-    """Curves of every reward component, the losses (a co-training term too), KL, completion length and the rollout
-    `statistics` (columns logged as zero-weight rewards) against the step, one panel each group."""
-    require("matplotlib", "train", "the training plot")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def curve_groups(
+    records: list[dict[str, Any]], statistics: Sequence[str] = ("n_turns", "n_searches")
+) -> dict[str, list[str]]:
+    """The panels of the training plot and the logged keys each draws; a panel nothing was logged for is left out."""
     steps = [r for r in records if r.get("stage") == "grpo" and "reward" in r]
     logged = sorted({k for r in steps for k in r})
     statistic_keys = [f"rewards/{name}/mean" for name in statistics]
@@ -56,11 +51,28 @@ def plot_log(records: list[dict[str, Any]], out: Path, statistics: Sequence[str]
         "rewards": [k for k in logged if k.startswith("rewards/") and k.endswith("/mean") and k not in statistic_keys],
         "loss": ["loss", *(k for k in logged if k.endswith("_loss"))],  # e.g. a recipe's co-training loss
         "kl": ["kl"],
+        "grad norm": ["grad_norm"],
+        "entropy": ["entropy"],
         "length": ["completions/mean_length"],
         "turns": statistic_keys,
     }
-    fig, axes = plt.subplots(1, len(groups), figsize=(5 * len(groups), 3.6))
-    for ax, (title, keys) in zip(axes, groups.items()):
+    return {title: keys for title, keys in groups.items() if title == "rewards" or any(k in logged for k in keys)}
+
+
+def plot_log(records: list[dict[str, Any]], out: Path, statistics: Sequence[str] = ("n_turns", "n_searches")) -> Path:
+    """Curves of every reward component, the losses (a co-training term too), KL, gradient norm, entropy, completion
+    length and the rollout `statistics` (columns logged as zero-weight rewards) against the step, one panel each group
+    that was logged (no KL panel for a run without a reference model)."""
+    require("matplotlib", "train", "the training plot")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = [r for r in records if r.get("stage") == "grpo" and "reward" in r]
+    groups = curve_groups(records, statistics)
+    fig, axes = plt.subplots(1, len(groups), figsize=(5 * len(groups), 3.6), squeeze=False)
+    for ax, (title, keys) in zip(axes[0], groups.items()):
         for key in keys:
             xs = [r["step"] for r in steps if key in r]
             if xs:

@@ -40,8 +40,13 @@ def test_the_recorded_base_run_answers_the_same_questions_less_often():
 
 
 def test_the_run_is_withdrawn_from_the_leaderboard():
+    """No filed entry is this run's: none names its training manifest or its checkpoint's predictions."""
     entries = REPO / "leaderboard" / "entries"
-    assert not any("cpu" in path.name for path in entries.iterdir())
+    source = json.loads((ENTRY / "submission.json").read_text())["info"]["model"]["source"]
+    predictions = file_sha256(ENTRY / "runs" / "eval-trained" / "predictions.jsonl.gz")
+    for entry in entries.iterdir():
+        assert json.loads((entry / "submission.json").read_text())["info"]["model"].get("source") != source, entry.name
+        assert predictions not in {file_sha256(p) for p in entry.glob("runs/*/predictions.jsonl.gz")}, entry.name
 
 
 def test_its_labels_say_what_it_is_a_constant_answer_without_search():

@@ -133,7 +133,7 @@ def setting_with(page, words: str) -> str:
 
 def test_leaderboard_in_chromium(page, server, tmp_path: Path):
     page.goto(f"{server}/index.html")
-    setting = setting_with(page, "top-3")
+    setting = setting_with(page, "e5 · top-3")
     table = f"{setting}-em"
     # Rows: the base seed-1 entry, the instruct seed-1 entry and the script-named entry.
     names = row_names(page, table)
@@ -187,7 +187,7 @@ def test_leaderboard_in_chromium(page, server, tmp_path: Path):
 
 def test_site_works_from_file_urls(page, built_site: Path):
     page.goto((built_site / "index.html").as_uri())
-    table = setting_with(page, "top-3") + "-em"
+    table = setting_with(page, "e5 · top-3") + "-em"
     header = page.locator(f"#{table} thead th[data-key='bamboogle'] button")
     header.click()
     assert page.get_attribute(f"#{table} thead th[data-key='bamboogle']", "aria-sort") == "descending"
@@ -198,7 +198,7 @@ def test_every_badge_says_what_was_proven_and_what_was_declared(page, server, tm
     """Issues 26 and 37: next to each verified badge, the site names what was recomputed, what the submission's own
     files agree on and what is declared; a setting the manifests do not state (imported outputs) is declared."""
     page.goto(f"{server}/index.html")
-    table = setting_with(page, "top-3") + "-em"
+    table = setting_with(page, "e5 · top-3") + "-em"
     statuses = page.eval_on_selector_all(f"#{table} tbody tr.verified td.status", "cells => cells.map(c => c.innerText)")
     assert len(statuses) == 3
     for text in statuses:

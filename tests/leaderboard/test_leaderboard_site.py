@@ -97,3 +97,15 @@ def test_entry_page_says_how_its_setting_was_checked(built_site: Path):
     page = (built_site / "entries" / BASE_ENTRY / "index.html").read_text()
     # Imported outputs record no setting: the page says the setting is the submitter's declaration.
     assert "topk: declared: not stated by the manifest of bamboogle_2026_04_28_16_36_search_r1_base_seed1" in page
+
+
+def test_hyphenated_words_are_kept_whole_and_everything_is_escaped():
+    """A name cell keeps "pre-registered" on one line (a nowrap span per hyphenated word) and escapes the rest."""
+    pytest.importorskip("jinja2")
+    from evalsuite.leaderboard.site import unbroken_words
+
+    html = str(unbroken_words('Qwen2.5-Coder <script>x</script> "a-b" run'))
+    assert html == (
+        '<span class="word">Qwen2.5-Coder</span> &lt;script&gt;x&lt;/script&gt; '
+        '<span class="word">&#34;a-b&#34;</span> run'
+    )

@@ -27,3 +27,15 @@ def test_callback_appends_records_that_read_back_and_plot(tmp_path):
     png = plot_log(records, tmp_path / "curves.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert read_log(tmp_path / "missing.jsonl") == []
+
+
+def test_plot_panels_are_the_logged_groups():
+    """A run without a reference model logs no KL: no empty KL panel; gradient norm and entropy get theirs."""
+    from evalsuite.training.log import curve_groups
+
+    step = {"stage": "grpo", "step": 1, "reward": 0.5, "loss": 0.1, "grad_norm": 3.0, "entropy": 0.7,
+            "completions/mean_length": 4.0, "rewards/search-r1/em/mean": 0.5, "rewards/n_turns/mean": 2.0}
+    groups = curve_groups([step])
+    assert list(groups) == ["rewards", "loss", "grad norm", "entropy", "length", "turns"]
+    assert groups["rewards"] == ["rewards/search-r1/em/mean"]
+    assert "kl" in curve_groups([{**step, "kl": 0.01}])
