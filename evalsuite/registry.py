@@ -35,6 +35,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Generic, TypeVar
 
 from evalsuite.errors import EvalsuiteError, unknown_name
@@ -54,6 +55,20 @@ def _installed_entry_points() -> Any:
     return entry_points()
 
 
+def method_packages(root: str = METHOD_PACKAGES) -> list[ModuleType]:
+    """The method packages under `root` (`evalsuite.methods.<name>`, and those `extra_method_packages` adds), in name
+    order; importing one runs only its `__init__`, which holds names and strings."""
+    package = importlib.import_module(root)
+    infos = sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name)
+    return [importlib.import_module(f"{root}.{i.name}") for i in infos if i.ispkg and not i.name.startswith("_")]
+
+
+def packaged_papers(root: str = METHOD_PACKAGES) -> dict[str, dict[str, str]]:
+    """Every method package's `PAPER` (its paper's display name and, where the paper is one of the seed texts, the
+    seed file: `{"name": "OASES", "seed": "003_….txt"}`), by the package's registered name."""
+    return {m.NAME: m.PAPER for m in method_packages(root) if isinstance(getattr(m, "PAPER", None), Mapping)}
+
+
 @functools.lru_cache(maxsize=None)
 def packaged_parts(kind: str, root: str = METHOD_PACKAGES) -> tuple[tuple[str, str], ...]:
     """(name, `module:object`) of every part of `kind` that the packages of `root` name in their `PARTS`.
@@ -62,12 +77,8 @@ def packaged_parts(kind: str, root: str = METHOD_PACKAGES) -> tuple[tuple[str, s
     only), so the layers below `evalsuite.methods` never import it. A package's `PARTS[kind]` is a target relative to
     the package (`.method:Oases`), registered under the package's `NAME`, or a mapping name -> target (a paper with
     two layouts)."""
-    package = importlib.import_module(root)
     found: list[tuple[str, str]] = []
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if not info.ispkg or info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{root}.{info.name}")
+    for module in method_packages(root):
         part = getattr(module, "PARTS", {}).get(kind)
         if part is None:
             continue

@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 from evalsuite.errors import DataError
+from evalsuite.registry import canonical_name, method_packages
 
 REINSTALL_HINT = "the installed evalsuite is incomplete; reinstall it (pip install --force-reinstall evalsuite)"
 
@@ -34,13 +35,13 @@ def reported_dir() -> Path:
 
 
 def method_configs_dir(method: str) -> Path | None:
-    """A method's shipped recipe configs, `evalsuite/methods/<package>/configs/` (the package is the method's name
-    with `_` for `-`); None for a method that ships none."""
-    try:
-        folder = Path(str(resources.files(f"evalsuite.methods.{method.replace('-', '_')}").joinpath("configs")))
-    except (ModuleNotFoundError, ValueError):
-        return None
-    return folder if folder.is_dir() else None
+    """A method's shipped recipe configs: the `configs/` folder of the method package whose `NAME` is `method` (by
+    its registered name, never by the folder's spelling); None for a method that ships none."""
+    for module in method_packages():
+        if canonical_name(getattr(module, "NAME", "")) == canonical_name(method):
+            folder = Path(str(resources.files(module.__name__).joinpath("configs")))
+            return folder if folder.is_dir() else None
+    return None
 
 
 def training_configs_dir() -> Path:

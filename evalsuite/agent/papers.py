@@ -25,28 +25,25 @@ from pathlib import Path
 from typing import Any
 
 from evalsuite.errors import DataError
-from evalsuite.registry import Registry
+from evalsuite.registry import Registry, packaged_papers
 from evalsuite.runs.schema import Manifest
 from evalsuite.runs.setting import RunSetting, corpus_name_key, name_key
 
 LABELS = ("paper", "inherited", "assumed")
-# The seed text of each method (../shared/seeds/README.md); Search-R1 has none.
-SEED_FILES = {
-    "progress": "000_3eb2e7720ac63a45.txt",
-    "subsearch": "001_78ae4c0020f19de4.txt",
-    "search-p1": "002_fd41f428d429a5a0.txt",
-    "oases": "003_7936c9aae4d474f1.txt",
-    "smartsearch": "004_ab15083f9a5b84ae.txt",
-}
 SEARCH_R1_CODE = "github.com/PeterGriffinJin/Search-R1"
-# How output names each paper (a seed file's number means nothing to a user), by the seed file's prefix.
-PAPER_NAMES = {"000": "Progress", "001": "SubSearch", "002": "Search-P1", "003": "OASES", "004": "SmartSearch"}
+
+
+def seed_files() -> dict[str, str]:
+    """The seed text of each method whose paper is one (its package's `PAPER["seed"]`); Search-R1 has none."""
+    return {name: paper["seed"] for name, paper in packaged_papers().items() if paper.get("seed")}
 
 
 def paper_name(seed: str) -> str:
-    """The paper a seed citation ('003:69') points into, as output names it: 'the OASES paper'."""
+    """The paper a seed citation ('003:69') points into, as output names it: 'the OASES paper' (a seed file's number
+    means nothing to a user)."""
     prefix = seed.split(":", 1)[0]
-    return f"the {PAPER_NAMES[prefix]} paper" if prefix in PAPER_NAMES else f"seed text {prefix}"
+    names = {paper["seed"][:3]: paper["name"] for paper in packaged_papers().values() if paper.get("seed")}
+    return f"the {names[prefix]} paper" if prefix in names else f"seed text {prefix}"
 
 
 @dataclass(frozen=True)

@@ -163,3 +163,21 @@ def test_a_package_without_a_name_is_refused_in_one_line(tmp_path):
         METHODS.names()
     assert error.value.message == "the method package evalsuite.methods.toy_r1 names its method in PARTS but has no NAME"
     assert "NAME =" in error.value.hint
+
+
+def test_configs_and_paper_are_found_through_the_packages_name_not_its_folder(tmp_path):
+    """One identity: a package in folder `toy_r1` registered as "toy-bravo" has its configs and PAPER found under
+    "toy-bravo" (the folder's spelling, "toy-r1", names nothing)."""
+    from evalsuite.registry import packaged_papers
+    from evalsuite.resources import method_configs_dir
+
+    root = write_package(tmp_path / "packages")
+    init = root / "toy_r1" / "__init__.py"
+    text = init.read_text().replace('NAME = "toy-r1"', 'NAME = "toy-bravo"\nPAPER = {"name": "Toy Bravo"}')
+    init.write_text(text.replace('"toy-r1"', '"toy-bravo"'))
+    with extra_method_packages(root):
+        configs = method_configs_dir("toy-bravo")
+        assert configs is not None and (configs / "cpu_smoke.yaml").is_file()
+        assert method_configs_dir("toy-r1") is None
+        assert packaged_papers()["toy-bravo"] == {"name": "Toy Bravo"}
+    assert method_configs_dir("toy-bravo") is None and "toy-bravo" not in packaged_papers()

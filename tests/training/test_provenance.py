@@ -12,8 +12,7 @@ from typer.testing import CliRunner
 from evalsuite.agent.papers import (
     PAPERS,
     LABELS,
-    PAPER_NAMES,
-    SEED_FILES,
+    seed_files,
     PaperValue,
     check_quote,
     parse_value,
@@ -21,12 +20,14 @@ from evalsuite.agent.papers import (
 )
 from evalsuite.cli import app
 from evalsuite.errors import DataError
+from evalsuite.registry import packaged_papers, packaged_parts
 from evalsuite.training.config import load_config
 from evalsuite.training.provenance import deviations, manifest_paper, setting_table
 from evalsuite.resources import method_configs_dir
 
 REPO = Path(__file__).resolve().parents[2]
-RECIPES = ["search-r1", "progress", "subsearch", "search-p1", "oases", "smartsearch"]
+# every shipped recipe, read from the method packages (a new one is tested without editing this file)
+RECIPES = [name for name, _ in packaged_parts("recipe")]
 OPTIMISATION = ("steps", "batch_size", "rollouts_per_prompt", "learning_rate", "warmup", "kl", "temperature", "max_turns")
 
 # every paper's evaluation setting, by method
@@ -164,7 +165,7 @@ def test_dry_run_builds_everything_prints_the_table_and_trains_nothing(method, t
     labels = {row.paper.label for row in setting_table(gpu(method))}
     assert all(f"| {label} " in result.output for label in labels)  # piped output: a Markdown table
     if method != "search-r1":  # sources name the paper, never a seed file a user has not seen
-        assert f"the {PAPER_NAMES[SEED_FILES[method][:3]]} paper:" in text and "seeds/" not in text
+        assert f"the {packaged_papers()[method]['name']} paper:" in text and "seeds/" not in text
     if method == "smartsearch":
         assert "sft (SFTConfig)" in text and "dpo (DPOConfig)" in text
     assert not out.exists() or not any(out.iterdir())
@@ -178,7 +179,7 @@ def test_methods_paper_prints_the_evaluation_setting_with_sources(method):
     for item in ("benchmarks", "splits", "metric", "retriever", "topk", "max_turns"):
         assert item in text
     if method != "search-r1":  # sources name the paper, never a seed file a user has not seen
-        assert f"the {PAPER_NAMES[SEED_FILES[method][:3]]} paper:" in text and "seeds/" not in text
+        assert f"the {packaged_papers()[method]['name']} paper:" in text and "seeds/" not in text
     as_json = CliRunner().invoke(app, ["methods", "--paper", method, "--json"])
     import json
 
@@ -300,3 +301,13 @@ def test_the_subsearch_recipe_marks_which_questions_need_a_split():
             {"id": "nq:3", "teacher_queries": ["who wrote x", "when was he born"]}, {"id": "popqa:4", "teacher_queries": ["one step"]}]
     marked = default_registry().get("subsearch").prepare_data(gpu("subsearch"), rows)
     assert [r["needs_decomposition"] for r in marked] == [False, True, True, False]
+
+
+def test_every_seed_text_belongs_to_one_method_package():
+    """The packages' PAPER declarations name each seed text once, and each named file is there (with the seeds)."""
+    seeds = seeds_dir()
+    if seeds is None:
+        pytest.skip("the seed texts are not here (set EVALSUITE_SHARED_SEEDS or keep ../shared/seeds beside the repo)")
+    named = seed_files()
+    assert len(set(named.values())) == len(named)
+    assert set(named.values()) == {p.name for p in seeds.glob("[0-9][0-9][0-9]_*.txt")}

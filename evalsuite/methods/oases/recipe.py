@@ -3,7 +3,7 @@
 `python evalsuite/methods/oases/recipe.py [--config FILE] [-o CKPT]` is `evalsuite train oases --config
 FILE -o CKPT`: `RECIPE` below is the recipe the shared trainer (`evalsuite.training.trainer`) runs through
 its hooks; the rollout loop, retriever and reward (`evalsuite.methods.oases.reward`) live in evalsuite;
-the settings in configs/oases/. Paper setting, ours and every deviation: docs/recipes/oases.md.
+the settings in evalsuite/methods/oases/configs/. Paper setting, ours and every deviation: docs/recipes/oases.md.
 """
 
 from __future__ import annotations

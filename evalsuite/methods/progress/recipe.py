@@ -3,7 +3,7 @@
 `python evalsuite/methods/progress/recipe.py [--config FILE] [-o CKPT]` is `evalsuite train progress --config
 FILE -o CKPT`: `RECIPE` below is the recipe the shared trainer (`evalsuite.training.trainer`) runs through
 its hooks; the rollout loop, retriever and reward (`evalsuite.methods.progress.reward`) live in evalsuite;
-the settings in configs/progress/. Paper setting, ours and every deviation: docs/recipes/progress.md.
+the settings in evalsuite/methods/progress/configs/. Paper setting, ours and every deviation: docs/recipes/progress.md.
 """
 
 from __future__ import annotations

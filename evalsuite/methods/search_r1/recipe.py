@@ -3,7 +3,7 @@
 `python evalsuite/methods/search_r1/recipe.py [--config FILE] [-o CKPT]` is `evalsuite train search-r1 --config
 FILE -o CKPT`: `RECIPE` below is the recipe the shared trainer (`evalsuite.training.trainer`) runs through its
 hooks; the rollout loop, retriever and reward (`evalsuite.methods.search_r1.reward`) live in evalsuite; the
-settings in configs/search-r1/. Paper setting, ours and every deviation: docs/recipes/search-r1.md.
+settings in evalsuite/methods/search_r1/configs/. Paper setting, ours and every deviation: docs/recipes/search-r1.md.
 """
 
 from __future__ import annotations

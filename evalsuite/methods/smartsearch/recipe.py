@@ -3,7 +3,7 @@
 `python evalsuite/methods/smartsearch/recipe.py [--config FILE] [-o CKPT]` is `evalsuite train smartsearch --config
 FILE -o CKPT`: `RECIPE` below is the recipe the shared trainer (`evalsuite.training.trainer`) runs through its
 hooks; the rollout loop, retriever and reward (`evalsuite.methods.smartsearch.reward`) live in evalsuite; the
-settings in configs/smartsearch/. Paper setting, ours and every deviation: docs/recipes/smartsearch.md.
+settings in evalsuite/methods/smartsearch/configs/. Paper setting, ours, every deviation: docs/recipes/smartsearch.md.
 """
 
 from __future__ import annotations

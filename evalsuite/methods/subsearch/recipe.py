@@ -3,7 +3,7 @@
 `python evalsuite/methods/subsearch/recipe.py [--config FILE] [-o CKPT]` is `evalsuite train subsearch --config
 FILE -o CKPT`: `RECIPE` below is the recipe the shared trainer (`evalsuite.training.trainer`) runs through its
 hooks; the rollout loop, retriever and reward (`evalsuite.methods.subsearch.reward`) live in evalsuite; the
-settings in configs/subsearch/. Paper setting, ours and every deviation: docs/recipes/subsearch.md.
+settings in evalsuite/methods/subsearch/configs/. Paper setting, ours and every deviation: docs/recipes/subsearch.md.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class SubSearchRecipe(Recipe[TrainConfig]):
 def needs_decomposition(row: dict[str, Any]) -> bool:
     """A question has several parts when its task is a multi-hop benchmark (HotpotQA, 2Wiki, MuSiQue, Bamboogle, AD-QA)
     or the row carries a gold decomposition of two or more steps; NQ, TriviaQA and PopQA questions are single-hop. A
-    dataset label, not the paper's intrinsic signal (a labelled deviation in configs/subsearch/gpu.yaml)."""
+    dataset label, not the paper's intrinsic signal (a labelled deviation in its configs/gpu.yaml)."""
     task = str(row.get("id", "")).partition(":")[0]
     return get_task(task).category == "multi-hop" or len(row.get("teacher_queries") or []) >= 2
 
