@@ -72,12 +72,13 @@ def token_scores(
     best = {"f1": 0.0, "precision": 0.0, "recall": 0.0}
     pred = normalize(prediction)
     pred_tokens = pred.split()
+    pred_counts = Counter(pred_tokens)  # counted once for all the golds
     for gold in _golds(golds):
         ref = normalize(gold)
         if (pred in _SPECIAL_ANSWERS or ref in _SPECIAL_ANSWERS) and pred != ref:
             continue
         ref_tokens = ref.split()
-        same = sum((Counter(pred_tokens) & Counter(ref_tokens)).values())
+        same = sum((pred_counts & Counter(ref_tokens)).values())
         if same == 0:
             continue
         precision = same / len(pred_tokens)
