@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
-import string
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from text_definitions import normalize_answer_by_definition
 
 from evalsuite.metrics import (
     cover_exact_match,
@@ -47,12 +46,6 @@ from evalsuite.metrics import (
 def test_normalize_answer(text: str, expected: str) -> None:
     assert normalize_answer(text) == expected
     assert normalize_answer_by_definition(text) == expected
-
-
-def normalize_answer_by_definition(text: str) -> str:
-    """SQuAD v1.1's normalization as three regex passes, which `normalize_answer` takes faster roads to."""
-    text = re.sub("[" + re.escape(string.punctuation) + "]", "", text.lower())
-    return " ".join(re.sub(r"\b(a|an|the)\b", " ", text).split())
 
 
 # Pieces of every kind the fast roads tell apart: articles, word characters, ASCII punctuation, white space in and out

@@ -1,6 +1,6 @@
 """The approximate token count (backends without a tokenizer: replay, HTTP endpoints) counts exactly what its
-definition, `len(_PIECES.findall(text))`, counts: on hand-counted text, on random text of every character class,
-ASCII or not, and on every prompt, turn and passage of the recorded trajectories."""
+definition counts, the matches of its regex (tests/text_definitions.py): on hand-counted text, on random text of every
+character class, ASCII or not, and on every prompt, turn and passage of the recorded trajectories."""
 
 from __future__ import annotations
 
@@ -9,12 +9,9 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from text_definitions import approx_token_count_by_definition as counted_by_definition
 
-from evalsuite.models.base import _PIECES, approx_token_count
-
-
-def counted_by_definition(text: str) -> int:
-    return len(_PIECES.findall(text))
+from evalsuite.models.base import approx_token_count
 
 
 def test_hand_counted_text():
