@@ -30,16 +30,24 @@ def normalize_answer(text: str) -> str:
 
     Scoring normalizes every retrieved passage (retrieval_hit), so each step takes a faster road where it gives
     the same text: on passages about 1.5x faster than the three regex passes (tests/metrics compare the two)."""
+    return _without_articles(*_lower_without_punctuation(text))
+
+
+def _lower_without_punctuation(text: str) -> tuple[str, bool]:
+    """`text` lower-cased without ASCII punctuation, and whether only word characters and white space are left."""
     text = text.lower()
     if text.isascii():  # C passes over the bytes
         kept = text.encode("ascii").translate(None, _PUNCTUATION_BYTES)
-        text, words_and_space_only = kept.decode("ascii"), not kept.translate(None, _WORD_OR_SPACE_BYTES)
-    else:
-        text = _PUNCTUATION.sub("", text)
-        words_and_space_only = _NEITHER_WORD_NOR_SPACE.search(text) is None
+        return kept.decode("ascii"), not kept.translate(None, _WORD_OR_SPACE_BYTES)
+    text = _PUNCTUATION.sub("", text)
+    return text, _NEITHER_WORD_NOR_SPACE.search(text) is None
+
+
+def _without_articles(text: str, words_and_space_only: bool) -> str:
+    """`text` without the words a/an/the, its white space collapsed to single spaces."""
     if words_and_space_only:
-        # Only word characters and white space: `\b(a|an|the)\b` matches exactly the words that are articles,
-        # which between single spaces a regex with a literal first character finds faster.
+        # `\b(a|an|the)\b` then matches exactly the words that are articles, which between single spaces a regex
+        # with a literal first character finds faster.
         return _SPACED_ARTICLE.sub("", f" {' '.join(text.split())} ")[1:-1]
     return " ".join(_ARTICLES.sub(" ", text).split())
 
@@ -112,8 +120,25 @@ def retrieval_hit(
     refs = [normalize(g) for g in _golds(golds)]
     if not refs:
         return 0.0
+    if normalize is normalize_answer:
+        return _squad_retrieval_hit(passages, refs)
     for passage in passages:
         text = normalize(passage)
+        if any(ref in text for ref in refs):
+            return 1.0
+    return 0.0
+
+
+def _squad_retrieval_hit(passages: Iterable[str], refs: list[str]) -> float:
+    """`retrieval_hit` under SQuAD's normalization, which after dropping punctuation only turns articles into white
+    space and folds white space: each word of a normalized gold found in a normalized passage is in the passage as
+    it is after the punctuation step, so a passage that lacks one is passed over without the slower rest."""
+    words = [ref.split(" ") for ref in refs]
+    for passage in passages:
+        stripped, words_and_space_only = _lower_without_punctuation(passage)
+        if not any(all(word in stripped for word in ref_words) for ref_words in words):
+            continue
+        text = _without_articles(stripped, words_and_space_only)
         if any(ref in text for ref in refs):
             return 1.0
     return 0.0

@@ -20,6 +20,7 @@ from evalsuite.metrics import (
     recall_score,
     retrieval_hit,
 )
+from evalsuite.protocol.search_r1 import parse_trajectory
 
 
 @pytest.mark.parametrize(
@@ -68,6 +69,30 @@ def test_normalize_answer_is_its_definition_on_recorded_trajectories(trajectorie
         for example in json.loads(path.read_text(encoding="utf-8")):
             texts += [example["question"], example["output"]["final_response"], *example["golden_answers"]]
     assert [normalize_answer(t) for t in texts] == [normalize_answer_by_definition(t) for t in texts]
+
+
+def retrieval_hit_by_definition(passages: list[str], golds: list[str]) -> float:
+    refs = [normalize_answer_by_definition(g) for g in golds]
+    return float(any(ref in normalize_answer_by_definition(p) for p in passages for ref in refs))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_TEXT | _ASCII_TEXT, max_size=3), st.lists(_TEXT | _ASCII_TEXT | st.sampled_from(_PIECES), max_size=3))
+def test_retrieval_hit_is_its_definition_on_any_text(passages: list[str], golds: list[str]) -> None:
+    # (SQuAD's retrieval hit passes over a passage that lacks a word of every gold before its slower steps)
+    assert retrieval_hit(passages, golds) == retrieval_hit_by_definition(passages, golds)
+
+
+def test_retrieval_hit_is_its_definition_on_recorded_trajectories(trajectories_dir: Path) -> None:
+    hits = []
+    for path in sorted(trajectories_dir.glob("*.json")):
+        for example in json.loads(path.read_text(encoding="utf-8")):
+            turns = parse_trajectory(example["output"]["final_response"]).turns
+            texts = [f"{p.title} {p.text}" for turn in turns for p in turn.passages]
+            hit = retrieval_hit(texts, example["golden_answers"])
+            assert hit == retrieval_hit_by_definition(texts, example["golden_answers"]), example["id"]
+            hits.append(hit)
+    assert 0 < sum(hits) < len(hits)
 
 
 def test_exact_match_ignores_case_articles_punctuation_and_space() -> None:
