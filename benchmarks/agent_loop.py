@@ -15,7 +15,7 @@ of the rollout loop (turn-synchronous against asynchronous).
    machine as found, its load average printed) and loaded (one more process spinning per CPU), each beside "before":
    the same passes with the approximate token count and SQuAD's answer normalization as their plain regex
    definitions (tests/text_definitions.py) and each record's protocol errors from the full parse of its response,
-   as the per-turn path ran them until 2026-12-03.
+   as the per-turn path ran them until 2026-12-03. Then where the CPU time goes: each part of a pass timed alone.
 4. Schedules on a real server serving the Gemma-3-270M GGUF on 127.0.0.1, Bamboogle questions, live BM25 over
    wiki18_sample; throughput, server-idle fraction (no request outstanding), the ratio and the load average. The
    server is llama.cpp's `llama-server` (scripts/build_llama_server.sh, or $LLAMA_SERVER) with --in-flight parallel
@@ -442,7 +442,8 @@ def plain_definitions() -> Iterator[None]:
     from evalsuite.metrics.registry import register_normalizer
     from evalsuite.protocol.trajectory import parse_response
 
-    sys.path.insert(0, str(ROOT / "tests"))
+    if str(ROOT / "tests") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tests"))
     from text_definitions import approx_token_count_by_definition, normalize_answer_by_definition
 
     def errors_of_full_parse(text, protocol):
@@ -462,6 +463,38 @@ def plain_definitions() -> Iterator[None]:
         for module, name, value in kept:
             setattr(module, name, value)
         register_normalizer("squad", normalize_answer, replace=True)
+
+
+def print_cpu_parts(backend, bm25, recorded: list[dict], items, args) -> None:
+    """Where the CPU time of a pass goes: each part timed alone, per trajectory-turn (median of --repeats)."""
+    from evalsuite.metrics.termination import RUN_METRICS
+    from evalsuite.scoring import score_record
+
+    method = get_method("search-r1")
+    _, rollouts = run(backend, bm25, items, args.batch_size)
+    examples = [Example("nq", "test", 0, TaskRow(x["id"], x["question"], x["golden_answers"])) for x in recorded]
+    records = [to_record(example, rollout, method) for example, rollout in zip(examples, rollouts)]
+    queries = [t.query for r in rollouts for t in r.turns if t.query is not None]
+    turns = sum(len(r.turns) for r in rollouts)
+    parts = {
+        "the rollout loop, the recorded passages replayed (no BM25)":
+            lambda: run(backend, ReplayRetriever(backend.examples), items, args.batch_size),
+        f"BM25 search of the {len(queries)} queries, {args.batch_size} a call":
+            lambda: [bm25.search(queries[i : i + args.batch_size], 3) for i in range(0, len(queries), args.batch_size)],
+        "records (to_record), all of it": lambda: [to_record(e, r, method) for e, r in zip(examples, rollouts)],
+        "  of which the task's metrics (score_record)": lambda: [score_record(r) for r in records],
+        "  of which the run metrics (score_record)": lambda: [score_record(r, RUN_METRICS) for r in records],
+        "  of which the protocol errors": lambda: [method.protocol_errors(r.response, r.turns) for r in rollouts],
+        "serialisation (model_dump_json)": lambda: [r.model_dump_json() for r in records],
+    }
+    print(f"where the CPU time goes, each part alone, CPU ms per trajectory-turn (median of {args.repeats}):")
+    for label, part in parts.items():
+        seconds = []
+        for _ in range(args.repeats):
+            start = time.process_time()
+            part()
+            seconds.append(time.process_time() - start)
+        print(f"  {label:62s} {statistics.median(seconds) / turns * 1e3:.4f}")
 
 
 def measure_overhead(args, recorded: list[dict], items, backend: ReplayBackend) -> None:
@@ -511,6 +544,7 @@ def measure_overhead(args, recorded: list[dict], items, backend: ReplayBackend) 
         print(f"  {condition}:")
         print(f"    now:    {costs['now'].line()}")
         print(f"    before: {costs['before'].line()} (plain regex token count and normalization, errors by full parse)")
+    print_cpu_parts(backend, bm25.inner, recorded, items, args)
 
 
 def main() -> None:
