@@ -76,7 +76,7 @@ from evalsuite.retrieval.replay import ReplayRetriever
 from evalsuite.tasks import TaskRow
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "data"
+SHARED = Path(os.environ.get("EVALSUITE_SHARED_DATA") or ROOT.parent / "shared" / "data")
 RECORDING = SHARED / "trajectories" / "nq_2026_04_28_16_43_search_r1_base_seed1.json"
 GPU_TURN_S = 120 / 5000  # the stated assumption: 24 ms of model time per trajectory-turn
 
@@ -573,6 +573,9 @@ def main() -> None:
     parser.add_argument("--retrieval-base-ms", type=float, default=30.0)
     parser.add_argument("--retrieval-per-query-ms", type=float, default=0.2)
     args = parser.parse_args()
+    if not RECORDING.is_file():
+        sys.exit(f"error: {RECORDING} not found: the benchmarks replay the recorded trajectories of the shared data "
+                 "(set EVALSUITE_SHARED_DATA, or place it at ../shared/data)")
 
     from evalsuite.retrieval import build_index
 
