@@ -7,9 +7,15 @@ of the rollout loop (turn-synchronous against asynchronous).
    passages (harness only) and (b) live in-process BM25 over ../shared/data/corpus/wiki18_sample.jsonl.
 2. A backend that sleeps a fixed time per call whatever the batch size (the shape of GPU batching): one batch per
    turn against one call per trajectory.
-3. The harness + retrieval time per trajectory-turn against the model time of a realistic GPU turn. Assumption:
-   Qwen2.5-3B under vLLM on one A100 generates about 5,000 tokens/s aggregated over a batch of 256 trajectories, and a
-   Search-R1 turn generates about 120 tokens, so one trajectory-turn costs 120 / 5,000 s = 24 ms of model time.
+3. The harness + retrieval + scoring and record serialisation time per trajectory-turn against the model time of a
+   realistic GPU turn (goal: under 1%). Assumption: Qwen2.5-3B under vLLM on one A100 generates about 5,000 tokens/s
+   aggregated over a batch of 256 trajectories, and a Search-R1 turn generates about 120 tokens, so one
+   trajectory-turn costs 120 / 5,000 s = 24 ms of model time. The median of --repeats passes (rollouts with live
+   BM25, then every record scored and serialised), by the wall clock and by this process's CPU time, idle (the
+   machine as found, its load average printed) and loaded (one more process spinning per CPU), each beside "before":
+   the same passes with the approximate token count and SQuAD's answer normalization as their plain regex
+   definitions (tests/text_definitions.py) and each record's protocol errors from the full parse of its response,
+   as the per-turn path ran them until 2026-12-03. Then where the CPU time goes: each part of a pass timed alone.
 4. Schedules on a real server serving the Gemma-3-270M GGUF on 127.0.0.1, Bamboogle questions, live BM25 over
    wiki18_sample; throughput, server-idle fraction (no request outstanding), the ratio and the load average. The
    server is llama.cpp's `llama-server` (scripts/build_llama_server.sh, or $LLAMA_SERVER) with --in-flight parallel
@@ -49,9 +55,13 @@ import importlib.util
 import json
 import math
 import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,7 +76,7 @@ from evalsuite.retrieval.replay import ReplayRetriever
 from evalsuite.tasks import TaskRow
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "data"
+SHARED = Path(os.environ.get("EVALSUITE_SHARED_DATA") or ROOT.parent / "shared" / "data")
 RECORDING = SHARED / "trajectories" / "nq_2026_04_28_16_43_search_r1_base_seed1.json"
 GPU_TURN_S = 120 / 5000  # the stated assumption: 24 ms of model time per trajectory-turn
 
@@ -365,12 +375,185 @@ def roofline_s(usage, calibration: EngineCalibration, in_flight: int) -> float:
     return max(compute, memory)
 
 
+def write_records(recorded: list[dict], rollouts: list) -> None:
+    """Every rollout scored and serialised as `evalsuite run` writes its records."""
+    method = get_method("search-r1")
+    for x, rollout in zip(recorded, rollouts):
+        example = Example("nq", "test", 0, TaskRow(x["id"], x["question"], x["golden_answers"]))
+        to_record(example, rollout, method).model_dump_json()
+
+
+@dataclass
+class TurnCost:
+    """Harness + retrieval + scoring and record serialisation per trajectory-turn: by the wall clock, and by this
+    process's CPU time (which other processes on the machine inflate far less)."""
+
+    wall_s: float
+    cpu_s: float
+
+    def line(self) -> str:
+        return (f"{self.wall_s * 1e3:.3f} ms wall = {self.wall_s / GPU_TURN_S:.2%}; "
+                f"{self.cpu_s * 1e3:.3f} ms CPU = {self.cpu_s / GPU_TURN_S:.2%}")
+
+
+def turn_cost(backend, retriever, recorded: list[dict], items, batch_size: int) -> TurnCost:
+    """One pass: every trajectory rolled out with `retriever`, then scored and serialised."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    _, rollouts = run(backend, retriever, items, batch_size)
+    write_records(recorded, rollouts)
+    turns = sum(len(r.turns) for r in rollouts)
+    return TurnCost((time.perf_counter() - wall) / turns, (time.process_time() - cpu) / turns)
+
+
+def median_costs(measures: dict[str, Callable[[], TurnCost]], repeats: int) -> dict[str, TurnCost]:
+    """The median of `repeats` passes of each measure, the measures taking turns pass by pass so that a change in
+    the machine's load falls on all of them alike."""
+    passes: dict[str, list[TurnCost]] = {name: [] for name in measures}
+    for _ in range(repeats):
+        for name, measure in measures.items():
+            passes[name].append(measure())
+    return {name: TurnCost(statistics.median(c.wall_s for c in costs), statistics.median(c.cpu_s for c in costs))
+            for name, costs in passes.items()}
+
+
+@contextmanager
+def spinning_processes(count: int) -> Iterator[None]:
+    """`count` processes that each keep a CPU busy: the "loaded" machine, every core with other work on it."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        time.sleep(0.5)  # started and spinning before the first pass
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
+@contextmanager
+def plain_definitions() -> Iterator[None]:
+    """The per-turn path as it was before 2026-12-03: the approximate token count and SQuAD's answer normalization
+    as their plain regex definitions (tests/text_definitions.py, which the tests hold the faster routines equal to),
+    and a record's protocol errors read from the full parse of its response."""
+    import evalsuite.agent.method
+    import evalsuite.metrics.process
+    import evalsuite.models.base
+    import evalsuite.models.replay
+    from evalsuite.metrics.answer import normalize_answer
+    from evalsuite.metrics.registry import register_normalizer
+    from evalsuite.protocol.trajectory import parse_response
+
+    if str(ROOT / "tests") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tests"))
+    from text_definitions import approx_token_count_by_definition, normalize_answer_by_definition
+
+    def errors_of_full_parse(text, protocol):
+        return parse_response(text, protocol).errors
+
+    patched = [(evalsuite.models.base, "approx_token_count", approx_token_count_by_definition),
+               (evalsuite.models.replay, "approx_token_count", approx_token_count_by_definition),
+               (evalsuite.metrics.process, "normalize_answer", normalize_answer_by_definition),
+               (evalsuite.agent.method, "response_errors", errors_of_full_parse)]
+    kept = [(module, name, getattr(module, name)) for module, name, _ in patched]
+    for module, name, value in patched:
+        setattr(module, name, value)
+    register_normalizer("squad", normalize_answer_by_definition, replace=True)
+    try:
+        yield
+    finally:
+        for module, name, value in kept:
+            setattr(module, name, value)
+        register_normalizer("squad", normalize_answer, replace=True)
+
+
+def print_cpu_parts(backend, bm25, recorded: list[dict], items, args) -> None:
+    """Where the CPU time of a pass goes: each part timed alone, per trajectory-turn (median of --repeats)."""
+    from evalsuite.metrics.termination import RUN_METRICS
+    from evalsuite.scoring import score_record
+
+    method = get_method("search-r1")
+    _, rollouts = run(backend, bm25, items, args.batch_size)
+    examples = [Example("nq", "test", 0, TaskRow(x["id"], x["question"], x["golden_answers"])) for x in recorded]
+    records = [to_record(example, rollout, method) for example, rollout in zip(examples, rollouts)]
+    queries = [t.query for r in rollouts for t in r.turns if t.query is not None]
+    turns = sum(len(r.turns) for r in rollouts)
+    parts = {
+        "the rollout loop, the recorded passages replayed (no BM25)":
+            lambda: run(backend, ReplayRetriever(backend.examples), items, args.batch_size),
+        f"BM25 search of the {len(queries)} queries, {args.batch_size} a call":
+            lambda: [bm25.search(queries[i : i + args.batch_size], 3) for i in range(0, len(queries), args.batch_size)],
+        "records (to_record), all of it": lambda: [to_record(e, r, method) for e, r in zip(examples, rollouts)],
+        "  of which the task's metrics (score_record)": lambda: [score_record(r) for r in records],
+        "  of which the run metrics (score_record)": lambda: [score_record(r, RUN_METRICS) for r in records],
+        "  of which the protocol errors": lambda: [method.protocol_errors(r.response, r.turns) for r in rollouts],
+        "serialisation (model_dump_json)": lambda: [r.model_dump_json() for r in records],
+    }
+    print(f"where the CPU time goes, each part alone, CPU ms per trajectory-turn (median of {args.repeats}):")
+    for label, part in parts.items():
+        seconds = []
+        for _ in range(args.repeats):
+            start = time.process_time()
+            part()
+            seconds.append(time.process_time() - start)
+        print(f"  {label:62s} {statistics.median(seconds) / turns * 1e3:.4f}")
+
+
+def measure_overhead(args, recorded: list[dict], items, backend: ReplayBackend) -> None:
+    """Section 1: the harness's time per trajectory-turn against a GPU turn's, idle and loaded, and before."""
+    from evalsuite.retrieval import load_retriever
+
+    # 1a. harness only: replayed model text, recorded passages
+    replay_retriever = Timed(ReplayRetriever(backend.examples))
+    t_replay, rollouts = run(backend, replay_retriever, items, args.batch_size)
+    turns = sum(len(r.turns) for r in rollouts)
+    harness = t_replay - replay_retriever.seconds
+    start = time.perf_counter()
+    write_records(recorded, rollouts)
+    t_record = time.perf_counter() - start
+    print(f"replay, recorded passages: {len(items)} examples, {turns} turns, {t_replay:.2f} s")
+    print(f"  harness per example {harness / len(items) * 1e3:.3f} ms, per turn {harness / turns * 1e3:.3f} ms")
+    print(f"  scoring + record serialisation per example {t_record / len(items) * 1e3:.3f} ms")
+
+    # 1b. live in-process BM25 over wiki18_sample (10,813 passages)
+    bm25 = Timed(load_retriever(args.index))
+    t_bm25, rollouts = run(backend, bm25, items, args.batch_size)
+    turns_bm25 = sum(len(r.turns) for r in rollouts)
+    searches = sum(1 for r in rollouts for t in r.turns if t.query is not None)
+    harness_bm25 = t_bm25 - bm25.seconds
+    print(f"replay + in-process BM25: {t_bm25:.2f} s; retrieval {bm25.seconds:.2f} s in {bm25.calls} batched calls for {searches} queries")
+    print(f"  retrieval per query {bm25.seconds / max(searches, 1) * 1e3:.3f} ms; harness per turn {harness_bm25 / turns_bm25 * 1e3:.3f} ms")
+
+    # 1c. the share of a GPU turn, idle and loaded, now and before
+    def measure() -> TurnCost:
+        return turn_cost(backend, bm25.inner, recorded, items, args.batch_size)
+
+    def measure_before() -> TurnCost:
+        with plain_definitions():
+            return measure()
+
+    measures = {"now": measure, "before": measure_before}
+    cpus = os.cpu_count() or 1
+    found = os.getloadavg()[0]
+    idle = median_costs(measures, args.repeats)
+    with spinning_processes(cpus):
+        loaded = median_costs(measures, args.repeats)
+    print(f"harness + retrieval + scoring and serialisation per trajectory-turn against a {GPU_TURN_S * 1e3:.0f} ms "
+          f"GPU trajectory-turn (goal < 1%), median of {args.repeats} passes over the {len(items)} trajectories:")
+    conditions = {f"idle: nothing added by this script (load average {found:.2f} on {cpus} CPUs)": idle,
+                  f"loaded ({cpus} more processes spinning, one per CPU)": loaded}
+    for condition, costs in conditions.items():
+        print(f"  {condition}:")
+        print(f"    now:    {costs['now'].line()}")
+        print(f"    before: {costs['before'].line()} (plain regex token count and normalization, errors by full parse)")
+    print_cpu_parts(backend, bm25.inner, recorded, items, args)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", choices=["overhead", "server", "model", "vllm"], help="run one part (default: all)")
     parser.add_argument("--vllm-questions", type=int, default=8, help="vLLM on CPU: Bamboogle questions")
     parser.add_argument("--index", type=Path, default=Path("/tmp/evalsuite-bench/bm25-wiki18"))
     parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--repeats", type=int, default=5, help="overhead: passes per figure (the median is printed)")
     parser.add_argument("--sleep", type=float, default=0.05, help="seconds per backend call in the batching test")
     parser.add_argument("--n-sleep", type=int, default=128, help="trajectories in the batching test")
     parser.add_argument("--server-questions", type=int, default=8, help="Bamboogle questions on the llama.cpp server")
@@ -390,8 +573,11 @@ def main() -> None:
     parser.add_argument("--retrieval-base-ms", type=float, default=30.0)
     parser.add_argument("--retrieval-per-query-ms", type=float, default=0.2)
     args = parser.parse_args()
+    if not RECORDING.is_file():
+        sys.exit(f"error: {RECORDING} not found: the benchmarks replay the recorded trajectories of the shared data "
+                 "(set EVALSUITE_SHARED_DATA, or place it at ../shared/data)")
 
-    from evalsuite.retrieval import build_index, load_retriever
+    from evalsuite.retrieval import build_index
 
     if not (args.index / "index.json").exists():
         build_index(SHARED / "corpus" / "wiki18_sample.jsonl", args.index)
@@ -407,32 +593,7 @@ def main() -> None:
     recorded = json.loads(RECORDING.read_text())
     items = [(x["id"], x["question"].strip() + "?") for x in recorded]
     backend = ReplayBackend(str(RECORDING))
-
-    # 1a. harness only: replayed model text, recorded passages
-    replay_retriever = Timed(ReplayRetriever(backend.examples))
-    t_replay, rollouts = run(backend, replay_retriever, items, args.batch_size)
-    turns = sum(len(r.turns) for r in rollouts)
-    harness = t_replay - replay_retriever.seconds
-    method = get_method("search-r1")
-    start = time.perf_counter()
-    for x, r in zip(recorded, rollouts):
-        to_record(Example("nq", "test", 0, TaskRow(x["id"], x["question"], x["golden_answers"])), r, method).model_dump_json()
-    t_record = time.perf_counter() - start
-    print(f"replay, recorded passages: {len(items)} examples, {turns} turns, {t_replay:.2f} s")
-    print(f"  harness per example {harness / len(items) * 1e3:.3f} ms, per turn {harness / turns * 1e3:.3f} ms")
-    print(f"  scoring + record serialisation per example {t_record / len(items) * 1e3:.3f} ms")
-
-    # 1b. live in-process BM25 over wiki18_sample (10,813 passages)
-    bm25 = Timed(load_retriever(args.index))
-    t_bm25, rollouts = run(backend, bm25, items, args.batch_size)
-    turns_bm25 = sum(len(r.turns) for r in rollouts)
-    searches = sum(1 for r in rollouts for t in r.turns if t.query is not None)
-    harness_bm25 = t_bm25 - bm25.seconds
-    print(f"replay + in-process BM25: {t_bm25:.2f} s; retrieval {bm25.seconds:.2f} s in {bm25.calls} batched calls for {searches} queries")
-    print(f"  retrieval per query {bm25.seconds / max(searches, 1) * 1e3:.3f} ms; harness per turn {harness_bm25 / turns_bm25 * 1e3:.3f} ms")
-    per_turn = (t_bm25 + t_record) / turns_bm25
-    print(f"  harness + retrieval + scoring per trajectory-turn {per_turn * 1e3:.3f} ms")
-    print(f"  = {per_turn / GPU_TURN_S * 100:.2f}% of a {GPU_TURN_S * 1e3:.0f} ms GPU trajectory-turn (goal < 2%)")
+    measure_overhead(args, recorded, items, backend)
 
     # 2. batched vs one-at-a-time with a fixed sleep per backend call
     sleepy = ReplayBackend(str(RECORDING), delay_s=args.sleep)

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from evalsuite.errors import EvalsuiteError
 from evalsuite.protocol import search_r1
 from evalsuite.protocol.passages import HitLike
-from evalsuite.protocol.trajectory import Action, ParsedTrajectory, ResponseProtocol, parse_response
+from evalsuite.protocol.trajectory import Action, ParsedTrajectory, ResponseProtocol, parse_response, response_errors
 from evalsuite.registry import Registry
 from evalsuite.runs.schema import Turn
 
@@ -133,8 +133,8 @@ class Method(ABC):
 
     def protocol_errors(self, response: str, turns: Sequence[Turn]) -> list[str]:
         """Where the response breaks this method's protocol, as
-        `parse` finds it; methods with other markers override this."""
-        return self.parse(response).errors
+        `parse` finds it (without building its turns); methods with other markers override this."""
+        return response_errors(response, self.response_protocol())
 
     def response_protocol(self) -> ResponseProtocol:
         """What `parse` reads a response with: Search-R1's tags, with this method's action parser, invalid-action

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from text_definitions import normalize_answer_by_definition
 
 from evalsuite.metrics import (
     cover_exact_match,
@@ -14,6 +20,7 @@ from evalsuite.metrics import (
     recall_score,
     retrieval_hit,
 )
+from evalsuite.protocol.search_r1 import parse_trajectory
 
 
 @pytest.mark.parametrize(
@@ -30,10 +37,62 @@ from evalsuite.metrics import (
         ("tab\tand\nnewline", "tab and newline"),
         ("", ""),
         ("The", ""),
+        ("a the an", ""),
+        ("the\x00end", "\x00end"),  # a control character is no word character: 'the' before it is a whole word
+        ("l’the war–a x", "l’ war– x"),  # likewise the typographic apostrophe and the dash
+        ("\u212aelvin the", "kelvin"),  # the Kelvin sign lower-cases to ASCII
+        ("Éa\u3000the\u00a0an b", "éa b"),  # ideographic and no-break spaces are white space
     ],
 )
 def test_normalize_answer(text: str, expected: str) -> None:
     assert normalize_answer(text) == expected
+    assert normalize_answer_by_definition(text) == expected
+
+
+# Pieces of every kind the fast roads tell apart: articles, word characters, ASCII punctuation, white space in and out
+# of ASCII, control characters, non-ASCII marks and letters, characters whose lower case changes length or script.
+_PIECES = ["a", "an", "the", "The", "x", "0", "_", "é", "\u212a", "\u0130"]  # articles, word characters
+_PIECES += [" ", "\t", "\x1f", "\u3000", "\u00a0", ".", "'", "\x00", "\x7f", "–", "’"]  # white space, marks
+_TEXT = st.lists(st.sampled_from(_PIECES), max_size=30).map("".join)
+_ASCII_TEXT = st.lists(st.sampled_from([p for p in _PIECES if p.isascii()]), max_size=30).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_TEXT | _ASCII_TEXT | st.text())
+def test_normalize_answer_is_its_definition_on_any_text(text: str) -> None:
+    assert normalize_answer(text) == normalize_answer_by_definition(text)
+
+
+def test_normalize_answer_is_its_definition_on_recorded_trajectories(trajectories_dir: Path) -> None:
+    texts = []
+    for path in sorted(trajectories_dir.glob("*.json")):
+        for example in json.loads(path.read_text(encoding="utf-8")):
+            texts += [example["question"], example["output"]["final_response"], *example["golden_answers"]]
+    assert [normalize_answer(t) for t in texts] == [normalize_answer_by_definition(t) for t in texts]
+
+
+def retrieval_hit_by_definition(passages: list[str], golds: list[str]) -> float:
+    refs = [normalize_answer_by_definition(g) for g in golds]
+    return float(any(ref in normalize_answer_by_definition(p) for p in passages for ref in refs))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_TEXT | _ASCII_TEXT, max_size=3), st.lists(_TEXT | _ASCII_TEXT | st.sampled_from(_PIECES), max_size=3))
+def test_retrieval_hit_is_its_definition_on_any_text(passages: list[str], golds: list[str]) -> None:
+    # (SQuAD's retrieval hit passes over a passage that lacks a word of every gold before its slower steps)
+    assert retrieval_hit(passages, golds) == retrieval_hit_by_definition(passages, golds)
+
+
+def test_retrieval_hit_is_its_definition_on_recorded_trajectories(trajectories_dir: Path) -> None:
+    hits = []
+    for path in sorted(trajectories_dir.glob("*.json")):
+        for example in json.loads(path.read_text(encoding="utf-8")):
+            turns = parse_trajectory(example["output"]["final_response"]).turns
+            texts = [f"{p.title} {p.text}" for turn in turns for p in turn.passages]
+            hit = retrieval_hit(texts, example["golden_answers"])
+            assert hit == retrieval_hit_by_definition(texts, example["golden_answers"]), example["id"]
+            hits.append(hit)
+    assert 0 < sum(hits) < len(hits)
 
 
 def test_exact_match_ignores_case_articles_punctuation_and_space() -> None:

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalsuite.protocol.passages import parse_passages
-from evalsuite.protocol.search_r1 import INVALID_ACTION, parse_trajectory
+from evalsuite.protocol.search_r1 import INVALID_ACTION, parse_trajectory, response_protocol
+from evalsuite.protocol.trajectory import response_errors
 from evalsuite.metrics.answer import extract_answer
 
 
@@ -41,6 +42,9 @@ def test_parsed_answer_equals_recorded_prediction_on_every_question(trajectories
     items = _load(trajectories_dir, prefix)
     mismatches = [x["id"] for x in items if (parse_trajectory(x["output"]["final_response"]).answer or "") != x["output"]["pred"]]
     assert mismatches == []
+    responses = [x["output"]["final_response"] for x in items]
+    errors = [response_errors(response, response_protocol()) for response in responses]
+    assert errors == [parse_trajectory(response).errors for response in responses]
 
 
 def test_three_passages_per_search_in_seed1_runs(trajectories_dir: Path) -> None:
@@ -116,3 +120,5 @@ def test_empty_text() -> None:
 def test_parser_never_raises_on_tag_soup(pieces: list[str]) -> None:
     parsed = parse_trajectory("".join(pieces))
     assert isinstance(parsed.errors, list)
+    # the errors alone (what every record asks for) are the full parse's
+    assert response_errors("".join(pieces), response_protocol()) == parsed.errors

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from evalsuite.agent.method import Method, get_method
 from evalsuite.protocol.passages import format_passages, hit_passage
 from evalsuite.protocol.search_r1 import INVALID_ACTION
+from evalsuite.protocol.trajectory import response_errors
 from evalsuite.metrics.answer import extract_answer
 
 METHODS = ["search-r1", "smartsearch", "subsearch", "oases", "search-p1", "r1-searcher"]
@@ -152,6 +153,7 @@ def test_parsing_the_whole_response_recovers_what_the_loop_inserted(name, data):
     # A model-written observation tag is a protocol error, never passages.
     observation_open = method.response_protocol().observation.open
     assert any("information without a search" in e for e in parsed.errors) == any(observation_open in t.text for t in expected)
+    assert response_errors(response, method.response_protocol()) == parsed.errors  # the errors alone, as records ask
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
