@@ -1,10 +1,13 @@
 """evalsuite: evaluation, comparison and reproduction of search-augmented LLM agents."""
 
+import importlib
 import sys
+from collections.abc import Callable, Iterable, Mapping
 from importlib.machinery import ModuleSpec
 from importlib.metadata import PackageNotFoundError, version
 from importlib.util import spec_from_file_location
 from pathlib import Path
+from typing import Any
 
 try:
     __version__ = version("evalsuite")
@@ -47,4 +50,22 @@ def _install_source_tree_finder() -> None:
 
 _install_source_tree_finder()
 
-__all__ = ["__version__"]
+
+def lazy_attributes(package: str, defined_in: Mapping[str, Iterable[str]]) -> Callable[[str], Any]:
+    """A package's module `__getattr__` (PEP 562) that re-exports names lazily: `defined_in` maps each module to
+    the names it defines; a name's module is imported on the name's first use, and the name then kept in the package.
+    Importing one module of the package (which runs its `__init__.py` first) then loads none of the others."""
+    module_of = {name: module for module, names in defined_in.items() for name in names}
+
+    def __getattr__(name: str) -> Any:
+        module = module_of.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        setattr(sys.modules[package], name, value)  # later lookups find it without this function
+        return value
+
+    return __getattr__
+
+
+__all__ = ["__version__", "lazy_attributes"]

@@ -8,8 +8,10 @@ carries the same reason, so the summary prints it once.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from hypothesis import settings
@@ -39,6 +41,51 @@ def _skip_unless(present: bool, reason: str) -> None:
     # One call site for every skip, so `-ra` folds each reason into a single summary line.
     if not present:
         pytest.skip(reason)
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:  # a parent package is missing, or fails to import
+        return False
+
+
+def _extra_reason(extra: str, missing: list[str]) -> str:
+    packages = dict.fromkeys(module.split(".")[0] for module in missing)
+    return f"needs the [{extra}] extra ({', '.join(packages)} not installed)"
+
+
+def _missing(modules: tuple[str, ...]) -> list[str]:
+    return [module for module in modules if not _installed(module)]
+
+
+def requires_extra(extra: str, *modules: str) -> pytest.MarkDecorator:
+    """Skip a test (or, as `pytestmark`, a module) unless `modules` are installed, naming the optional extra of
+    pyproject.toml that installs them: a test of an extra is skipped where the extra is absent, never failed."""
+    missing = _missing(modules)
+    return pytest.mark.skipif(bool(missing), reason=_extra_reason(extra, missing or list(modules)))
+
+
+def requires_one_extra_of(modules: dict[str, str]) -> pytest.MarkDecorator:
+    """Skip unless the module of one of these extras (extra → module) is installed: for what evalsuite chooses by
+    what is there (a `.gguf` runs on xllamacpp, else on llama-cpp-python)."""
+    extras = " or ".join(f"[{extra}]" for extra in modules)
+    reason = f"needs the {extras} extra ({', '.join(modules.values())} not installed)"
+    return pytest.mark.skipif(not any(_installed(module) for module in modules.values()), reason=reason)
+
+
+def skip_without_extra(extra: str, *modules: str) -> None:
+    """Skip here (in a fixture, a test, or at module level: the whole file) unless `modules` are installed, naming
+    the extra that installs them; nothing is imported."""
+    if missing := _missing(modules):
+        pytest.skip(_extra_reason(extra, missing), allow_module_level=True)
+
+
+def import_extra(extra: str, module: str) -> ModuleType:
+    """`module`, imported, or skip naming the extra that installs it; at module level it skips the whole file (for a
+    test file that imports a reference implementation, statsmodels or markupsafe, at its top)."""
+    skip_without_extra(extra, module)
+    return importlib.import_module(module)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -219,12 +219,12 @@ class RunConfig(BaseModel):
 
     def check_backend(self, backend: str | None) -> None:
         """Refuse what the backend cannot do with these settings (before it is loaded)."""
-        from evalsuite.models.base import TOP_P_BACKENDS
+        from evalsuite.models.registry import backend_class, top_p_backends
 
-        if self.top_p is not None and backend is not None and backend not in TOP_P_BACKENDS:
+        if self.top_p is not None and backend is not None and not backend_class(backend).supports_top_p:
             raise EvalsuiteError(
                 f"--top-p is not passed on by the {backend} backend",
-                hint=f"use one of {', '.join(TOP_P_BACKENDS)}, or drop --top-p",
+                hint=f"use one of {', '.join(top_p_backends())}, or drop --top-p",
             )
 
     def resolve_schedule(self, supports_async: bool, backend: str) -> str:

@@ -210,7 +210,7 @@ def build_manifest(
         backend={
             **backend_info,
             "prompt_style": style,
-            "options": generation_options(spec.backend_options),
+            "options": generation_options(spec.backend_options, spec.backend),
             "schedule": schedule,
             **({"chosen_by": spec.backend_chosen_by} if spec.backend_chosen_by else {}),
         },

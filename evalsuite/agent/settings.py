@@ -5,9 +5,10 @@ the same model (the file's hash, or for a server the model name it serves), the 
 option that can change a generation, the same method, prompt, decoding, retrieval and budgets, and the same task
 rows (a hash of the rows the run evaluates, so an edited question or gold answer is caught, not just a new file).
 
-Backend options are classified by a declared list of the ones that only change how a run goes (speed, timeouts,
-credentials), never what it generates; every other option, including ones this list does not know, counts as
-changing the results, so a resume with a different or an added unknown option is refused rather than mixed.
+Backend options are classified by the ones each backend class declares as only changing how a run goes (speed,
+timeouts, credentials), never what it generates (`Backend.operational_options`); every other option, including ones
+its backend does not declare, counts as changing the results, so a resume with a different or an added unknown
+option is refused rather than mixed.
 """
 
 from __future__ import annotations
@@ -18,48 +19,42 @@ from typing import Any
 from evalsuite.runs import Manifest
 from evalsuite.runs.setting import RunSetting
 
-# Options and backend-info keys that change the speed or robustness of a run, never its text. Anything not listed
-# (top_p, repeat_penalty, model_name, n_ctx, seed, dtype, an option a future backend adds, ...) must match.
-OPERATIONAL_OPTIONS = frozenset(
-    {
-        # openai: credentials, connection handling
-        "api_key",
-        "concurrency",
-        "timeout_s",
-        "retries",
-        "backoff_s",
-        "deadline_s",
-        # llamacpp: threads (measured: the logits do not depend on them)
-        "n_threads",
-        "n_threads_batch",
-        # replay: an artificial delay per call
-        "delay_s",
-        # the rollout schedule (turn-synchronous or asynchronous): the same requests either way
-        "schedule",
-        # vllm, openai: sampled requests with consecutive seeds sent as one `n` request, which draws what they draw
-        "native_n",
-    }
-)
+# The backend-info key every run has that changes its speed, never its text: the rollout schedule (turn-synchronous
+# or asynchronous) sends the same requests either way. The rest are declared by each backend class
+# (`Backend.operational_options`); anything not declared (top_p, repeat_penalty, model_name, n_ctx, seed, dtype, an
+# option a future backend adds, ...) must match.
+RUN_OPERATIONAL = frozenset({"schedule"})
 # Backend-info keys compared under "model" (the model's identity) rather than "backend", or pure bookkeeping (why
 # `evalsuite run` chose the backend: the backend itself is compared).
 _NOT_BACKEND_SETTINGS = frozenset({"model", "base_url", "examples", "chosen_by"})
 
 
-def generation_options(options: dict[str, Any]) -> dict[str, Any]:
-    """The backend options that can change what the model generates (everything not declared operational)."""
-    return {key: value for key, value in sorted(options.items()) if key not in OPERATIONAL_OPTIONS}
+def operational_options(backend: str | None) -> frozenset[str]:
+    """The options and backend-info keys of `backend` that may differ on resume and merge: the run's own and those
+    its class declares. A backend that is not registered (a plugin no longer installed) declares none."""
+    from evalsuite.models.registry import BACKENDS
+
+    if backend is None or backend not in BACKENDS:
+        return RUN_OPERATIONAL
+    return RUN_OPERATIONAL | BACKENDS.get(backend).operational_options
+
+
+def generation_options(options: dict[str, Any], backend: str | None) -> dict[str, Any]:
+    """The options of `backend` that can change what it generates (all it does not declare operational)."""
+    operational = operational_options(backend)
+    return {key: value for key, value in sorted(options.items()) if key not in operational}
 
 
 def _backend(setting: RunSetting) -> dict[str, Any]:
     """The backend's name, version and every setting it reports or was given that can change a generation."""
     backend = setting.backend.model_dump(exclude_none=True)
     options = backend.pop("options", None) or {}
+    operational = operational_options(setting.backend.backend)
     settings = {
-        key: value
-        for key, value in backend.items()
-        if key not in OPERATIONAL_OPTIONS and key not in _NOT_BACKEND_SETTINGS
+        key: value for key, value in backend.items() if key not in operational and key not in _NOT_BACKEND_SETTINGS
     }
-    return {**settings, **{f"option {key}": value for key, value in generation_options(options).items()}}
+    generation = generation_options(options, setting.backend.backend)
+    return {**settings, **{f"option {key}": value for key, value in generation.items()}}
 
 
 # What must be equal, each as a name for messages and how to read it from the run's setting (runs/setting.py, the one

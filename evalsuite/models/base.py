@@ -23,7 +23,7 @@ class GenerationRequest:
     max_tokens: int = 512
     temperature: float = 0.0
     seed: int = 0
-    top_p: float | None = None  # nucleus sampling (None: the backend's default); only TOP_P_BACKENDS read it
+    top_p: float | None = None  # nucleus sampling (None: the backend's default); read where `supports_top_p`
     key: tuple[str, int] | None = None
 
 
@@ -78,10 +78,6 @@ def native_n_groups(requests: Sequence[GenerationRequest], grouping: bool = True
 def option_on(value: bool | str) -> bool:
     """A yes/no backend option as given on the command line (`--backend-option native_n=false`) or in Python."""
     return str(value).strip().lower() not in ("false", "0", "no", "off")
-
-
-# The backends that pass GenerationRequest.top_p to their sampler; a run asks for --top-p only of these.
-TOP_P_BACKENDS = ("llamacpp", "xllamacpp", "openai", "vllm", "vllm-async")
 
 
 @dataclass
@@ -199,6 +195,11 @@ class Backend(ABC):
 
     name: str = "base"
     supports_async: bool = False
+    # `generate` passes GenerationRequest.top_p to the sampler; `--top-p` is refused for a backend that does not.
+    supports_top_p: bool = False
+    # Options (and info() keys) that change how a run goes (speed, timeouts, credentials), never what it generates:
+    # a resume or merge may differ in them (`agent.settings.operational_options`); every other option must match.
+    operational_options: frozenset[str] = frozenset()
     needs: tuple[Needs, ...] = ()  # checked before anything loads (`check_installed`), imported by `import_needs`
 
     @classmethod

@@ -52,6 +52,8 @@ class LlamaCppBackend(Backend):
 
     name = "llamacpp"
     needs = (Needs("llama_cpp", "llamacpp", LLAMACPP_HINT),)
+    supports_top_p = True
+    operational_options = frozenset({"n_threads", "n_threads_batch"})  # measured: the logits do not depend on them
 
     def __init__(
         self,

@@ -49,6 +49,12 @@ class OpenAIBackend(Backend):
     name = "openai"
     needs = (Needs("openai", "openai"),)
     supports_async = True
+    supports_top_p = True
+    # credentials and connection handling; `native_n`: sampled requests with consecutive seeds sent as one `n`
+    # request, which draws what they draw
+    operational_options = frozenset(
+        {"api_key", "concurrency", "timeout_s", "retries", "backoff_s", "deadline_s", "native_n"}
+    )
 
     def __init__(
         self,

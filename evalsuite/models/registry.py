@@ -51,6 +51,12 @@ def backend_class(name: str) -> type[Backend]:
     return BACKENDS.get(name)
 
 
+def top_p_backends() -> list[str]:
+    """The registered backends that pass `--top-p` to their sampler (`Backend.supports_top_p`), plugins included;
+    each backend's module is imported (not its heavy library), so this is for messages, not for every run."""
+    return [name for name in list_backends() if backend_class(name).supports_top_p]
+
+
 def check_backend_ready(name: str, model: str, options: dict[str, Any]) -> None:
     """Before anything loads: the backend's packages are installed and it can load `model` (`models.preflight`), or
     one line says what to do."""

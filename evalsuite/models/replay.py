@@ -30,6 +30,7 @@ class ReplayBackend(Backend):
 
     name = "replay"
     supports_async = True
+    operational_options = frozenset({"delay_s"})  # an artificial delay per call
 
     def __init__(self, model: str, delay_s: float = 0.0, **options: Any):
         self.path = Path(model)

@@ -72,6 +72,8 @@ class VLLMBackend(HFTokenizerMixin, Backend):
     request (the outputs are the same; for checking that)."""
 
     name = "vllm"
+    supports_top_p = True
+    operational_options = frozenset({"native_n"})  # one `n` request draws what its single requests draw
 
     @classmethod
     def check_installed(cls) -> None:
@@ -207,6 +209,7 @@ class VLLMAsyncBackend(HFTokenizerMixin, Backend):
         check_vllm_installed(cls.name)
 
     supports_async = True
+    supports_top_p = True
 
     def __init__(
         self,

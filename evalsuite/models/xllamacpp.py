@@ -35,6 +35,8 @@ class XLlamaCppBackend(Backend):
     name = "xllamacpp"
     needs = (Needs("xllamacpp", "demo"), Needs("requests", "demo"))
     supports_async = True
+    supports_top_p = True
+    operational_options = frozenset({"n_threads", "n_threads_batch"})  # as for llamacpp
 
     def __init__(
         self,

@@ -12,34 +12,34 @@ Heavy dependencies (bm25s, faiss, sentence-transformers, FastAPI) are imported o
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from evalsuite.retrieval.cache import CachedRetriever
-from evalsuite.retrieval.corpus import CorpusReader, read_corpus
-from evalsuite.retrieval.index import build_index, import_index, load_retriever
-from evalsuite.retrieval.manifest import IndexFormatError, IndexMismatchError, verify_index
-from evalsuite.retrieval.types import Document, Hit, Retriever
+from evalsuite import lazy_attributes
 
-_LAZY = {
-    "BM25Retriever": "evalsuite.retrieval.bm25",
-    "DenseRetriever": "evalsuite.retrieval.dense",
-    "Encoder": "evalsuite.retrieval.encoders",
-    "HttpRetriever": "evalsuite.retrieval.http",
-    "RetrievalError": "evalsuite.retrieval.http",
-    "RetrievalRequestError": "evalsuite.retrieval.http",
-    "create_app": "evalsuite.retrieval.server",
-    "ServerLimits": "evalsuite.retrieval.server",
-    "ServerThread": "evalsuite.retrieval.server",
-}
+if TYPE_CHECKING:  # the same names for type checkers, which do not run __getattr__
+    from evalsuite.retrieval.cache import CachedRetriever  # noqa: F401
+    from evalsuite.retrieval.corpus import CorpusReader, read_corpus  # noqa: F401
+    from evalsuite.retrieval.index import build_index, import_index, load_retriever  # noqa: F401
+    from evalsuite.retrieval.manifest import IndexFormatError, IndexMismatchError, verify_index  # noqa: F401
+    from evalsuite.retrieval.types import Document, Hit, Retriever  # noqa: F401
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'evalsuite.retrieval' has no attribute {name!r}")
-
+# Every name is imported on first use, so a light module of the package (`bm25_defaults`, read by the command line)
+# is imported without the indexes, the corpus reader and numpy.
+__getattr__ = lazy_attributes(
+    __name__,
+    {
+        "evalsuite.retrieval.cache": ("CachedRetriever",),
+        "evalsuite.retrieval.corpus": ("CorpusReader", "read_corpus"),
+        "evalsuite.retrieval.index": ("build_index", "import_index", "load_retriever"),
+        "evalsuite.retrieval.manifest": ("IndexFormatError", "IndexMismatchError", "verify_index"),
+        "evalsuite.retrieval.types": ("Document", "Hit", "Retriever"),
+        "evalsuite.retrieval.bm25": ("BM25Retriever",),
+        "evalsuite.retrieval.dense": ("DenseRetriever",),
+        "evalsuite.retrieval.encoders": ("Encoder",),
+        "evalsuite.retrieval.http": ("HttpRetriever", "RetrievalError", "RetrievalRequestError"),
+        "evalsuite.retrieval.server": ("create_app", "ServerLimits", "ServerThread"),
+    },
+)
 
 __all__ = [
     "BM25Retriever",

@@ -2,10 +2,10 @@
 
 Text processing is recorded in the manifest and applied identically to passages and queries: lower-case, the
 scikit-learn token pattern `(?u)\\b\\w\\w+\\b`, bm25s's English stop words (Lucene's 33-word list), then the
-Snowball English stemmer (PyStemmer). Scoring: bm25s `method="lucene"`, k1=1.5, b=0.75 by default (Pyserini, which
-Search-R1's BM25 uses, defaults to k1=0.9, b=0.4: pass those to match it). The `contents` field (title + text)
-is what gets indexed, as Pyserini does for wiki-18. Building is chunked and parallel (`bm25_build`); the arrays are
-memory-mapped when served.
+Snowball English stemmer (PyStemmer). Scoring: bm25s `method="lucene"` with the defaults of
+`bm25_defaults.BM25_DEFAULTS` (Pyserini's, which Search-R1's BM25 uses, differ: see there). The `contents` field
+(title + text) is what gets indexed, as Pyserini does for wiki-18. Building is chunked and parallel (`bm25_build`);
+the arrays are memory-mapped when served.
 """
 
 from __future__ import annotations
@@ -36,11 +36,11 @@ from evalsuite.retrieval.manifest import (
     write_manifest,
     OFFSETS_NAME,
 )
+from evalsuite.retrieval.bm25_defaults import BM25_DEFAULTS
 from evalsuite.retrieval.types import Hit, check_k
 
 BM25_DIR = "bm25"
 STOPWORDS_FILE = "stopwords.json"
-DEFAULTS: dict[str, Any] = {"k1": 1.5, "b": 0.75, "method": "lucene", "stopwords": "en", "stemmer": "english"}
 
 
 class QueryTokenizer:
@@ -69,11 +69,11 @@ def build_bm25(
     corpus: str | Path,
     out_dir: str | Path,
     *,
-    k1: float = DEFAULTS["k1"],
-    b: float = DEFAULTS["b"],
-    method: str = DEFAULTS["method"],
-    stopwords: str | list[str] | None = DEFAULTS["stopwords"],
-    stemmer: str | None = DEFAULTS["stemmer"],
+    k1: float = BM25_DEFAULTS["k1"],
+    b: float = BM25_DEFAULTS["b"],
+    method: str = BM25_DEFAULTS["method"],
+    stopwords: str | list[str] | None = BM25_DEFAULTS["stopwords"],
+    stemmer: str | None = BM25_DEFAULTS["stemmer"],
     workers: int | None = None,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
     progress: bool = False,

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from evalsuite.errors import DataError, EvalsuiteError
+from evalsuite.retrieval.bm25_defaults import BM25_DEFAULTS
 from evalsuite.retrieval.corpus import first_line_with_id, parse_corpus_line
 
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
@@ -491,11 +492,11 @@ def reference_bm25s_index(
     corpus: Path,
     out_dir: Path,
     *,
-    k1: float = 1.5,
-    b: float = 0.75,
-    method: str = "lucene",
-    stopwords: str = "en",
-    stemmer: str | None = "english",
+    k1: float = BM25_DEFAULTS["k1"],
+    b: float = BM25_DEFAULTS["b"],
+    method: str = BM25_DEFAULTS["method"],
+    stopwords: str = BM25_DEFAULTS["stopwords"],
+    stemmer: str | None = BM25_DEFAULTS["stemmer"],
 ) -> None:
     """bm25s's own in-memory build of the same corpus (every passage's token ids in one list): the reference."""
     import bm25s

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from tests.agent.test_run_directory import NQ_RECORDING
+from tests.conftest import requires_extra
 
 
 def replay_run(trajectories_dir: Path, benchmarks_dir: Path, out: Path, *options: str) -> subprocess.CompletedProcess:
@@ -35,6 +36,7 @@ def test_a_run_logged_to_a_file_prints_progress_lines_not_bars(tmp_path, traject
     assert not any("━" in line for line in lines)  # no bar characters in a log
 
 
+@requires_extra("site", "matplotlib")  # metrics.png is drawn where matplotlib is installed
 def test_a_run_prints_the_view_command_and_writes_its_plot(tmp_path, trajectories_dir, benchmarks_dir):
     out = tmp_path / "run"
     stdout = replay_run(trajectories_dir, benchmarks_dir, out, "--limit", "3").stdout.splitlines()
@@ -52,6 +54,7 @@ def test_an_unknown_method_is_refused_before_any_model_is_loaded(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+@requires_extra("site", "matplotlib")  # metrics.png is drawn where matplotlib is installed
 def test_a_json_run_writes_its_plot_too(tmp_path, trajectories_dir, benchmarks_dir):
     import json
 

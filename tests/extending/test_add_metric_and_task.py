@@ -30,6 +30,7 @@ from evalsuite.runs import RunDirectory
 from evalsuite.runs.schema import LEGACY_METRICS
 from evalsuite.tasks import registry as tasks
 from evalsuite.tasks.registry import Task, default_method, register_task
+from tests.conftest import requires_extra
 
 REPO = Path(__file__).resolve().parents[2]
 YEAR = re.compile(r"\b\d{4}\b")
@@ -106,6 +107,7 @@ def _info(name: str) -> SubmissionInfo:
     return SubmissionInfo(name=name, method="SmartSearch", model={"name": name}, setting={"corpus": "toy", "topk": 1})
 
 
+@requires_extra("site", "jinja2")  # the site's templates
 def test_a_metric_and_a_task_go_through_score_table_and_the_leaderboard(scratch, tmp_path):
     data = _declare_toyqa(tmp_path)
 
@@ -148,6 +150,7 @@ def test_a_metric_and_a_task_go_through_score_table_and_the_leaderboard(scratch,
     assert re.search(r">66\.7<sup class=\"grp\">a</sup>", block) and re.search(r">33\.3<sup", block)
 
 
+@requires_extra("site", "jinja2")  # the site's templates
 def test_a_metric_added_later_keeps_the_existing_entries_verified_and_reaches_the_site(scratch, tmp_path, benchmarks_dir):
     board = tmp_path / "leaderboard"
     shutil.copytree(REPO / "leaderboard" / "entries", board / "entries")

@@ -21,6 +21,7 @@ from evalsuite.rewards import get_reward, list_rewards
 from evalsuite.training.recipe import default_registry
 
 from tests.extending.test_plugin_package import _evalsuite_files
+from tests.conftest import requires_extra
 
 PACKAGE = {
     "__init__.py": '''
@@ -119,6 +120,7 @@ def write_package(root: Path) -> Path:
     return root
 
 
+@requires_extra("train", "torch", "trl", "transformers", "datasets", "accelerate")
 def test_a_method_package_is_a_method_reward_recipe_and_paper_setting_without_touching_evalsuite(tmp_path):
     before = _evalsuite_files()
     default_registry()  # the shipped recipes' registry exists, as in any session that trains

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from tests.conftest import requires_extra
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -123,6 +124,7 @@ def _evalsuite_files() -> dict[str, bytes]:
     return {str(p.relative_to(REPO)): p.read_bytes() for p in paths}
 
 
+@requires_extra("site", "jinja2")  # the site's templates
 def test_a_plugin_package_adds_a_task_a_metric_and_a_method_through_entry_points(tmp_path):
     before = _evalsuite_files()
     site = _build_plugin(tmp_path)

@@ -16,7 +16,12 @@ from __future__ import annotations
 
 import ast
 import graphlib
+import importlib.metadata
+import json
+import os
 import re
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +48,7 @@ class Import:
     line: int
     type_only: bool
     named: str = ""  # the module the statement names, when no such module exists (a stale import after a move)
+    in_function: bool = False  # inside a def: runs when called, not when the module is imported
 
     @property
     def where(self) -> str:
@@ -83,6 +89,15 @@ def _type_checking_lines(tree: ast.AST) -> set[int]:
     return lines
 
 
+def _function_lines(tree: ast.AST) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
 def module_imports(root: Path, modules: dict[str, Path], prefix: str) -> list[Import]:
     """Every import of a package module by a package module (self-imports left out)."""
     found: list[Import] = []
@@ -90,6 +105,7 @@ def module_imports(root: Path, modules: dict[str, Path], prefix: str) -> list[Im
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
         type_only = _type_checking_lines(tree)
+        in_function = _function_lines(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
@@ -109,7 +125,8 @@ def module_imports(root: Path, modules: dict[str, Path], prefix: str) -> list[Im
                 if name.split(".")[0] == prefix and name != module:
                     rel = path.relative_to(root).as_posix()
                     missing = named if named.split(".")[0] == prefix and named not in modules else ""
-                    found.append(Import(module, name, rel, node.lineno, node.lineno in type_only, missing))
+                    line = node.lineno
+                    found.append(Import(module, name, rel, line, line in type_only, missing, line in in_function))
     return found
 
 
@@ -131,6 +148,28 @@ def back_edges(imports: list[Import], files: dict[str, str], layers: list[Layer]
         source, target = layer_of(item.path, layers), layer_of(files[item.target], layers)
         if source and target and target.rank > source.rank:
             problems.append(f"{item.where}: {item.source} ({source.name}) imports {item.target} ({target.name}), a higher layer")
+    return problems
+
+
+def parent_package_edges(imports: list[Import], files: dict[str, str], layers: list[Layer]) -> list[str]:
+    """One line per import that runs when a module's parent package is imported and is of a higher layer.
+
+    Importing `a.b.c` first runs `a/__init__.py` and `a/b/__init__.py`: what they import at module level is loaded
+    with `a.b.c`, so for a module in a lower layer than its folder (`runs/schema.py`) those imports count as its own.
+    """
+    problems = []
+    for module, path in files.items():
+        layer = layer_of(path, layers)
+        parents = [module.rsplit(".", depth)[0] for depth in range(1, module.count(".") + 1)]
+        for item in imports:
+            if item.source not in parents or item.type_only or item.in_function or layer is None:
+                continue
+            target = layer_of(files[item.target], layers)
+            if target and target.rank > layer.rank:
+                problems.append(
+                    f"{item.where}: importing {module} ({layer.name}) runs {item.source}, "
+                    f"which imports {item.target} ({target.name}), a higher layer"
+                )
     return problems
 
 
@@ -184,6 +223,61 @@ def test_no_module_imports_a_higher_layer():
     assert not problems, "imports against the layers of docs/architecture.md:\n" + "\n".join(problems)
 
 
+def test_no_parent_package_loads_a_higher_layer():
+    layers, modules, imports = _source_tree()
+    files = {name: path.relative_to(REPO).as_posix() for name, path in modules.items()}
+    problems = parent_package_edges(imports, files, layers)
+    assert not problems, "__init__ files loading a higher layer than a module inside them:\n" + "\n".join(problems)
+
+
+RECORDS_MODULE = "evalsuite.runs.schema"
+
+
+def test_importing_the_records_module_loads_nothing_above_it():
+    """In a fresh interpreter, `import evalsuite.runs.schema` loads only the records module, its parent packages,
+    modules of lower layers, the standard library, pydantic and what pydantic requires."""
+    layers, modules, _ = _source_tree()
+    files = {name: path.relative_to(REPO).as_posix() for name, path in modules.items()}
+    script = (
+        "import json, sys\n"
+        "before = set(sys.modules)\n"
+        f"import {RECORDS_MODULE}\n"
+        "print(json.dumps(sorted(set(sys.modules) - before)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
+    loaded = json.loads(done.stdout)
+
+    records = layer_of(files[RECORDS_MODULE], layers)
+    assert records is not None and records.name == "records"
+    parents = {RECORDS_MODULE.rsplit(".", depth)[0] for depth in range(1, RECORDS_MODULE.count(".") + 1)}
+    above = [
+        name
+        for name in loaded
+        if name in files and name != RECORDS_MODULE and name not in parents
+        if (layer := layer_of(files[name], layers)) is None or layer.rank >= records.rank
+    ]
+    assert not above, f"importing {RECORDS_MODULE} loads modules of its own or a higher layer: {above}"
+    assert RECORDS_MODULE in loaded and "evalsuite.runs.store" not in loaded
+
+    # pydantic's own requirements (`annotated-types>=0.6.0` → annotated_types), its extras left out
+    required = [req for req in importlib.metadata.requires("pydantic") or [] if "extra ==" not in req]
+    names = {re.split(r"[\s<>=!~;\[(]", req, maxsplit=1)[0].replace("-", "_").lower() for req in required}
+    allowed = {"evalsuite", "pydantic", *names}
+    tops = {name.split(".")[0] for name in loaded if not name.startswith("_sysconfigdata")}  # sysconfig's data
+    outside = sorted(tops - set(sys.stdlib_module_names) - allowed)
+    assert not outside, f"importing {RECORDS_MODULE} loads packages besides pydantic and the stdlib: {outside}"
+
+
+def test_the_lazy_names_of_evalsuite_runs_resolve():
+    import evalsuite.runs
+
+    missing = [name for name in evalsuite.runs.__all__ if getattr(evalsuite.runs, name, None) is None]
+    assert not missing, f"evalsuite.runs names these in __all__ but does not give them: {missing}"
+    with pytest.raises(AttributeError, match="no attribute 'RunDirectry'"):
+        evalsuite.runs.RunDirectry  # noqa: B018
+
+
 def test_no_import_cycle():
     _, _, imports = _source_tree()
     cycles = find_cycles(imports)
@@ -204,15 +298,22 @@ TABLE = """# Architecture
 """
 
 
-def _write(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
+Checked = tuple[list[Layer], dict[str, str], list[Import]]
+
+
+def _checked_package(root: Path, table: str, sources: dict[str, str]) -> Checked:
+    """The layers, module files and imports of the package `pkg` written from `sources` (file → text) under root."""
+    for name, text in sources.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
+    modules = package_modules(root, {"pkg": "pkg"})
+    files = {name: path.relative_to(root).as_posix() for name, path in modules.items()}
+    return read_layers(table), files, module_imports(root, modules, "pkg")
 
 
 @pytest.fixture
-def faulty_package(tmp_path: Path) -> tuple[list[Layer], dict[str, str], list[Import]]:
-    _write(tmp_path, {
+def faulty_package(tmp_path: Path) -> Checked:
+    return _checked_package(tmp_path, TABLE, {
         "pkg/__init__.py": "",
         "pkg/low.py": "def f():\n    from pkg.top.a import g  # a lazy import of the upper layer\n",
         "pkg/low_pkg/__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.top import a\n",
@@ -220,10 +321,6 @@ def faulty_package(tmp_path: Path) -> tuple[list[Layer], dict[str, str], list[Im
         "pkg/top/a.py": "from . import b\nfrom pkg import low_pkg\n\n\ndef g():\n    pass\n",
         "pkg/top/b.py": "def h():\n    import pkg.top.a\n\n\ndef k():\n    from pkg.gone import x\n",
     })
-    layers = read_layers(TABLE)
-    modules = package_modules(tmp_path, {"pkg": "pkg"})
-    files = {name: path.relative_to(tmp_path).as_posix() for name, path in modules.items()}
-    return layers, files, module_imports(tmp_path, modules, "pkg")
 
 
 def test_the_checker_finds_lazy_and_type_only_back_edges(faulty_package):
@@ -232,6 +329,29 @@ def test_the_checker_finds_lazy_and_type_only_back_edges(faulty_package):
     assert back_edges(imports, files, layers) == [
         "pkg/low.py:2: pkg.low (bottom) imports pkg.top.a (top), a higher layer",
         "pkg/low_pkg/__init__.py:3: pkg.low_pkg (bottom) imports pkg.top.a (top), a higher layer",
+    ]
+
+
+def test_the_checker_finds_a_parent_package_that_loads_a_higher_layer(tmp_path: Path):
+    table = TABLE.replace("`pkg/low_pkg/`", "`pkg/low_pkg/`, `pkg/top/records.py`")
+    # pkg.top's module-level import runs with `import pkg.top.records`; its lazy and TYPE_CHECKING imports do not
+    top_init = (
+        "from typing import TYPE_CHECKING\nfrom pkg.top import a\nif TYPE_CHECKING:\n    from pkg.top import b\n"
+        "def __getattr__(name):\n    from pkg.top import b\n    return b\n"
+    )
+    layers, files, imports = _checked_package(tmp_path, table, {
+        "pkg/__init__.py": "",
+        "pkg/low.py": "",
+        "pkg/low_pkg/__init__.py": "",
+        "pkg/top/__init__.py": top_init,
+        "pkg/top/a.py": "",
+        "pkg/top/b.py": "",
+        "pkg/top/records.py": "from pkg import low\n",
+    })
+    assert back_edges(imports, files, layers) == []
+    assert parent_package_edges(imports, files, layers) == [
+        "pkg/top/__init__.py:2: importing pkg.top.records (bottom) runs pkg.top, "
+        "which imports pkg.top.a (top), a higher layer"
     ]
 
 

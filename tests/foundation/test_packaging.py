@@ -45,6 +45,13 @@ def test_every_code_folder_is_a_declared_package_and_the_mapping_matches_the_sou
         assert (REPO / folder / "__init__.py").is_file()  # setuptools' editable finder needs a regular package
 
 
+def test_every_code_folder_is_a_regular_package():
+    """Each folder of modules has an `__init__.py`: none is a namespace package (`agent/` and `training/` were)."""
+    folders = {p.parent for p in (REPO / "evalsuite").rglob("*.py") if "__pycache__" not in p.parts}
+    namespace = sorted(str(f.relative_to(REPO)) for f in folders if not (f / "__init__.py").is_file())
+    assert namespace == [], "add an __init__.py to these folders"
+
+
 @pytest.mark.parametrize("package", sorted(SETUPTOOLS["package-data"]))
 def test_every_non_python_file_of_a_package_is_shipped(package):
     folder = package_folder(package)

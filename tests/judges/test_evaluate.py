@@ -7,6 +7,10 @@ import pytest
 from evalsuite.judges.evaluate import aggregate, build_requests
 from evalsuite.judges.panel import Judgment
 from evalsuite.runs.schema import ExampleRecord, Passage, Turn
+from tests.conftest import requires_extra
+
+# evalsuite's Fleiss' kappa, which the panel summaries report, runs on statsmodels (the [stats] extra)
+FLEISS = requires_extra("stats", "statsmodels")
 
 JUDGES = ["a", "b", "c"]
 
@@ -47,6 +51,7 @@ def test_requests_per_metric() -> None:
     assert requests[0].values["queries"] == "1. q1a\n2. q1b"
 
 
+@FLEISS
 def test_usefulness_and_novelty_give_perfect_and_partial_rates() -> None:
     T, F = True, False
     judgments = _judgments("usefulness", {("1", "r0"): [T, T, F], ("1", "r1"): [T, F, T], ("2", "r0"): [F, F, T], ("2", "r1"): [T, T, T]})
@@ -58,6 +63,7 @@ def test_usefulness_and_novelty_give_perfect_and_partial_rates() -> None:
     assert result["usefulness"]["per_judge"] == pytest.approx({"a": 0.75, "b": 0.5, "c": 0.75})
 
 
+@FLEISS
 def test_coverage_uses_the_panel_majority_per_pair() -> None:
     T, F, N = True, False, None
     teacher = {"1": ["t0"], "2": ["t0", "t1"], "3": ["t0"]}
@@ -74,6 +80,7 @@ def test_coverage_uses_the_panel_majority_per_pair() -> None:
     assert result["per_judge_f1"]["a"] == pytest.approx((2 / 3 + 0.5 + 0) / 3)
 
 
+@FLEISS
 def test_completeness_skips_examples_without_queries() -> None:
     judgments = _judgments("completeness", {("1", "question"): [True, True, False], ("2", "question"): [False, False, False]})
     result = aggregate(RECORDS, judgments, JUDGES, ["completeness"], None)["t"]["completeness"]

@@ -15,8 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from statsmodels.stats.inter_rater import aggregate_raters
-from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
 from typer.testing import CliRunner
 
 from evalsuite.cli import app
@@ -26,6 +24,12 @@ from evalsuite.judges.evaluate import _judged_here_marker, accuracy_verdicts
 from evalsuite.provenance import provenance_fields
 from evalsuite.runs import ExampleRecord, Manifest, RunDirectory, summarize
 from evalsuite.runs.schema import ExampleRecord as Record
+from tests.conftest import import_extra
+
+# statsmodels: the reference these tests compare with, and what evalsuite's Fleiss' kappa runs on (the [stats]
+# extra); without it the whole file is skipped, naming the extra
+aggregate_raters = import_extra("stats", "statsmodels.stats.inter_rater").aggregate_raters
+statsmodels_fleiss = import_extra("stats", "statsmodels.stats.inter_rater").fleiss_kappa
 
 PREDICTIONS = ["Jefferson", "Adams", "Madison", "Monroe"]  # gold Jefferson: EM 1, 0, 0, 0
 

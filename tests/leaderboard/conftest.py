@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from evalsuite.leaderboard import pack_submission
 from leaderboard_support import BASE_SEED1, INSTRUCT_SEED1, REPO, XSS_NAME, cli, info
+from tests.conftest import skip_without_extra
 
 
 @pytest.fixture(scope="session")
@@ -50,6 +51,7 @@ def site_results(tmp_path_factory, scored_runs: Path, benchmarks_dir: Path) -> P
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory, site_results: Path, benchmarks_dir: Path) -> Path:
     """The static site built from `site_results` by `evalsuite leaderboard build`."""
+    skip_without_extra("site", "jinja2")  # the site's templates
     out = tmp_path_factory.mktemp("site") / "site"
     result = cli("leaderboard", "build", "--leaderboard", site_results, "-o", out, "--data-dir", benchmarks_dir)
     assert result.exit_code == 0, result.output

@@ -15,6 +15,7 @@ from evalsuite.tasks.subset import canonical_subset
 
 from test_subset_entries import declare, first40, problems  # noqa: F401 - first40 is a fixture
 from test_trust_model import entry
+from tests.conftest import requires_extra
 
 
 # --- 37.1: one subset, one key ------------------------------------------------------------------------------
@@ -101,6 +102,7 @@ def test_the_front_page_chart_draws_no_subset_bar_and_ranks_like_the_table(monke
     assert drawn["labels"] == ["Bamboogle"] and all(list(s) == ["bamboogle"] for s in drawn["series"].values())
 
 
+@requires_extra("site", "matplotlib")  # the charts
 def test_a_chart_of_only_zeros_is_not_drawn(tmp_path):
     zero = entry("zero", {"adqa": ("test@first:4", scores(0, 4)), "bamboogle": ("test", scores(0, 3))})
     assert _top_entries_chart([zero], "em", tmp_path / "chart.svg") is None

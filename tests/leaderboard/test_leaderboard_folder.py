@@ -9,6 +9,7 @@ import pytest
 from evalsuite.errors import DataError, EvalsuiteError
 from evalsuite.leaderboard.results import resolve_leaderboard_dir
 from evalsuite.leaderboard.site import build_site
+from tests.conftest import requires_extra
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -22,6 +23,7 @@ def test_default_is_the_working_directorys_leaderboard_else_the_shipped_one(tmp_
         resolve_leaderboard_dir("missing")
 
 
+@requires_extra("site", "jinja2")  # the site's templates
 def test_site_yaml_names_the_site_and_a_wrong_key_is_refused(tmp_path):
     board = tmp_path / "board"
     (board / "entries").mkdir(parents=True)

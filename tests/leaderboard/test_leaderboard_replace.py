@@ -20,6 +20,7 @@ from evalsuite.leaderboard import add_submission, pack_submission
 from evalsuite.leaderboard.results import scan_entries
 
 from leaderboard_support import BASE_SEED1, REPO, cli, info
+from tests.conftest import requires_extra, skip_without_extra
 
 ENTRY = "search-r1-base-test"
 RENAMES = "rename,renameat,renameat2"
@@ -62,6 +63,7 @@ def add_killed(results: Path, submission: Path, data_dir: Path, *inject: str) ->
 
 def built_description(results: Path, out: Path, data_dir: Path) -> tuple[str, str]:
     """Build the site; return the build output and which version the entry page shows."""
+    skip_without_extra("site", "jinja2")  # the site's templates
     result = cli("leaderboard", "build", "--leaderboard", results, "-o", out, "--data-dir", data_dir)
     assert result.exit_code == 0, result.output
     assert "site written to" in result.output and ": 1 entries" in result.output, result.output
@@ -123,6 +125,7 @@ def test_a_replace_killed_at_each_of_its_deletes_leaves_one_complete_entry(resul
     assert len(shown) >= 8 and set(shown) == {"new version"}
 
 
+@requires_extra("site", "jinja2")  # the site's templates
 def test_build_reports_a_half_written_entry_instead_of_dropping_it(results, tmp_path, benchmarks_dir):
     (results / "entries" / ENTRY / "submission.json").unlink()  # what a kill mid-delete used to leave behind
     result = cli("leaderboard", "build", "--leaderboard", results, "-o", tmp_path / "site", "--data-dir", benchmarks_dir)

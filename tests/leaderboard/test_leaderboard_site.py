@@ -12,6 +12,7 @@ from scipy.stats import binomtest
 from evalsuite.errors import EvalsuiteError
 from evalsuite.leaderboard.site import build_site
 from leaderboard_support import BASE_SEED1, INSTRUCT_SEED1
+from tests.conftest import requires_extra
 
 BASE_ENTRY = "search-r1-qwen2-5-3b-base-third-party-rerun-seed-1"
 INSTRUCT_ENTRY = "search-r1-qwen2-5-3b-instruct-third-party-rerun-seed-1"
@@ -73,6 +74,7 @@ def test_significance_group_against_the_top_entry_matches_exact_mcnemar(built_si
     assert "vs top: Holm-adjusted p = 1 (not significantly different)" in index
 
 
+@requires_extra("site", "jinja2")  # the site's templates
 def test_build_refuses_an_entry_that_no_longer_verifies(site_results: Path, tmp_path: Path, benchmarks_dir: Path):
     results = tmp_path / "leaderboard"
     shutil.copytree(site_results / "entries" / BASE_ENTRY, results / "entries" / BASE_ENTRY)

@@ -17,6 +17,7 @@ from evalsuite.leaderboard.site import build_site
 from evalsuite.leaderboard.submission import RunRef, Setting
 from evalsuite.leaderboard.verify import paper_setting_check
 from evalsuite.runs import Manifest, RunDirectory
+from tests.conftest import requires_extra
 
 # Search-R1's paper setting on Bamboogle: the test split, E5 over wiki-18, top-3, 4 turns.
 PAPER = Setting(corpus="wiki-18", retriever="e5", topk=3, max_turns=4)
@@ -62,6 +63,7 @@ def test_a_method_without_a_paper_setting_says_nothing():
     assert paper_setting_check(SubmissionInfo(name="x", method="Search_R1", model={"name": "m"}, setting=PAPER), runs, {}).matches
 
 
+@requires_extra("site", "jinja2")  # the site's templates
 def test_the_site_shows_the_check_on_entry_pages_and_in_the_standings(scored_runs, benchmarks_dir, tmp_path):
     board = tmp_path / "leaderboard"
     for name, setting in (("paper setting run", PAPER), ("top5 run", TOP5)):

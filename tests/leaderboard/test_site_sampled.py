@@ -23,6 +23,7 @@ from evalsuite.leaderboard import add_submission, pack_submission
 from evalsuite.leaderboard.submission import Setting
 from evalsuite.runs import RunDirectory
 from evalsuite.stats import SystemScores, compare
+from tests.conftest import skip_without_extra
 
 BASE_UNSEEDED = "bamboogle_2026_04_24_16_17_search_r1_base"
 REPLAY = Setting(retriever="replay", topk=3, max_turns=4)
@@ -39,6 +40,7 @@ def _replay_run(trajectories_dir: Path, benchmarks_dir: Path, recording: str, ou
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, trajectories_dir: Path, benchmarks_dir: Path) -> tuple[Path, dict[str, Path]]:
     """(the built site, the run directory of each entry id)."""
+    skip_without_extra("site", "jinja2")  # the site's templates
     work = tmp_path_factory.mktemp("sampled-site")
     assert cli("score", *(trajectories_dir / f"{s}.json" for s in (BASE_UNSEEDED, BASE_SEED1)), "-o", work / "scored").exit_code == 0
     assert cli("merge", "--as-seeds", "--declared-seeds", work / "scored" / BASE_UNSEEDED, work / "scored" / BASE_SEED1, "-o", work / "two-seeds").exit_code == 0

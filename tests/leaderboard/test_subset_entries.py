@@ -19,6 +19,7 @@ from evalsuite.runs import RunDirectory
 
 from leaderboard_support import BASE_SEED1, cli
 from test_own_run_answers import forge, records_of
+from tests.conftest import requires_extra
 
 
 def replay_run(tmp_path: Path, trajectories_dir: Path, benchmarks_dir: Path, subset: str, name: str) -> Path:
@@ -109,6 +110,7 @@ def test_records_of_other_questions_under_the_declared_subset_are_refused(first4
     assert {"missing-id", "extra-id"} <= checks
 
 
+@requires_extra("site", "jinja2")  # the site's templates
 def test_a_subset_entry_gets_its_own_column(first40, benchmarks_dir, tmp_path, trajectories_dir):
     board = tmp_path / "board"
     board.mkdir()

@@ -11,6 +11,7 @@ from evalsuite.cli import app
 from evalsuite.errors import DataError
 from evalsuite.methods.search_r1.recipe import RECIPE
 from evalsuite.training.config import load_config
+from tests.conftest import requires_extra
 
 
 def test_the_learning_run_plays_naive_rag_and_the_others_the_search_r1_loop():
@@ -30,6 +31,7 @@ def test_a_method_the_reward_cannot_score_is_refused(tmp_path):
         load_config(path)
 
 
+@requires_extra("train", "torch", "trl")
 def test_the_learning_run_config_dry_runs():
     result = CliRunner().invoke(app, ["train", "search-r1", "--config", "qwen_singlehop_learn", "--dry-run"])
     assert result.exit_code == 0, result.output

@@ -8,8 +8,10 @@ import importlib.util
 from evalsuite.agent.settings import settings_differences
 from evalsuite.models.registry import backend_choice
 from evalsuite.runs import Manifest
+from tests.conftest import requires_extra
 
 
+@requires_extra("demo", "xllamacpp")
 def test_a_gguf_picks_the_engine_that_is_installed(monkeypatch):
     assert importlib.util.find_spec("xllamacpp") is not None  # [demo] and [test] install it
     assert backend_choice("/models/My-Model.Q4.GGUF") == ("xllamacpp", "a .gguf file, and xllamacpp is installed")

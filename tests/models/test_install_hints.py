@@ -12,6 +12,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 
 from evalsuite.errors import TORCH_EXTRAS, MissingExtraError, install_hint, require
+from tests.conftest import requires_extra
 
 ROOT = Path(__file__).resolve().parents[2]
 # distributions that depend on torch but are not installed here to read it from (vLLM's builds, lm-eval)
@@ -35,6 +36,9 @@ def brings_torch(requirement: str, extras: dict[str, list[str]]) -> bool:
     return any(Requirement(r).name.lower() == "torch" and not Requirement(r).marker for r in needs)
 
 
+# read from installed metadata: accelerate ([hf], [train]) and sentence-transformers ([dense]) are what require torch
+@requires_extra("hf", "accelerate")
+@requires_extra("dense", "sentence_transformers")
 def test_the_torch_extras_are_exactly_those_whose_packages_bring_torch():
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     bringing = {extra for extra, requirements in extras.items() if any(brings_torch(r, extras) for r in requirements)}

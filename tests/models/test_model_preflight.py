@@ -19,6 +19,10 @@ import pytest
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.models.preflight import check_model
+from tests.conftest import requires_extra, requires_one_extra_of
+
+# the hf backend's own packages: without them its check names the extra before looking at --model
+HF_EXTRA = requires_extra("hf", "torch", "transformers")
 
 
 def closed_port() -> int:
@@ -61,6 +65,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@HF_EXTRA
 def test_hf_on_a_missing_path(tmp_path):
     error, hint, seconds = refused(tmp_path, "--backend", "hf", "--model", "/nonexistent/model")
     assert error == "error: --model /nonexistent/model: no such folder"
@@ -68,6 +73,7 @@ def test_hf_on_a_missing_path(tmp_path):
     assert seconds < 10
 
 
+@HF_EXTRA
 def test_hf_on_a_folder_that_is_not_a_model(tmp_path):
     folder = tmp_path / "notes"
     folder.mkdir()
@@ -105,6 +111,7 @@ def test_a_complete_folder_passes_and_a_tokenizer_completes_one(tmp_path, tiny_m
         check_model(backend, str(folder))
 
 
+@HF_EXTRA
 def test_hf_on_a_gguf_file_points_to_the_llama_cpp_backends(tmp_path):
     gguf = tmp_path / "model.gguf"
     gguf.write_bytes(b"GGUF" + bytes(60))
@@ -113,6 +120,7 @@ def test_hf_on_a_gguf_file_points_to_the_llama_cpp_backends(tmp_path):
     assert hint == "  hint: use --backend xllamacpp (or llamacpp) for a .gguf file"
 
 
+@HF_EXTRA
 def test_an_unreachable_hub_is_one_line_within_seconds(tmp_path):
     endpoint = f"http://127.0.0.1:{closed_port()}"
     env = {"HF_ENDPOINT": endpoint, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": ""}
@@ -125,6 +133,7 @@ def test_an_unreachable_hub_is_one_line_within_seconds(tmp_path):
     assert seconds < 10
 
 
+@HF_EXTRA
 def test_hub_offline_mode_is_named(tmp_path):
     env = {"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
     error, _, seconds = refused(tmp_path, "--backend", "hf", "--model", "someone/some-model", env=env)
@@ -132,6 +141,7 @@ def test_hub_offline_mode_is_named(tmp_path):
     assert seconds < 10
 
 
+@HF_EXTRA
 def test_a_name_that_is_neither_a_folder_nor_a_hub_id(tmp_path):
     error, _, _ = refused(tmp_path, "--backend", "hf", "--model", "my model/v2/final")
     assert error == "error: --model my model/v2/final is neither an existing folder nor a Hugging Face hub id (owner/name)"
@@ -151,6 +161,7 @@ def test_the_llama_cpp_backends_on_a_missing_file_a_folder_and_a_file_that_is_no
     assert error == f"error: {html} is not a GGUF file (it starts with b'<htm', not b'GGUF')"
 
 
+@requires_one_extra_of({"demo": "xllamacpp", "llamacpp": "llama_cpp"})  # the backend a .gguf is guessed to
 def test_a_gguf_without_backend_is_guessed_and_checked_too(tmp_path):
     html = tmp_path / "download.gguf"
     html.write_text("<html>this download failed</html>")
@@ -199,6 +210,7 @@ def test_packaged_model_names_pass_unchecked():
     check_model("xllamacpp", "gemma3-270m")
 
 
+@requires_extra("hf", "huggingface_hub")
 def test_a_cached_hub_model_passes_offline_and_the_clients_are_put_offline(tmp_path):
     """A hub id in the Hugging Face cache (its real layout: refs/main naming a snapshot that holds config.json) loads
     while the hub cannot be reached: the check passes and sets HF_HUB_OFFLINE, so the clients do not retry for a

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from reliability_helpers import TOPICS, write_jsonl
+from tests.conftest import skip_without_extra
 
 
 @pytest.fixture(scope="session")
@@ -33,6 +34,8 @@ def retrieval_server(tiny_index: Path) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real OpenAI-compatible server: llama.cpp serving SmolLM2-135M-Instruct on 127.0.0.1; its /v1 URL."""
+    skip_without_extra("llamacpp", "llama_cpp")  # the server
+    skip_without_extra("openai", "openai")  # the backend the tests talk to it with
     from llama_servers import llama_server, smollm2_gguf
 
     log = tmp_path_factory.mktemp("model_server") / "server.log"

@@ -13,6 +13,7 @@ import pytest
 from reliability_helpers import error_lines, run_cli, write_recording, write_tasks
 
 from evalsuite.runs import RunDirectory
+from tests.conftest import requires_one_extra_of
 
 IDS = [f"e{i}" for i in range(40)]
 ANSWERS = [f"answer {i}" for i in range(40)]
@@ -79,6 +80,7 @@ def test_a_backend_option_of_the_wrong_type(replay_run) -> None:
     one_error(replay_run("--backend-option", "delay_s=abc"), "delay_s=abc", "could not convert")
 
 
+@requires_one_extra_of({"demo": "xllamacpp", "llamacpp": "llama_cpp"})  # the backend a .gguf is guessed to
 def test_a_file_that_is_not_gguf_given_to_llamacpp(tmp_path: Path) -> None:
     fake = tmp_path / "model.gguf"
     fake.write_text("<html>this download failed</html>")

@@ -9,8 +9,10 @@ from fault_proxy import FaultProxy
 from evalsuite.errors import EvalsuiteError
 from evalsuite.openai_client import api_key_from_env, openai_client
 from evalsuite.retry import CallFailed, RetryPolicy, call
+from tests.conftest import requires_extra
 
 
+@requires_extra("openai", "openai")
 def test_each_attempt_is_one_request_to_a_failing_server() -> None:
     policy = RetryPolicy(attempts=3, deadline_s=30, attempt_timeout_s=5, backoff_s=0.01, max_backoff_s=0.02)
     with FaultProxy(None, script=["503"] * 12) as proxy:

@@ -8,6 +8,7 @@ from fault_proxy import FaultProxy
 
 from evalsuite.models.base import GenerationRequest
 from evalsuite.models.openai_api import OpenAIBackend
+from tests.conftest import requires_extra
 
 
 def _backend(proxy: FaultProxy, **options) -> OpenAIBackend:
@@ -42,6 +43,7 @@ def test_a_200_that_is_not_a_completion_fails_that_request_only(model_server: st
 
 
 @pytest.mark.timeout(60)  # without a deadline this waited for 101 timeouts and exponentially growing sleeps
+@requires_extra("openai", "openai")
 def test_a_server_that_never_answers_fails_the_request_at_the_deadline() -> None:
     with FaultProxy(None, script=["hang"] * 100, hang_s=30) as silent:
         (generation,) = _backend(silent, timeout_s=0.4, retries=100, deadline_s=1.5).generate(_requests(1))

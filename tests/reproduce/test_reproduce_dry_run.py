@@ -15,12 +15,17 @@ from evalsuite.cli import app
 from evalsuite.errors import EvalsuiteError
 from evalsuite.reproduce import STAGES
 from tests.reproduce.test_reproduce_plan import config_file
+from tests.conftest import requires_extra
+
+# the distributions of the [train] extra, and torch: the train stage is ready only with all of them
+TRAIN_EXTRA = requires_extra("train", "torch", "trl", "transformers", "datasets", "accelerate", "matplotlib", "gguf")
 
 
 def reproduce(*args):
     return CliRunner().invoke(app, ["reproduce", "search-r1", *map(str, args)])
 
 
+@TRAIN_EXTRA
 def test_the_dry_run_json_is_the_plan_with_commands_outputs_and_the_measured_estimate(tmp_path):
     out = tmp_path / "repro"
     result = reproduce("--config", config_file(tmp_path), "-o", out, "--dry-run", "--json")
@@ -41,6 +46,7 @@ def test_the_dry_run_json_is_the_plan_with_commands_outputs_and_the_measured_est
     assert not out.exists()
 
 
+@TRAIN_EXTRA
 def test_the_dry_run_text_names_each_stage_its_command_and_its_time(tmp_path):
     result = reproduce("--config", config_file(tmp_path), "-o", tmp_path / "repro", "--dry-run")
     assert result.exit_code == 0, result.output
@@ -51,6 +57,7 @@ def test_the_dry_run_text_names_each_stage_its_command_and_its_time(tmp_path):
     assert lines[-1].startswith("total time: about 75 min;")
 
 
+@TRAIN_EXTRA
 @pytest.mark.parametrize("dry", [True, False])
 def test_a_missing_extra_and_a_dead_retriever_are_named_before_anything_runs(tmp_path, dry):
     # vLLM is not installed in the test environment (it has a venv of its own), and nothing listens on port 9

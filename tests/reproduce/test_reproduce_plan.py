@@ -14,6 +14,10 @@ from typer.testing import CliRunner
 from evalsuite.cli import app
 from evalsuite.errors import EvalsuiteError
 from evalsuite.reproduce import RECORD, STAGES, plan, write_record
+from tests.conftest import requires_extra
+
+# the distributions of the [train] extra, and torch: the train stage is ready only with all of them
+TRAIN_EXTRA = requires_extra("train", "torch", "trl", "transformers", "datasets", "accelerate", "matplotlib", "gguf")
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = REPO / "evalsuite" / "methods"
@@ -50,6 +54,7 @@ def test_every_shipped_config_has_a_reproduce_section_that_loads():
             assert settings.metrics and settings.benchmarks
 
 
+@TRAIN_EXTRA
 def test_a_fresh_directory_plans_every_stage_and_the_dry_run_runs_nothing(tmp_path):
     out = tmp_path / "repro"
     result = CliRunner().invoke(app, ["reproduce", "search-r1", "--config", str(config_file(tmp_path)), "-o", str(out), "--dry-run"])
@@ -111,6 +116,7 @@ def test_a_changed_input_is_refused_naming_it_and_rerun_replaces_the_stage(tmp_p
     assert rerun.stages["eval-base"].action == "run" and "evaluation settings changed" in rerun.stages["eval-base"].why
 
 
+@TRAIN_EXTRA
 def test_training_settings_decide_the_training_stage_and_the_reproduce_section_does_not(tmp_path):
     out = tmp_path / "repro"
     first = plan("search-r1", config_file(tmp_path), out)
@@ -125,6 +131,7 @@ def test_training_settings_decide_the_training_stage_and_the_reproduce_section_d
         plan("search-r1", tmp_path / "config.yaml", out)
 
 
+@requires_extra("hf", "transformers")  # what loads the checkpoint
 def test_a_checkpoint_that_cannot_be_loaded_is_refused_before_evaluating(tmp_path):
     out = tmp_path / "repro"
     first = plan("search-r1", config_file(tmp_path), out)

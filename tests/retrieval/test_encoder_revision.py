@@ -8,6 +8,7 @@ from pathlib import Path
 from evalsuite.retrieval.encoders import encoder_revision, hub_revision, model_fingerprint
 from evalsuite.runs.schema import Manifest
 from evalsuite.runs.setting import RunSetting
+from tests.conftest import requires_extra
 
 COMMIT = "f52bf8ec8c7124536f0efb74aca902b2995e5bcd"
 
@@ -23,6 +24,7 @@ def hub_cache(root: Path, repo: str, commit: str = COMMIT) -> Path:
     return root
 
 
+@requires_extra("dense", "huggingface_hub")  # its cache layout is read by huggingface_hub
 def test_a_hub_encoder_is_pinned_by_the_commit_its_cache_resolved(tmp_path):
     cache = hub_cache(tmp_path / "hub", "intfloat/e5-base-v2")
     assert hub_revision("intfloat/e5-base-v2", cache) == COMMIT

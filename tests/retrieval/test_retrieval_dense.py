@@ -12,8 +12,9 @@ import pytest
 from evalsuite.errors import EvalsuiteError
 from evalsuite.retrieval import IndexMismatchError, Retriever, build_index, import_index, load_retriever
 from evalsuite.retrieval.encoders import BGE_QUERY_INSTRUCTION, default_prefixes, resolve_encoder
+from tests.conftest import requires_extra
 
-pytestmark = pytest.mark.dense
+pytestmark = [pytest.mark.dense, requires_extra("dense", "sentence_transformers", "faiss", "torch")]
 
 QUERIES = [
     "Who played Corliss Archer in the film Kiss and Tell?",

@@ -17,8 +17,9 @@ from evalsuite.cli import app
 from evalsuite.errors import EvalsuiteError
 from evalsuite.retrieval import build_index, load_retriever
 from evalsuite.retrieval.manifest import compute_index_hash
+from tests.conftest import requires_extra
 
-pytestmark = pytest.mark.dense
+pytestmark = [pytest.mark.dense, requires_extra("dense", "sentence_transformers", "faiss", "torch")]
 
 QUERIES = [
     "Who played Corliss Archer in the film Kiss and Tell?",

@@ -1,6 +1,5 @@
 import numpy as np
 import pytest
-from statsmodels.stats.contingency_tables import mcnemar
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.stats import (
@@ -12,6 +11,10 @@ from evalsuite.stats import (
     paired_bootstrap,
     stratified_bootstrap,
 )
+from tests.conftest import import_extra
+
+# statsmodels: the reference these tests compare with; without it the whole file is skipped, naming the extra
+mcnemar = import_extra("stats", "statsmodels.stats.contingency_tables").mcnemar
 
 
 def _scores(values, prefix="q"):

@@ -1,9 +1,12 @@
 import numpy as np
 import pytest
-from statsmodels.stats.contingency_tables import mcnemar
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.stats import align_by_id, mcnemar_exact
+from tests.conftest import import_extra
+
+# statsmodels: the reference these tests compare with; without it the whole file is skipped, naming the extra
+mcnemar = import_extra("stats", "statsmodels.stats.contingency_tables").mcnemar
 
 
 def test_three_discordant_pairs_all_one_way():

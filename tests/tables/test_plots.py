@@ -9,6 +9,9 @@ import pytest
 from evalsuite.errors import EvalsuiteError
 from evalsuite.tables import build_run_table, get_layout, load_runs
 from evalsuite.tables.plots import plot_forest
+from tests.conftest import requires_extra
+
+pytestmark = requires_extra("site", "matplotlib")  # every plot is drawn with matplotlib
 
 BASE = "bamboogle_2026_04_24_16_17_search_r1_base"
 

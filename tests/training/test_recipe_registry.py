@@ -21,6 +21,7 @@ from evalsuite.rewards import MethodReward
 from evalsuite.rewards.base import Sample
 from evalsuite.training.config import TrainConfig, load_config
 from evalsuite.training.recipe import Recipe, RecipeRegistry, default_registry, using_registry
+from tests.conftest import requires_extra
 
 REPO = Path(__file__).resolve().parents[2]
 # the evaluator method each shipped recipe plays (the trainer's former PROTOCOL table)
@@ -177,6 +178,7 @@ def test_the_brevity_reward_on_hand_computed_cases():
     assert reward(["", "two words", "one two three four five six"], golden_answers=golds) == [1.0, 0.5, 0.0]
 
 
+@requires_extra("train", "torch", "trl", "transformers", "datasets", "accelerate")
 def test_list_and_dry_run_go_through_the_active_registry(tmp_path, scratch):
     runner = CliRunner()
     with using_registry(scratch):

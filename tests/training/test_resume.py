@@ -13,11 +13,13 @@ from evalsuite.errors import EvalsuiteError
 from evalsuite.training.config import load_config
 from evalsuite.training.trainer import train
 from evalsuite.resources import method_configs_dir
+from tests.conftest import requires_extra
 
 REPO = Path(__file__).resolve().parents[2]
 SMOKE = method_configs_dir("search-r1") / "cpu_smoke.yaml"
 
 
+@requires_extra("train", "torch", "trl", "transformers", "datasets", "accelerate")
 def test_an_existing_run_is_not_overwritten_and_an_empty_one_not_resumed(tmp_path):
     config = load_config(SMOKE)
     (tmp_path / "train_manifest.json").write_text("{}")

@@ -10,10 +10,12 @@ from evalsuite.provenance import Provenance
 from evalsuite.training.config import load_config
 from evalsuite.training.trainer import TRAINING_LIBRARIES, build_reward, write_manifest
 from evalsuite.resources import method_configs_dir
+from tests.conftest import requires_extra
 
 REPO = Path(__file__).resolve().parents[2]
 
 
+@requires_extra("train", "torch", "trl", "transformers", "datasets", "accelerate")
 def test_the_training_manifest_records_the_shared_provenance_and_the_model(tmp_path):
     config = load_config(method_configs_dir("search-r1") / "cpu_smoke.yaml", "search-r1")
     model = tmp_path / "model"
