@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 SMALL_N = 300  # dense tests encode this many real passages with the real MiniLM model
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _import_benchmark(name: str) -> ModuleType:
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up while the class is made
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+@pytest.fixture(scope="session")
+def import_benchmark() -> Callable[[str], ModuleType]:
+    """benchmarks/<name>.py imported as a module `name` (the benchmarks are scripts, not a package)."""
+    return _import_benchmark
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
