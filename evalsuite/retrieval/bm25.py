@@ -184,9 +184,17 @@ class BM25Retriever(SavedIndexRetriever):
                 results.append([])
                 continue
             scores = self._model.get_scores_from_ids(ids)
-            top_rows = top_k_rows(scores, kk)
+            top_rows = top_k_rows(scores, kk, self._postings(ids), repeats=len(ids))
             results.append(self._hits(top_rows, scores[top_rows]))
         return results
+
+    def _postings(self, ids: list[int]) -> np.ndarray | None:
+        """The rows holding each query term, one array after another (a row repeats once per term it holds); None
+        when every row has a score (bm25s's BM25L and BM25+ score the terms a passage lacks)."""
+        if self._model.nonoccurrence_array is not None:
+            return None
+        indptr, indices = self._model.scores["indptr"], self._model.scores["indices"]
+        return np.concatenate([indices[indptr[term] : indptr[term + 1]] for term in ids])
 
     def _hits(self, rows: Iterable[int], scores: Iterable[float]) -> list[Hit]:
         hits: list[Hit] = []
@@ -199,8 +207,21 @@ class BM25Retriever(SavedIndexRetriever):
         return hits
 
 
-def top_k_rows(scores: np.ndarray, k: int) -> np.ndarray:
-    """Rows of the `k` highest scores, best first; ties broken by corpus order (deterministic)."""
+def top_k_rows(scores: np.ndarray, k: int, postings: np.ndarray | None = None, repeats: int = 1) -> np.ndarray:
+    """Rows of the `k` highest scores, best first; ties broken by corpus order (deterministic).
+
+    `postings`, the rows that have a score (each listed at most `repeats` times: once per query term it holds),
+    ranks those rows only: the same answer as ranking every row when the others score 0, in time that grows with
+    the postings instead of the corpus (a partition over 21 M scores per query dominated a wiki-18-sized batch).
+    """
+    if postings is not None and postings.shape[0] < scores.shape[0]:
+        values = scores[postings]
+        enough = k * repeats  # the k best rows fill at most this many entries, so they score >= the enough-th value
+        if values.shape[0] > enough:
+            floor = np.partition(values, values.shape[0] - enough)[values.shape[0] - enough]
+            postings = postings[values >= floor]
+        candidates = np.unique(postings)  # ascending rows, so ties still go to the earlier row
+        return candidates[top_k_rows(scores[candidates], k)]
     if k >= scores.shape[0]:
         candidates = np.arange(scores.shape[0])
     else:
