@@ -26,11 +26,12 @@ import os
 import re
 import shutil
 import time
-from collections import Counter, deque
+from collections import defaultdict, deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from itertools import count
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -95,15 +96,14 @@ class Analyzer:
         cache = self._cache
         words = self._pattern.findall(text.lower())
         try:
-            stems = [cache[word] for word in words]
+            return list(filter(None, map(cache.__getitem__, words)))  # C loops: this runs for every corpus token
         except KeyError:
             if len(cache) >= _STEM_CACHE_LIMIT:
                 cache.clear()
             for word in words:
                 if word not in cache:
                     cache[word] = "" if word in self._stopwords else self._stem(word)
-            stems = [cache[word] for word in words]
-        return [stem for stem in stems if stem]
+            return list(filter(None, map(cache.__getitem__, words)))
 
 
 @dataclass
@@ -135,10 +135,9 @@ def count_block(path: str, block: bytes, start_offset: int, first_line: int) -> 
     offsets: list[int] = []
     id_hashes: list[int] = []
     lengths: list[int] = []
-    vocab: dict[str, int] = {}
-    rows: list[int] = []
-    term_ids: list[int] = []
-    counts: list[int] = []
+    # term -> block-local id in order of first appearance (bm25s's order); filled in C by map() below
+    local_ids: defaultdict[str, int] = defaultdict(count().__next__)
+    token_ids: list[int] = []
     offset = start_offset
     lines = block.split(b"\n")
     if block.endswith(b"\n"):
@@ -149,22 +148,23 @@ def count_block(path: str, block: bytes, start_offset: int, first_line: int) -> 
             continue
         doc = parse_corpus_line(raw, f"{path}:{lineno}")
         terms = analyzer.terms(doc.contents) or [EMPTY_TERM]
-        row = len(offsets)
         offsets.append(start)
         id_hashes.append(int.from_bytes(hashlib.blake2b(doc.id.encode("utf-8"), digest_size=8).digest(), "little"))
         lengths.append(len(terms))
-        frequencies = Counter(terms)  # first-appearance order, as bm25s numbers new terms
-        rows.extend([row] * len(frequencies))
-        term_ids.extend([vocab.setdefault(term, len(vocab)) for term in frequencies])
-        counts.extend(frequencies.values())
+        token_ids.extend(map(local_ids.__getitem__, terms))
+    # one (passage, term) pair per distinct term of a passage, with its frequency: counted by numpy, not per pair in
+    # Python (the pairs come out by passage, then term id; the scoring pass orders them by term, rows ascending)
+    width = max(len(local_ids), 1)
+    token_rows = np.repeat(np.arange(len(lengths), dtype=np.int64), np.asarray(lengths, dtype=np.int64))
+    pairs, counts = np.unique(token_rows * width + np.asarray(token_ids, dtype=np.int64), return_counts=True)
     return BlockCounts(
         offsets=np.asarray(offsets, dtype=np.int64),
         id_hashes=np.asarray(id_hashes, dtype=np.uint64),
         lengths=np.asarray(lengths, dtype=np.int64),
-        terms=list(vocab),
-        rows=np.asarray(rows, dtype=np.int32),
-        term_ids=np.asarray(term_ids, dtype=np.int32),
-        counts=np.asarray(counts, dtype=np.float32),
+        terms=list(local_ids),
+        rows=(pairs // width).astype(np.int32),
+        term_ids=(pairs % width).astype(np.int32),
+        counts=counts.astype(np.float32),
         num_bytes=len(block),
     )
 
