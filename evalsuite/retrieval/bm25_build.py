@@ -238,29 +238,24 @@ def _map_blocks(
     with ProcessPoolExecutor(
         workers, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(stopwords, stemmer)
     ) as pool:
-        pending: deque[tuple[Future, int]] = deque()  # (the block's counts, its first line)
+        pending: deque[tuple[Future, int]] = deque()  # (a block's counts, its first line)
         try:
             for block, offset, line in blocks:
                 pending.append((pool.submit(count_block, str(path), block, offset, line), line))
                 if len(pending) >= 2 * workers:
-                    yield _counted(path, *pending.popleft())
+                    yield pending.popleft()[0].result()
             while pending:
-                yield _counted(path, *pending.popleft())
+                yield pending.popleft()[0].result()
+        except BrokenProcessPool:  # from result() or submit(): a worker died (the OOM killer sends SIGKILL)
+            first = pending[0][1] if pending else 1
+            raise EvalsuiteError(
+                f"{path}: a worker process died while counting the blocks from line {first:,} (killed from "
+                "outside; the kernel kills a process this way when memory runs out)",
+                hint=RERUN_HINT,
+            ) from None
         finally:
             for future, _ in pending:
                 future.cancel()
-
-
-def _counted(path: Path, future: Future, line: int) -> BlockCounts:
-    """A worker's counts, or one line saying the worker died (the kernel's out-of-memory killer sends SIGKILL)."""
-    try:
-        return future.result()
-    except BrokenProcessPool:
-        raise EvalsuiteError(
-            f"{path}: a worker process died while counting the block from line {line:,} (killed from outside; "
-            "the kernel kills a process this way when memory runs out)",
-            hint=RERUN_HINT,
-        ) from None
 
 
 class _Growing:

@@ -128,12 +128,38 @@ def test_a_worker_killed_like_the_out_of_memory_killer_does_is_one_line(tmp_path
     while len(list((out / "spill").glob("block-*.npz"))) < 1:
         assert build.poll() is None and time.monotonic() < deadline, build.communicate()
         time.sleep(0.02)
-    workers = [p for p in psutil.Process(build.pid).children() if "multiprocessing" in " ".join(p.cmdline())]
+    workers = [p for p in psutil.Process(build.pid).children() if "spawn_main" in " ".join(p.cmdline())]  # not the resource tracker
     assert workers, "no worker process found"
     workers[0].kill()
     _, err = build.communicate(timeout=120)
     assert build.returncode == 2 and "Traceback" not in err, err
     (line,) = [text for text in err.splitlines() if text.startswith("error:")]
-    assert "a worker process died while counting the block from line" in line and "out of memory" in line
+    assert "a worker process died while counting the blocks from line" in line and "memory runs out" in line
     assert "fewer --workers" in err
+    assert_left_no_index(out)
+
+
+def test_memory_running_out_is_one_line(tmp_path):
+    """A real MemoryError: the build's address space capped (RLIMIT_AS) at what its imports need plus 150 MiB, and
+    one 40 MB block to count in-process (its lines and terms take several times that)."""
+    import resource
+
+    corpus = generated_corpus(tmp_path / "c.jsonl", 48_000)
+    imports = "import resource, bm25s, Stemmer, numpy, evalsuite.retrieval.bm25, evalsuite.cli.retrieval; "
+    peak = subprocess.run(
+        [sys.executable, "-c", imports + "print(open('/proc/self/status').read().split('VmPeak:')[1].split()[0])"],
+        env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    limit = (int(peak.stdout) << 10) + (150 << 20)
+
+    def cap_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    out = tmp_path / "idx"
+    build = cli("index", "build", "--corpus", str(corpus), "-o", str(out), "--no-progress", "--workers", "1", "--block-mb", "64", preexec_fn=cap_memory)
+    _, err = build.communicate(timeout=300)
+    assert build.returncode == 2 and "Traceback" not in err, err
+    (line,) = [text for text in err.splitlines() if text.startswith("error:")]
+    assert line == f"error: out of memory while building {out}; it is not an index"
+    assert "fewer --workers" in err and "run the same command again" in err
     assert_left_no_index(out)
