@@ -5,8 +5,10 @@ Per size: the build (`evalsuite index build --workers W`, in a child process) wi
 whole process tree, peak resident memory of the tree (sampled every 0.1 s, `retrieval_scale.measure_command`), the
 same peak without pages of memory-mapped files, and the index's size on disk; then `evalsuite serve-retriever
 --workers W` over it: the time until the server prints its URL (the supervisor has loaded the index once) and
-until every worker answers, each worker's memory with shared pages counted once (USS: its own pages; PSS: shared
-pages split between the processes that map them), the median latency of single-query requests, and one request of
+until every worker answers, each worker's memory with shared pages counted once (PSS: shared pages split between
+the processes that map them; heap: its anonymous memory, from /proc/PID/smaps_rollup; USS counts the pages of the
+memory-mapped index that only this worker has touched as its own, so it is printed but not the measure), the
+median latency of single-query requests, and one request of
 Search-R1's training batch (512 prompts x 5 rollouts = 2,560 queries, k = 3).
 
 The queries are GENERATED in the corpus's vocabulary: real questions share no word with a generated corpus (its
@@ -133,6 +135,16 @@ def _wait_for_workers(url: str, workers: int, timeout: float) -> set[int]:
     return seen
 
 
+def smaps_rollup(pid: int) -> dict[str, int]:
+    """A process's memory by kind in bytes (Linux): `Anonymous` is its own heap, `Pss_File` its share of the file
+    pages it maps (the memory-mapped index and corpus, page cache shared with every process that maps them)."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        name, value, *_ = line.split()
+        fields[name.rstrip(":")] = int(value) << 10
+    return fields
+
+
 def serve(index_dir: Path, queries: list[str], workers: int, single: int, timeout: float) -> dict:
     """Serve the index with `workers` processes and measure loading, memory and latency (see the docstring)."""
     import psutil
@@ -155,6 +167,7 @@ def serve(index_dir: Path, queries: list[str], workers: int, single: int, timeou
         answered = sum(1 for hits in result if hits)
         supervisor = psutil.Process(process.pid)
         memory = [psutil.Process(pid).memory_full_info() for pid in sorted(worker_pids)]
+        kinds = [smaps_rollup(pid) for pid in sorted(worker_pids)]
         supervisor_memory = supervisor.memory_full_info()
     finally:
         process.terminate()
@@ -166,6 +179,8 @@ def serve(index_dir: Path, queries: list[str], workers: int, single: int, timeou
         "worker_uss": [m.uss for m in memory],
         "worker_pss": [m.pss for m in memory],
         "worker_rss": [m.rss for m in memory],
+        "worker_anonymous": [k["Anonymous"] for k in kinds],
+        "worker_pss_file": [k["Pss_File"] for k in kinds],
         "supervisor_uss": supervisor_memory.uss,
         "single_query_s": statistics.median(single_s),
         "single_queries": len(single_s),
@@ -217,13 +232,13 @@ def report(rows: list[dict], load_average: float) -> None:
     print("\nBM25 over a GENERATED wiki-18-shaped corpus (benchmarks/wiki18_corpus.py), generated queries")
     print(
         f"{'passages':>11} {'vocabulary':>11} {'build':>8} {'CPU':>8} {'peak GiB':>9} {'private':>8} {'index GiB':>9}"
-        f" {'ready s':>8} {'USS/worker MiB':>15} {'PSS/worker MiB':>15} {'1 query ms':>10} {'batch s':>8} {'q/s':>6}"
+        f" {'ready s':>8} {'heap/worker MiB':>15} {'PSS/worker MiB':>15} {'1 query ms':>10} {'batch s':>8} {'q/s':>6}"
     )
     for r in rows:
-        uss = "/".join(f"{u / mib:.0f}" for u in r.get("worker_uss", []))
+        heap = "/".join(f"{u / mib:.0f}" for u in r.get("worker_anonymous", []))
         pss = "/".join(f"{p / mib:.0f}" for p in r.get("worker_pss", []))
         served = (
-            f" {r['ready_s']:>8.1f} {uss:>15} {pss:>15} {1000 * r['single_query_s']:>10.0f} {r['batch_s']:>8.1f}"
+            f" {r['ready_s']:>8.1f} {heap:>15} {pss:>15} {1000 * r['single_query_s']:>10.0f} {r['batch_s']:>8.1f}"
             f" {r['batch'] / r['batch_s']:>6.0f}"
             if "batch_s" in r
             else ""
@@ -238,7 +253,11 @@ def report(rows: list[dict], load_average: float) -> None:
             f"  {r['passages']:,} passages: counting {r['count_s'] / 60:.1f} min, scoring {r['score_s'] / 60:.1f} min"
             f" ({r['build_workers']} workers); {r['nonzeros']:,} postings; corpus {r['corpus_bytes'] / gib:.2f} GiB"
             + (
-                f"; URL after {r['announce_s']:.1f} s; supervisor USS {r['supervisor_uss'] / mib:.0f} MiB"
+                f"; URL after {r['announce_s']:.1f} s; per worker USS "
+                + "/".join(f"{u / mib:.0f}" for u in r["worker_uss"])
+                + " MiB, index and corpus pages (PSS of files) "
+                + "/".join(f"{u / mib:.0f}" for u in r.get("worker_pss_file", []))
+                + f" MiB; supervisor USS {r['supervisor_uss'] / mib:.0f} MiB"
                 if "announce_s" in r
                 else ""
             )  # fmt: skip
