@@ -191,39 +191,46 @@ def serve(index_dir: Path, queries: list[str], workers: int, single: int, timeou
 
 
 def profile(index_dir: Path, count: int) -> dict:
-    """Where a query's time goes in this process: tokenizing, scoring (bm25s), the top 3, reading the passages;
-    the top 3 by the postings (what search does) against a partition of every passage's score (what it did)."""
+    """Where a query's time goes in this process: tokenizing, scoring (bm25s), the top 3 (as search takes it, and
+    the two ways it took it before: among the postings, and by a partition of every passage's score), reading the
+    passages. The three ways must agree."""
     from evalsuite.retrieval import load_retriever
-    from evalsuite.retrieval.bm25 import top_k_rows
+    from evalsuite.retrieval.bm25 import top_k_by_partition, top_k_by_postings, top_k_rows
 
     started = time.perf_counter()
     retriever = load_retriever(index_dir)
     load_s = time.perf_counter() - started
     offsets = np.load(index_dir / "docstore.offsets.npy", mmap_mode="r")
     queries = generated_queries(retriever.docstore.path, offsets, count, seed=1)
-    phases = dict.fromkeys(("tokenize", "score", "top 3 by postings", "top 3 by partition", "passages"), 0.0)
+    names = ("tokenize", "score", "top 3", "top 3 among the postings", "top 3 by a partition", "passages")
+    phases = dict.fromkeys(names, 0.0)
     postings = 0
     for query in queries:
-        t0 = time.perf_counter()
+        times = [time.perf_counter()]
         ids = retriever._tokenizer.ids(query)
-        t1 = time.perf_counter()
+        times.append(time.perf_counter())
         scores = retriever._model.get_scores_from_ids(ids)
-        t2 = time.perf_counter()
+        times.append(time.perf_counter())
+        rows = top_k_rows(scores, 3)
+        times.append(time.perf_counter())
         touched = retriever._postings(ids)
-        rows = top_k_rows(scores, 3, touched, repeats=len(ids))
-        t3 = time.perf_counter()
-        assert np.array_equal(rows, top_k_rows(scores, 3))
-        t4 = time.perf_counter()
+        assert touched is not None
+        by_postings = top_k_by_postings(scores, 3, touched, len(ids))
+        times.append(time.perf_counter())
+        by_partition = top_k_by_partition(scores, 3)
+        times.append(time.perf_counter())
         retriever._hits(rows, scores[rows])
-        t5 = time.perf_counter()
-        postings += 0 if touched is None else touched.shape[0]
-        for name, seconds in zip(phases, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
-            phases[name] += seconds
+        times.append(time.perf_counter())
+        assert np.array_equal(rows, by_postings) and np.array_equal(rows, by_partition)
+        postings += touched.shape[0]
+        for name, start, end in zip(names, times, times[1:]):
+            phases[name] += end - start
     return {
         "load_s": load_s,
         "queries": count,
         "postings_per_query": postings / count,
         "ms_per_query": {name: 1000 * seconds / count for name, seconds in phases.items()},
+        "load_average": os.getloadavg()[0],
     }
 
 
