@@ -25,6 +25,7 @@ import json
 import os
 import re
 import shutil
+import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Iterator
@@ -123,9 +124,19 @@ class BlockCounts:
 _worker_analyzer: Analyzer | None = None
 
 
-def _init_worker(stopwords: list[str], stemmer_name: str | None) -> None:
+def _init_worker(stopwords: list[str], stemmer_name: str | None, watch_parent: bool = False) -> None:
     global _worker_analyzer
     _worker_analyzer = Analyzer(stopwords, stemmer_name)
+    if watch_parent:
+        threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A pool worker outlives a build killed with SIGKILL (it holds both ends of its task queue's pipe, so it waits
+    forever, holding its memory and the build's output pipes): it exits once it has another parent."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
 
 
 def count_block(path: str, block: bytes, start_offset: int, first_line: int) -> BlockCounts:
@@ -236,7 +247,7 @@ def _map_blocks(
             yield count_block(str(path), block, offset, line)
         return
     with ProcessPoolExecutor(
-        workers, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(stopwords, stemmer)
+        workers, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(stopwords, stemmer, True)
     ) as pool:
         pending: deque[tuple[Future, int]] = deque()  # (a block's counts, its first line)
         try:

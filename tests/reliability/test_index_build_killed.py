@@ -163,3 +163,24 @@ def test_memory_running_out_is_one_line(tmp_path):
     assert line == f"error: out of memory while building {out}; it is not an index"
     assert "fewer --workers" in err and "run the same command again" in err
     assert_left_no_index(out)
+
+
+def test_the_workers_of_a_killed_build_exit_too(tmp_path):
+    """SIGKILL reaches the build process only; its pool workers used to wait forever on their task queue."""
+    import psutil
+
+    corpus = generated_corpus(tmp_path / "c.jsonl", 12_000)
+    out = tmp_path / "idx"
+    build = cli("index", "build", "--corpus", str(corpus), "-o", str(out), "--no-progress", "--workers", "2", "--block-mb", "1")
+    deadline = time.monotonic() + 120
+    while len(list((out / "spill").glob("block-*.npz"))) < 1:
+        assert build.poll() is None and time.monotonic() < deadline, build.communicate()
+        time.sleep(0.02)
+    workers = [p for p in psutil.Process(build.pid).children() if "spawn_main" in " ".join(p.cmdline())]
+    assert len(workers) == 2
+    build.kill()
+    build.wait(timeout=30)
+    gone, alive = psutil.wait_procs(workers, timeout=30)
+    assert not alive, f"workers still running 30 s after the build was killed: {alive}"
+    with pytest.raises(IndexFormatError, match="did not finish"):
+        load_retriever(out)
