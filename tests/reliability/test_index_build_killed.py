@@ -118,18 +118,24 @@ def test_a_full_disk_is_one_line_naming_the_file_and_leaves_no_index(tmp_path, s
     assert_left_no_index(tmp_path / "kept" / "idx")
 
 
-def test_a_worker_killed_like_the_out_of_memory_killer_does_is_one_line(tmp_path):
+def build_with_two_workers(tmp_path: Path, out: Path) -> tuple[subprocess.Popen, list]:
+    """A build of a 10 MB corpus in ten 1 MB blocks over two worker processes, once its first block is spilled."""
     import psutil
 
-    corpus = generated_corpus(tmp_path / "c.jsonl", 12_000)  # 10 MB: ten 1 MB blocks over two workers
-    out = tmp_path / "idx"
+    corpus = generated_corpus(tmp_path / "c.jsonl", 12_000)
     build = cli("index", "build", "--corpus", str(corpus), "-o", str(out), "--no-progress", "--workers", "2", "--block-mb", "1")
     deadline = time.monotonic() + 120
     while len(list((out / "spill").glob("block-*.npz"))) < 1:
         assert build.poll() is None and time.monotonic() < deadline, build.communicate()
         time.sleep(0.02)
     workers = [p for p in psutil.Process(build.pid).children() if "spawn_main" in " ".join(p.cmdline())]  # not the resource tracker
-    assert workers, "no worker process found"
+    assert len(workers) == 2, workers
+    return build, workers
+
+
+def test_a_worker_killed_like_the_out_of_memory_killer_does_is_one_line(tmp_path):
+    out = tmp_path / "idx"
+    build, workers = build_with_two_workers(tmp_path, out)
     workers[0].kill()
     _, err = build.communicate(timeout=120)
     assert build.returncode == 2 and "Traceback" not in err, err
@@ -169,15 +175,8 @@ def test_the_workers_of_a_killed_build_exit_too(tmp_path):
     """SIGKILL reaches the build process only; its pool workers used to wait forever on their task queue."""
     import psutil
 
-    corpus = generated_corpus(tmp_path / "c.jsonl", 12_000)
     out = tmp_path / "idx"
-    build = cli("index", "build", "--corpus", str(corpus), "-o", str(out), "--no-progress", "--workers", "2", "--block-mb", "1")
-    deadline = time.monotonic() + 120
-    while len(list((out / "spill").glob("block-*.npz"))) < 1:
-        assert build.poll() is None and time.monotonic() < deadline, build.communicate()
-        time.sleep(0.02)
-    workers = [p for p in psutil.Process(build.pid).children() if "spawn_main" in " ".join(p.cmdline())]
-    assert len(workers) == 2
+    build, workers = build_with_two_workers(tmp_path, out)
     build.kill()
     build.wait(timeout=30)
     gone, alive = psutil.wait_procs(workers, timeout=30)
