@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -69,41 +70,83 @@ def derive_corpus(sources: list[tuple[list[str], list[str]]], n: int, path: Path
     return path
 
 
-def tree_rss(process) -> int:
-    """Resident bytes of a process and all its descendants (0 for those that vanished)."""
+def tree_memory(process) -> tuple[int, int]:
+    """(resident bytes, resident bytes not backed by files) of a process and all its descendants, 0 for those that
+    vanished. The second leaves out pages of memory-mapped files (an index being written or served), which are page
+    cache the kernel can write back and reclaim, so it is the memory a build or server holds for itself."""
     import psutil
 
-    total = 0
+    rss = private = 0
     for proc in [process, *process.children(recursive=True)]:
         try:
-            total += proc.memory_info().rss
+            info = proc.memory_info()
         except psutil.Error:
-            pass
-    return total
+            continue
+        rss += info.rss
+        private += info.rss - getattr(info, "shared", 0)
+    return rss, private
 
 
-def run_measured(command: list[str], timeout: float) -> tuple[float, int, str]:
-    """(wall seconds, peak resident bytes of the process tree, stdout) of a child command."""
+@dataclass
+class Measured:
+    """What `measure_command` saw of a child command and all its descendants."""
+
+    wall_s: float
+    cpu_s: float  # user + system time of the whole process tree
+    peak_rss: int  # the largest sum of resident bytes, sampled every 0.1 s
+    peak_private: int  # the same without pages of memory-mapped files
+    stdout: str
+
+
+def measure_command(command: list[str], timeout: float) -> Measured:
+    """Run a child command to its end, sampling its process tree's memory every 0.1 s."""
+    import resource
+
     import psutil
 
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     watched = psutil.Process(child.pid)
-    peak = 0
+    peak_rss = peak_private = 0
     while child.poll() is None:
-        peak = max(peak, tree_rss(watched))
+        rss, private = tree_memory(watched)
+        peak_rss, peak_private = max(peak_rss, rss), max(peak_private, private)
         if time.perf_counter() - started > timeout:
             child.kill()
             raise RuntimeError(f"timed out after {timeout:.0f} s: {' '.join(command)}")
         time.sleep(0.1)
     out, err = child.communicate()
+    wall = time.perf_counter() - started
     if child.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed ({child.returncode}): {err.strip().splitlines()[-1:] }")
-    return time.perf_counter() - started, peak, out
+    # a process's children's times include their own waited-for children's: the build's workers are counted
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Measured(wall, cpu, peak_rss, peak_private, out)
+
+
+def run_measured(command: list[str], timeout: float) -> tuple[float, int, str]:
+    """(wall seconds, peak resident bytes of the process tree, stdout) of a child command."""
+    measured = measure_command(command, timeout)
+    return measured.wall_s, measured.peak_rss, measured.stdout
 
 
 def directory_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def index_figures(index_dir: Path) -> dict:
+    """What a BM25 index's manifest says of its build (workers, phases, postings, vocabulary) and its size on disk."""
+    manifest = json.loads((index_dir / "index.json").read_text(encoding="utf-8"))
+    return {
+        "build_workers": manifest["build"]["workers"],
+        "count_s": manifest["build"]["count_seconds"],
+        "score_s": manifest["build"]["score_seconds"],
+        "nonzeros": manifest["build"]["nonzeros"],
+        "vocabulary": manifest["params"]["vocabulary_size"],
+        "index_bytes": directory_bytes(index_dir),
+    }
 
 
 def load_questions(n: int) -> list[str]:
@@ -207,19 +250,7 @@ def measure_size(n: int, sources, work: Path, args) -> dict:
     if args.workers:
         command += ["--workers", str(args.workers)]
     build_s, peak, _ = run_measured(command, timeout=args.timeout)
-    manifest = json.loads((index_dir / "index.json").read_text(encoding="utf-8"))
-    row = {
-        "passages": n,
-        "corpus_bytes": corpus.stat().st_size,
-        "build_s": build_s,
-        "build_peak_rss": peak,
-        "build_workers": manifest["build"]["workers"],
-        "count_s": manifest["build"]["count_seconds"],
-        "score_s": manifest["build"]["score_seconds"],
-        "nonzeros": manifest["build"]["nonzeros"],
-        "vocabulary": manifest["params"]["vocabulary_size"],
-        "index_bytes": directory_bytes(index_dir),
-    }
+    row = {"passages": n, "corpus_bytes": corpus.stat().st_size, "build_s": build_s, "build_peak_rss": peak, **index_figures(index_dir)}
     _, _, out = run_measured([sys.executable, str(Path(__file__).resolve()), "--probe", str(index_dir), "--probe-questions", str(args.questions)], timeout=args.timeout)
     row.update(json.loads(out.strip().splitlines()[-1]))
     if args.batch:

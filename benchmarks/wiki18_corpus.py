@@ -16,7 +16,8 @@ underestimates every vocabulary-driven cost. This generator grows its vocabulary
   wiki-18's; the passage count and the 100-word chunking are wiki-18's own.
 - **Format.** wiki-18's: ids "1" .. "21015324", `contents` = '"Title"\\ntext' (FlashRAG's corpus format, which
   `evalsuite index build` reads). Terms are pronounceable lower-case strings made from the term's rank (consonant +
-  vowel syllables, no 'e', 'y' or 's', so English stemmers leave them alone and no two ranks stem together).
+  vowel syllables, no 'e', 'y' or 's', so English stemmers leave almost all of them alone: of the first 991,347
+  ranks, Snowball merges 6 pairs, such as bilogi and bilogiti, so the 1 M index has 6 terms fewer).
 
 The defaults below are the fit on the real corpus (38,574 passages, 3,564,120 tokens). `--check N` generates N
 passages and prints their statistics beside the real corpus's at equal size; `--fit` refits from the real corpus.
@@ -25,6 +26,7 @@ passages and prints their statistics beside the real corpus's at equal size; `--
     python benchmarks/wiki18_corpus.py -n 100000 -o /tmp/synth_100k.jsonl
     python benchmarks/wiki18_corpus.py --check 38574                         # statistics against the real corpus
     python benchmarks/wiki18_corpus.py --fit                                 # refit K, beta, s from the real corpus
+    python benchmarks/wiki18_corpus.py --vocabulary                          # distinct terms at 0.1 M ... 21 M
 """
 
 from __future__ import annotations
@@ -151,6 +153,29 @@ def passages(n: int = WIKI18_PASSAGES, seed: int = 0, shape: CorpusShape | None 
             yield {"id": str(done), "title": title, "text": text}
 
 
+def vocabulary_growth(n: int, seed: int, marks: list[int]) -> list[tuple[int, int, int]]:
+    """(passages, tokens, distinct terms) of the corpus's first `mark` passages, for each mark up to n. It draws what
+    `passages` draws (the same generator calls in the same order) without making any text, so the full corpus's
+    vocabulary takes a minute, not the time it takes to write the corpus. New terms take the next rank, so the
+    distinct terms of a prefix are the largest rank in it."""
+    rng = np.random.default_rng(seed)
+    stream = TermStream(CorpusShape(), rng)
+    pending = sorted(m for m in marks if 0 < m <= n)
+    out: list[tuple[int, int, int]] = []
+    done = tokens = distinct = 0
+    while done < n:
+        lengths = _lengths(TITLE_LENGTHS, rng, CHUNK) + _lengths(TEXT_LENGTHS, rng, CHUNK)
+        ranks = stream.draw(int(lengths.sum()))
+        ends = np.cumsum(lengths)  # where each passage's tokens end in `ranks`
+        take = min(CHUNK, n - done)
+        while pending and pending[0] <= done + take:
+            cut = int(ends[pending[0] - done - 1])
+            out.append((pending.pop(0), tokens + cut, max(distinct, int(ranks[:cut].max(initial=0)))))
+        used = int(ends[take - 1])
+        distinct, tokens, done = max(distinct, int(ranks[:used].max(initial=0))), tokens + used, done + take
+    return out
+
+
 def _remember(words: dict[int, str], rank: int) -> str:
     word = term(rank)
     if rank < 2_000_000:  # about 150 MB at most: the frequent ranks, which are most of the tokens
@@ -259,7 +284,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", type=int, metavar="N", help="compare N generated passages with the real corpus")
     parser.add_argument("--fit", action="store_true", help="fit K, beta and s on the real corpus and print them")
     parser.add_argument("--corpus-dir", type=Path, default=SHARED / "corpus")
+    parser.add_argument(
+        "--vocabulary", action="store_true", help="print the distinct terms of prefixes up to -n, writing no text"
+    )
     args = parser.parse_args(argv)
+    if args.vocabulary:
+        marks = [m for m in (100_000, 1_000_000, 5_000_000, 10_000_000) if m < args.n] + [args.n]
+        print(f"{'passages':>12} {'tokens':>15} {'distinct terms':>15} {'K * tokens^beta':>16}")
+        for passages_, tokens, distinct in vocabulary_growth(args.n, args.seed, marks):
+            print(f"{passages_:>12,} {tokens:>15,} {distinct:>15,} {HEAPS_K * tokens**HEAPS_BETA:>16,.0f}")
+        return 0
     if args.fit or args.check:
         if not args.corpus_dir.is_dir():
             print(f"error: no real corpus at {args.corpus_dir} (set EVALSUITE_SHARED_DATA)", file=sys.stderr)

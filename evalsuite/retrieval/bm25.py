@@ -184,9 +184,18 @@ class BM25Retriever(SavedIndexRetriever):
                 results.append([])
                 continue
             scores = self._model.get_scores_from_ids(ids)
-            top_rows = top_k_rows(scores, kk)
+            postings = self._postings(ids) if kk > ARGMAX_K else None
+            top_rows = top_k_rows(scores, kk, postings, repeats=len(ids))
             results.append(self._hits(top_rows, scores[top_rows]))
         return results
+
+    def _postings(self, ids: list[int]) -> np.ndarray | None:
+        """The rows holding each query term, one array after another (a row repeats once per term it holds); None
+        when every row has a score (bm25s's BM25L and BM25+ score the terms a passage lacks)."""
+        if self._model.nonoccurrence_array is not None:
+            return None
+        indptr, indices = self._model.scores["indptr"], self._model.scores["indices"]
+        return np.concatenate([indices[indptr[term] : indptr[term + 1]] for term in ids])
 
     def _hits(self, rows: Iterable[int], scores: Iterable[float]) -> list[Hit]:
         hits: list[Hit] = []
@@ -199,8 +208,52 @@ class BM25Retriever(SavedIndexRetriever):
         return hits
 
 
-def top_k_rows(scores: np.ndarray, k: int) -> np.ndarray:
-    """Rows of the `k` highest scores, best first; ties broken by corpus order (deterministic)."""
+ARGMAX_K = 10  # up to this k, k scans for the maximum beat a partition (3 of 21 M scores: 39 ms against 204 ms)
+
+
+def top_k_rows(scores: np.ndarray, k: int, postings: np.ndarray | None = None, repeats: int = 1) -> np.ndarray:
+    """Rows of the `k` highest scores, best first; ties broken by corpus order (deterministic).
+
+    Up to `ARGMAX_K`, one scan for the maximum per row taken (`scores` is changed meanwhile and restored). Beyond,
+    `postings`, the rows that have a score (each listed at most `repeats` times: once per query term it holds), ranks
+    those rows only: the same answer as ranking every row when the others score 0, in time that grows with the
+    postings instead of the corpus; without them, a partition of every score.
+    """
+    if k <= ARGMAX_K:
+        return top_k_by_argmax(scores, k)
+    if postings is not None and postings.shape[0] < scores.shape[0]:
+        return top_k_by_postings(scores, k, postings, repeats)
+    return top_k_by_partition(scores, k)
+
+
+def top_k_by_postings(scores: np.ndarray, k: int, postings: np.ndarray, repeats: int) -> np.ndarray:
+    """`top_k_rows` among the rows of `postings` (repeats allowed, at most `repeats` of a row)."""
+    values = scores[postings]
+    enough = k * repeats  # the k best rows fill at most this many entries, so they score >= the enough-th value
+    if values.shape[0] > enough:
+        floor = np.partition(values, values.shape[0] - enough)[values.shape[0] - enough]
+        postings = postings[values >= floor]
+    candidates = np.unique(postings)  # ascending rows, so ties still go to the earlier row
+    return candidates[top_k_by_partition(scores[candidates], k)]
+
+
+def top_k_by_argmax(scores: np.ndarray, k: int) -> np.ndarray:
+    """`top_k_rows` by k scans for the maximum: argmax returns the earliest of tied rows, as corpus order wants."""
+    rows: list[int] = []
+    taken: list[float] = []
+    try:
+        for _ in range(min(k, scores.shape[0])):
+            row = int(np.argmax(scores))
+            rows.append(row)
+            taken.append(scores[row])
+            scores[row] = -np.inf
+    finally:
+        scores[rows] = taken
+    return np.asarray(rows, dtype=np.int64)
+
+
+def top_k_by_partition(scores: np.ndarray, k: int) -> np.ndarray:
+    """`top_k_rows` by a partition of every score."""
     if k >= scores.shape[0]:
         candidates = np.arange(scores.shape[0])
     else:

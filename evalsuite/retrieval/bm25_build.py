@@ -19,16 +19,20 @@ kept for the comparison and the benchmark.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import re
 import shutil
+import threading
 import time
-from collections import Counter, deque
+from collections import defaultdict, deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from itertools import count
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -37,13 +41,17 @@ import numpy as np
 
 from evalsuite.errors import DataError, EvalsuiteError
 from evalsuite.retrieval.bm25_defaults import BM25_DEFAULTS
-from evalsuite.retrieval.corpus import first_line_with_id, parse_corpus_line
+from evalsuite.retrieval.corpus import parse_corpus_line
 
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 DATA_FILE, INDICES_FILE, INDPTR_FILE = "data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy"
 VOCAB_FILE, PARAMS_FILE = "vocab.index.json", "params.index.json"
 EMPTY_TERM = ""  # bm25s gives a passage without any term this one token (id 0), so it still has a length
 SPILL_DIR = "spill"
+RERUN_HINT = (
+    "check free memory (fewer --workers or a smaller --block-mb need less), then run the same command again: "
+    "the build restarts from the start, and the unfinished directory never loads as an index"
+)
 DEFAULT_BLOCK_BYTES = 16 << 20
 _STEM_CACHE_LIMIT = 1 << 20
 
@@ -90,15 +98,14 @@ class Analyzer:
         cache = self._cache
         words = self._pattern.findall(text.lower())
         try:
-            stems = [cache[word] for word in words]
+            return list(filter(None, map(cache.__getitem__, words)))  # C loops: this runs for every corpus token
         except KeyError:
             if len(cache) >= _STEM_CACHE_LIMIT:
                 cache.clear()
             for word in words:
                 if word not in cache:
                     cache[word] = "" if word in self._stopwords else self._stem(word)
-            stems = [cache[word] for word in words]
-        return [stem for stem in stems if stem]
+            return list(filter(None, map(cache.__getitem__, words)))
 
 
 @dataclass
@@ -118,9 +125,19 @@ class BlockCounts:
 _worker_analyzer: Analyzer | None = None
 
 
-def _init_worker(stopwords: list[str], stemmer_name: str | None) -> None:
+def _init_worker(stopwords: list[str], stemmer_name: str | None, watch_parent: bool = False) -> None:
     global _worker_analyzer
     _worker_analyzer = Analyzer(stopwords, stemmer_name)
+    if watch_parent:
+        threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A pool worker outlives a build killed with SIGKILL (it holds both ends of its task queue's pipe, so it waits
+    forever, holding its memory and the build's output pipes): it exits once it has another parent."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
 
 
 def count_block(path: str, block: bytes, start_offset: int, first_line: int) -> BlockCounts:
@@ -130,10 +147,9 @@ def count_block(path: str, block: bytes, start_offset: int, first_line: int) -> 
     offsets: list[int] = []
     id_hashes: list[int] = []
     lengths: list[int] = []
-    vocab: dict[str, int] = {}
-    rows: list[int] = []
-    term_ids: list[int] = []
-    counts: list[int] = []
+    # term -> block-local id in order of first appearance (bm25s's order); filled in C by map() below
+    local_ids: defaultdict[str, int] = defaultdict(count().__next__)
+    token_ids: list[int] = []
     offset = start_offset
     lines = block.split(b"\n")
     if block.endswith(b"\n"):
@@ -144,22 +160,23 @@ def count_block(path: str, block: bytes, start_offset: int, first_line: int) -> 
             continue
         doc = parse_corpus_line(raw, f"{path}:{lineno}")
         terms = analyzer.terms(doc.contents) or [EMPTY_TERM]
-        row = len(offsets)
         offsets.append(start)
         id_hashes.append(int.from_bytes(hashlib.blake2b(doc.id.encode("utf-8"), digest_size=8).digest(), "little"))
         lengths.append(len(terms))
-        frequencies = Counter(terms)  # first-appearance order, as bm25s numbers new terms
-        rows.extend([row] * len(frequencies))
-        term_ids.extend([vocab.setdefault(term, len(vocab)) for term in frequencies])
-        counts.extend(frequencies.values())
+        token_ids.extend(map(local_ids.__getitem__, terms))
+    # one (passage, term) pair per distinct term of a passage, with its frequency: counted by numpy, not per pair in
+    # Python (the pairs come out by passage, then term id; the scoring pass orders them by term, rows ascending)
+    width = max(len(local_ids), 1)
+    token_rows = np.repeat(np.arange(len(lengths), dtype=np.int64), np.asarray(lengths, dtype=np.int64))
+    pairs, counts = np.unique(token_rows * width + np.asarray(token_ids, dtype=np.int64), return_counts=True)
     return BlockCounts(
         offsets=np.asarray(offsets, dtype=np.int64),
         id_hashes=np.asarray(id_hashes, dtype=np.uint64),
         lengths=np.asarray(lengths, dtype=np.int64),
-        terms=list(vocab),
-        rows=np.asarray(rows, dtype=np.int32),
-        term_ids=np.asarray(term_ids, dtype=np.int32),
-        counts=np.asarray(counts, dtype=np.float32),
+        terms=list(local_ids),
+        rows=(pairs // width).astype(np.int32),
+        term_ids=(pairs % width).astype(np.int32),
+        counts=counts.astype(np.float32),
         num_bytes=len(block),
     )
 
@@ -231,18 +248,25 @@ def _map_blocks(
             yield count_block(str(path), block, offset, line)
         return
     with ProcessPoolExecutor(
-        workers, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(stopwords, stemmer)
+        workers, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(stopwords, stemmer, True)
     ) as pool:
-        pending: deque[Future] = deque()
+        pending: deque[tuple[Future, int]] = deque()  # (a block's counts, its first line)
         try:
             for block, offset, line in blocks:
-                pending.append(pool.submit(count_block, str(path), block, offset, line))
+                pending.append((pool.submit(count_block, str(path), block, offset, line), line))
                 if len(pending) >= 2 * workers:
-                    yield pending.popleft().result()
+                    yield pending.popleft()[0].result()
             while pending:
-                yield pending.popleft().result()
+                yield pending.popleft()[0].result()
+        except BrokenProcessPool:  # from result() or submit(): a worker died (the OOM killer sends SIGKILL)
+            first = pending[0][1] if pending else 1
+            raise EvalsuiteError(
+                f"{path}: a worker process died while counting the blocks from line {first:,} (killed from "
+                "outside; the kernel kills a process this way when memory runs out)",
+                hint=RERUN_HINT,
+            ) from None
         finally:
-            for future in pending:
+            for future, _ in pending:
                 future.cancel()
 
 
@@ -297,12 +321,15 @@ def count_corpus(
         )
         doc_freqs.add(remap, np.bincount(counts.term_ids, minlength=len(counts.terms)), len(vocab))
         spill = spill_dir / f"block-{len(spill_files):06d}.npz"
-        np.savez(
-            spill,
-            rows=(counts.rows + num_docs).astype(np.int32),
-            terms=remap[counts.term_ids].astype(np.int32),
-            counts=counts.counts,
-        )
+        try:
+            np.savez(
+                spill,
+                rows=(counts.rows + num_docs).astype(np.int32),
+                terms=remap[counts.term_ids].astype(np.int32),
+                counts=counts.counts,
+            )
+        except OSError as exc:  # the zip writer's error names no file
+            raise OSError(exc.errno, f"{exc.strerror} (spilling counted passages)", str(spill)) from None
         spill_files.append(spill)
         offsets.append(counts.offsets)
         lengths.append(counts.lengths)
@@ -341,18 +368,30 @@ def _check_unique_ids(path: Path, offsets: np.ndarray, id_hashes: np.ndarray) ->
         for later, earlier in clashes:
             doc_id = store.document(later).id
             if store.document(earlier).id == doc_id:
-                line = _line_of(path, int(offsets[later]))
+                first, line = _lines_of(path, [int(offsets[earlier]), int(offsets[later])])
                 raise DataError(
-                    f"{path}:{line}: duplicate id {doc_id!r} (first used at line {first_line_with_id(path, doc_id)})",
-                    hint="passage ids must be unique",
+                    f"{path}:{line}: duplicate id {doc_id!r} (first used at line {first})",
+                    hint="passage ids must be unique: drop or renumber one of the two lines, then run the same "
+                    "command again (the build restarts)",
                 )
     finally:
         store.close()
 
 
-def _line_of(path: Path, offset: int) -> int:
+def _lines_of(path: Path, offsets: list[int], chunk_bytes: int = 1 << 24) -> list[int]:
+    """The 1-based line numbers of ascending byte offsets, counting newlines chunk by chunk (the offsets may lie
+    gigabytes into the file: nothing of that size is read at once)."""
+    lines, newlines, at = [], 0, 0
     with path.open("rb") as handle:
-        return handle.read(offset).count(b"\n") + 1
+        for offset in offsets:
+            while at < offset:
+                chunk = handle.read(min(chunk_bytes, offset - at))
+                if not chunk:
+                    break
+                newlines += chunk.count(b"\n")
+                at += len(chunk)
+            lines.append(newlines + 1)
+    return lines
 
 
 def idf_array(doc_freqs: np.ndarray, num_docs: int, method: str) -> np.ndarray:
@@ -365,6 +404,27 @@ def idf_array(doc_freqs: np.ndarray, num_docs: int, method: str) -> np.ndarray:
         if df:
             out[term] = idf(df, N=num_docs)
     return out
+
+
+def _allocated_memmap(path: Path, dtype: type, size: int) -> np.memmap:
+    """A new `.npy` array mapped for writing, its disk blocks allocated first: a full disk is then an ENOSPC error
+    here, where writes through a sparse mapping would kill the process with SIGBUS half-way through."""
+    array = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=(size,))
+    if hasattr(os, "posix_fallocate"):
+        with path.open("r+b") as handle:
+            try:
+                os.posix_fallocate(handle.fileno(), 0, path.stat().st_size)
+            except OSError as exc:
+                if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                    raise  # (EOPNOTSUPP: a file system without allocation; its writes fail as they happen)
+                needed, free = 2 * path.stat().st_size, shutil.disk_usage(path.parent).free
+                reason = f"{exc.strerror}: the score matrix needs {_size(needed)}, {_size(free)} free"
+                raise OSError(exc.errno, reason, str(path)) from None
+    return array
+
+
+def _size(num_bytes: int) -> str:
+    return f"{num_bytes / 2**30:.1f} GiB" if num_bytes >= 2**30 else f"{num_bytes / 2**20:.1f} MiB"
 
 
 def write_score_matrix(counted: CountedCorpus, bm25_dir: Path, *, k1: float, b: float, method: str) -> int:
@@ -383,8 +443,8 @@ def write_score_matrix(counted: CountedCorpus, bm25_dir: Path, *, k1: float, b: 
     np.cumsum(counted.doc_freqs, out=indptr[1:])
     nnz = int(indptr[-1])
     bm25_dir.mkdir(parents=True, exist_ok=True)
-    data = np.lib.format.open_memmap(bm25_dir / DATA_FILE, mode="w+", dtype=np.float32, shape=(nnz,))
-    indices = np.lib.format.open_memmap(bm25_dir / INDICES_FILE, mode="w+", dtype=np.int32, shape=(nnz,))
+    data = _allocated_memmap(bm25_dir / DATA_FILE, np.float32, nnz)
+    indices = _allocated_memmap(bm25_dir / INDICES_FILE, np.int32, nnz)
     heads = indptr[:-1].copy()
     for spill in counted.spill_files:
         with np.load(spill) as block:
@@ -474,9 +534,14 @@ def build_bm25_files(
             "count_seconds": round(counted_at - started, 3),
             "score_seconds": round(time.perf_counter() - counted_at, 3),
         }
+        write_bm25s_metadata(bm25_dir, counted.vocab, num_docs=counted.scan.num_documents, k1=k1, b=b, method=method)
+    except BaseException:
+        shutil.rmtree(
+            bm25_dir, ignore_errors=True
+        )  # half-written arrays are of no use (a rerun restarts): free the disk
+        raise
     finally:
         shutil.rmtree(spill_dir, ignore_errors=True)
-    write_bm25s_metadata(bm25_dir, counted.vocab, num_docs=counted.scan.num_documents, k1=k1, b=b, method=method)
     stats = {
         "workers": workers,
         "block_bytes": block_bytes,

@@ -66,7 +66,10 @@ def parse_corpus_line(raw: bytes, where: str) -> Document:
     try:
         obj = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(f"{where}: invalid JSON ({exc})") from None
+        raise DataError(
+            f"{where}: invalid JSON ({exc})",
+            hint="each line must be one JSON object: fix or delete that line, then run the command again",
+        ) from None
     return document_from_row(obj, where)
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +85,8 @@ def build_index(
             )
         from evalsuite.retrieval.bm25 import build_bm25
 
-        build_bm25(corpus, out_dir, **params)
+        with _out_of_resources(out_dir, "a BM25 build restarts from the start"):
+            build_bm25(corpus, out_dir, **params)
         _finish(out_dir)
     else:
         if not encoder:
@@ -95,9 +99,32 @@ def build_index(
             )
         from evalsuite.retrieval.dense_build import build_dense
 
-        build_dense(corpus, out_dir, encoder, **params)
+        with _out_of_resources(out_dir, "a dense build resumes from its encoded shards"):
+            build_dense(corpus, out_dir, encoder, **params)
         _finish(out_dir)
     return out_dir
+
+
+@contextmanager
+def _out_of_resources(out_dir: Path, rerun: str) -> Iterator[None]:
+    """A full disk or exhausted memory during a build as one line naming what ran out and what to do. The directory
+    keeps its build marker and has no index.json, so nothing mistakes it for an index."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        where = exc.filename if exc.filename is not None else out_dir
+        raise EvalsuiteError(
+            f"no space left on the device for {where} ({exc.strerror}); {out_dir} is not an index",
+            hint=f"free space or build on a larger disk (-o), then run the same command again: {rerun}",
+        ) from None
+    except MemoryError:
+        raise EvalsuiteError(
+            f"out of memory while building {out_dir}; it is not an index",
+            hint=f"free memory or use fewer --workers (BM25: a smaller --block-mb), then run the same command "
+            f"again: {rerun}",
+        ) from None
 
 
 def import_index(

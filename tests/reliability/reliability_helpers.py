@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -12,6 +13,8 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+import pytest
 
 TOPICS = [
     ("Big Fish", "Big Fish is a 1998 novel by Daniel Wallace, filmed by Tim Burton in 2003."),
@@ -61,6 +64,29 @@ def error_lines(result: subprocess.CompletedProcess) -> list[str]:
     assert result.returncode != 0, result.stdout + result.stderr
     assert "Traceback" not in result.stderr, result.stderr
     return [line for line in result.stderr.splitlines() if line.startswith("error:")]
+
+
+def one_error(result: subprocess.CompletedProcess, *expected: str) -> str:
+    """The single error line, after checking it says each of `expected` and comes with a hint."""
+    (line,) = error_lines(result)
+    for text in expected:
+        assert text in line, line
+    assert "hint:" in result.stderr or "expected a JSON object" in line, result.stderr
+    return line
+
+
+def in_tmpfs(tmp_path: Path, options: str) -> tuple[str, ...]:
+    """A command prefix running the command with `tmp_path/fs` a fresh tmpfs mounted with `options` (in a private
+    mount namespace, so no privileges are needed), then copying what it wrote to `tmp_path/kept`."""
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare (util-linux) for a small tmpfs")
+    (tmp_path / "fs").mkdir()
+    script = f'mount -t tmpfs -o {options} tmpfs fs || exit 99; "$@"; status=$?; cp -r fs kept; exit $status'
+    prefix = ("unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script, "sh")
+    if subprocess.run([*prefix, "true"], cwd=tmp_path, capture_output=True).returncode == 99:
+        pytest.skip("unprivileged user namespaces are disabled here: cannot mount a small tmpfs")
+    shutil.rmtree(tmp_path / "kept", ignore_errors=True)
+    return prefix
 
 
 class Running:

@@ -4,13 +4,12 @@ bad input a user can hit, must fail with a single `error:` line that names the i
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 import subprocess
 from pathlib import Path
 
 import pytest
-from reliability_helpers import error_lines, run_cli, write_recording, write_tasks
+from reliability_helpers import in_tmpfs, one_error, run_cli, write_recording, write_tasks
 
 from evalsuite.runs import RunDirectory
 from tests.conftest import requires_one_extra_of
@@ -30,15 +29,6 @@ def replay_run(tmp_path: Path):
         return run_cli(*args, "-o", out, *extra, cwd=tmp_path, prefix=prefix)
 
     return run
-
-
-def one_error(result: subprocess.CompletedProcess, *expected: str) -> str:
-    """The single error line, after checking it says each of `expected` and comes with a hint."""
-    (line,) = error_lines(result)
-    for text in expected:
-        assert text in line, line
-    assert "hint:" in result.stderr or "expected a JSON object" in line, result.stderr
-    return line
 
 
 def _task_file(tmp_path: Path) -> Path:
@@ -129,27 +119,13 @@ def test_a_port_in_use_or_out_of_range(tmp_path: Path, tiny_index: Path) -> None
     one_error(run_cli("serve-retriever", "--index", str(tiny_index), "--port", "70000", cwd=tmp_path), "--port 70000 is out of range")
 
 
-def _in_tmpfs(tmp_path: Path, options: str) -> tuple[str, ...]:
-    """A command prefix running the command with `tmp_path/fs` a fresh tmpfs mounted with `options` (in a private
-    mount namespace, so no privileges are needed), then copying what it wrote to `tmp_path/kept`."""
-    if shutil.which("unshare") is None:
-        pytest.skip("needs unshare (util-linux) for a small tmpfs")
-    (tmp_path / "fs").mkdir()
-    script = f'mount -t tmpfs -o {options} tmpfs fs || exit 99; "$@"; status=$?; cp -r fs kept; exit $status'
-    prefix = ("unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script, "sh")
-    if subprocess.run([*prefix, "true"], cwd=tmp_path, capture_output=True).returncode == 99:
-        pytest.skip("unprivileged user namespaces are disabled here: cannot mount a small tmpfs")
-    shutil.rmtree(tmp_path / "kept", ignore_errors=True)
-    return prefix
-
-
 def test_an_unwritable_place(tmp_path: Path, replay_run) -> None:
-    line = one_error(replay_run(out="fs/run", prefix=_in_tmpfs(tmp_path, "ro,size=64k")), "cannot write fs/run", "Read-only file system")
+    line = one_error(replay_run(out="fs/run", prefix=in_tmpfs(tmp_path, "ro,size=64k")), "cannot write fs/run", "Read-only file system")
     assert "--resume" not in line
 
 
 def test_disk_full_during_a_run_is_one_line_and_keeps_the_finished_examples(tmp_path: Path, replay_run) -> None:
-    result = replay_run("--batch-size", "4", out="fs/run", prefix=_in_tmpfs(tmp_path, "size=48k"))
+    result = replay_run("--batch-size", "4", out="fs/run", prefix=in_tmpfs(tmp_path, "size=48k"))
     one_error(result, "predictions.jsonl: the disk is full")  # the run names the file it could not write
     assert "--resume" in result.stderr
     kept = RunDirectory(tmp_path / "kept" / "run").read_predictions(repair=True)  # a torn last line is dropped

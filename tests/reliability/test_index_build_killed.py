@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -10,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from reliability_helpers import in_tmpfs, one_error, run_cli
 
 from evalsuite.retrieval import IndexFormatError, build_index, load_retriever
 
@@ -73,3 +75,111 @@ def test_a_killed_overwrite_leaves_no_loadable_index_behind(tmp_path, corpus, sh
     kill_once_blocks_are_spilled(cli(*build_args(corpus, out, "--overwrite")), out, blocks=1)
     with pytest.raises(IndexFormatError):
         load_retriever(out)  # neither the old index nor half of the new one
+
+
+# Out of resources: the disk fills or a worker is killed (the kernel's out-of-memory killer sends SIGKILL). Each is
+# one error line saying what ran out and what to do, and the directory left behind does not load.
+
+
+def generated_corpus(path: Path, passages: int, words: int = 120) -> Path:
+    """A corpus of seeded random words from a 20,000-word vocabulary (no shared data needed)."""
+    import random
+
+    rng = random.Random(0)
+    vocabulary = [f"w{i}x" for i in range(20_000)]
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(passages):
+            text = " ".join(rng.choices(vocabulary, k=words))
+            out.write(json.dumps({"id": str(i), "contents": f'"T{i}"\n{text}'}) + "\n")
+    return path
+
+
+def assert_left_no_index(out: Path) -> None:
+    assert (out / ".evalsuite-build").exists() and not (out / "index.json").exists()
+    assert not (out / "spill").exists() and not (out / "bm25").exists()  # nothing half-written left on the disk
+    with pytest.raises(IndexFormatError, match="did not finish"):
+        load_retriever(out)
+
+
+@pytest.mark.parametrize(
+    ("size", "where"),
+    [
+        ("size=80k", "spill/block-"),  # the counting pass's spilled blocks fill the disk
+        ("size=6000k", "bm25/"),  # the spill (4.3 MB) fits, the matrix (2.9 MB) does not
+    ],
+)
+def test_a_full_disk_is_one_line_naming_the_file_and_leaves_no_index(tmp_path, size, where):
+    corpus = generated_corpus(tmp_path / "c.jsonl", 3000)  # 2.8 MB, 361,868 postings
+    result = run_cli(*build_args(corpus, Path("fs/idx")), cwd=tmp_path, prefix=in_tmpfs(tmp_path, size))
+    line = one_error(result, "no space left on the device for ", where, "fs/idx is not an index")
+    assert "run the same command again" in result.stderr
+    if where == "bm25/":  # 361,868 postings of a 4-byte score and a 4-byte row: 2.76 MiB
+        assert "the score matrix needs 2.8 MiB" in line
+    assert_left_no_index(tmp_path / "kept" / "idx")
+
+
+def build_with_two_workers(tmp_path: Path, out: Path) -> tuple[subprocess.Popen, list]:
+    """A build of a 10 MB corpus in ten 1 MB blocks over two worker processes, once its first block is spilled."""
+    import psutil
+
+    corpus = generated_corpus(tmp_path / "c.jsonl", 12_000)
+    build = cli("index", "build", "--corpus", str(corpus), "-o", str(out), "--no-progress", "--workers", "2", "--block-mb", "1")
+    deadline = time.monotonic() + 120
+    while len(list((out / "spill").glob("block-*.npz"))) < 1:
+        assert build.poll() is None and time.monotonic() < deadline, build.communicate()
+        time.sleep(0.02)
+    workers = [p for p in psutil.Process(build.pid).children() if "spawn_main" in " ".join(p.cmdline())]  # not the resource tracker
+    assert len(workers) == 2, workers
+    return build, workers
+
+
+def test_a_worker_killed_like_the_out_of_memory_killer_does_is_one_line(tmp_path):
+    out = tmp_path / "idx"
+    build, workers = build_with_two_workers(tmp_path, out)
+    workers[0].kill()
+    _, err = build.communicate(timeout=120)
+    assert build.returncode == 2 and "Traceback" not in err, err
+    (line,) = [text for text in err.splitlines() if text.startswith("error:")]
+    assert "a worker process died while counting the blocks from line" in line and "memory runs out" in line
+    assert "fewer --workers" in err
+    assert_left_no_index(out)
+
+
+def test_memory_running_out_is_one_line(tmp_path):
+    """A real MemoryError: the build's address space capped (RLIMIT_AS) at what its imports need plus 150 MiB, and
+    one 40 MB block to count in-process (its lines and terms take several times that)."""
+    import resource
+
+    corpus = generated_corpus(tmp_path / "c.jsonl", 48_000)
+    imports = "import resource, bm25s, Stemmer, numpy, evalsuite.retrieval.bm25, evalsuite.cli.retrieval; "
+    peak = subprocess.run(
+        [sys.executable, "-c", imports + "print(open('/proc/self/status').read().split('VmPeak:')[1].split()[0])"],
+        env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    limit = (int(peak.stdout) << 10) + (150 << 20)
+
+    def cap_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    out = tmp_path / "idx"
+    build = cli("index", "build", "--corpus", str(corpus), "-o", str(out), "--no-progress", "--workers", "1", "--block-mb", "64", preexec_fn=cap_memory)
+    _, err = build.communicate(timeout=300)
+    assert build.returncode == 2 and "Traceback" not in err, err
+    (line,) = [text for text in err.splitlines() if text.startswith("error:")]
+    assert line == f"error: out of memory while building {out}; it is not an index"
+    assert "fewer --workers" in err and "run the same command again" in err
+    assert_left_no_index(out)
+
+
+def test_the_workers_of_a_killed_build_exit_too(tmp_path):
+    """SIGKILL reaches the build process only; its pool workers used to wait forever on their task queue."""
+    import psutil
+
+    out = tmp_path / "idx"
+    build, workers = build_with_two_workers(tmp_path, out)
+    build.kill()
+    build.wait(timeout=30)
+    gone, alive = psutil.wait_procs(workers, timeout=30)
+    assert not alive, f"workers still running 30 s after the build was killed: {alive}"
+    with pytest.raises(IndexFormatError, match="did not finish"):
+        load_retriever(out)

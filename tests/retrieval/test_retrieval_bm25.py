@@ -74,6 +74,35 @@ def test_ties_are_broken_by_corpus_order(tmp_path):
     assert hits[0].score == hits[1].score
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_every_way_of_taking_the_top_k_gives_the_ranking_of_every_passage(seed):
+    """What search ranks (the maximum k times; beyond ARGMAX_K, the rows holding a query term, one list per term)
+    against every row sorted by score, then by row."""
+    import numpy as np
+
+    from evalsuite.retrieval.bm25 import top_k_by_argmax, top_k_by_partition, top_k_by_postings, top_k_rows
+
+    rng = np.random.default_rng(seed)
+    rows, terms, k = 1000, int(rng.integers(1, 5)), int(rng.integers(1, 40))
+    postings = [np.sort(rng.choice(rows, int(rng.integers(0, 300)), replace=False)) for _ in range(terms)]
+    scores = np.zeros(rows, dtype=np.float32)
+    for posting in postings:
+        # few distinct values, so ties at the k-th score are common; a few negative ones (Robertson's idf can be)
+        scores[posting] += rng.choice(np.array([-0.5, 0.25, 0.5, 1.0], dtype=np.float32), posting.shape[0])
+    before = scores.copy()
+    expected = np.lexsort((np.arange(rows), -scores))[:k]
+    expected = expected[scores[expected] > 0].tolist()  # what search keeps: the rows that score above 0
+
+    def kept(top: np.ndarray) -> list[int]:
+        return top[scores[top] > 0].tolist()
+
+    assert kept(top_k_by_argmax(scores, k)) == expected
+    assert np.array_equal(scores, before)  # changed while scanning, then restored
+    assert kept(top_k_by_partition(scores, k)) == expected
+    assert kept(top_k_by_postings(scores, k, np.concatenate(postings), repeats=terms)) == expected
+    assert kept(top_k_rows(scores, k, np.concatenate(postings), repeats=terms)) == expected
+
+
 @pytest.mark.parametrize("k", [0, -1, 1.5, True])
 def test_k_must_be_a_positive_integer(small_bm25, k):
     with pytest.raises(ValueError):

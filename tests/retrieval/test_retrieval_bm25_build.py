@@ -76,6 +76,8 @@ def test_a_bad_line_in_a_later_block_names_file_and_line(tmp_path, bad_line, mes
     with pytest.raises(DataError, match=message) as caught:
         build_index(path, tmp_path / "idx", workers=2, block_bytes=256)
     assert f"{path}:34:" in str(caught.value)
+    if message == "invalid JSON":
+        assert "fix or delete that line" in str(caught.value)  # through a worker process, the hint kept
     assert not (tmp_path / "idx" / "index.json").exists()
 
 
@@ -83,5 +85,18 @@ def test_duplicate_ids_across_blocks_name_both_lines(tmp_path):
     lines = [passage(i) for i in range(30)]
     lines[25] = passage(3, "another text")
     path = write_lines(tmp_path / "c.jsonl", lines)
-    with pytest.raises(DataError, match=r"c\.jsonl:26: duplicate id 'p3' \(first used at line 4\)"):
+    with pytest.raises(DataError, match=r"c\.jsonl:26: duplicate id 'p3' \(first used at line 4\)") as caught:
         build_index(path, tmp_path / "idx", workers=1, block_bytes=200)
+    assert "drop or renumber one of the two lines" in str(caught.value)
+    assert not (tmp_path / "idx" / "index.json").exists()
+
+
+def test_line_numbers_of_offsets_are_counted_chunk_by_chunk(tmp_path):
+    from evalsuite.retrieval.bm25_build import _lines_of
+
+    path = tmp_path / "c.txt"
+    lines = [b"x" * (i % 7) for i in range(200)]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    starts = np.cumsum([0] + [len(line) + 1 for line in lines[:-1]])
+    wanted = [0, 3, 57, 58, 199]
+    assert _lines_of(path, [int(starts[i]) for i in wanted], chunk_bytes=5) == [i + 1 for i in wanted]

@@ -86,3 +86,15 @@ def test_first_100000_passages_match_the_real_corpus(generator, corpus_dir):
         assert abs(ours - theirs) <= 2
     assert abs(made.share_of_100_words - wiki18.share_of_100_words) < 0.01
     assert abs(made.title_length_mean - real.title_length_mean) < 0.1
+
+
+def test_vocabulary_growth_counts_what_the_text_holds(generator):
+    """The text-free count of distinct terms (how the full corpus's vocabulary is printed) against the words of the
+    passages themselves, at prefixes inside a chunk, at a chunk's end and past it."""
+    marks = [1000, 4096, 5000]
+    passages = list(generator.passages(5000, seed=3))
+    expected = []
+    for mark in marks:
+        words = [w for p in passages[:mark] for w in p["title"].split() + p["text"].split()]
+        expected.append((mark, len(words), len(set(words))))
+    assert generator.vocabulary_growth(5000, 3, marks) == expected
