@@ -4,13 +4,14 @@ The design, fixed before any of these tests ran (issue 40, item 5; 2026-12-03). 
 gradient never reaches the policy passes the 2-step smoke tests; a recipe whose own reward terms are always 0 gives
 GRPO nothing to follow. So each test:
 
-- trains the packaged Qwen2.5-Coder-0.5B-Instruct (the only model here that searches and answers AD-QA questions at
-  all: SmolLM2-135M and Gemma-3-270M earn 0 on the recipes' task terms, docs/recipes/reproduce.md) with the recipe's
-  own reward and nothing else (`smoke_overlap_weight` 0: the smoke configs' shared question-overlap term is off), so
-  the reward TRL optimises and logs per step (`rewards/<recipe>/...` in training_log.jsonl) is the recipe's;
+- trains the packaged Gemma-3-270M-it (smaller than Qwen2.5-Coder-0.5B, whose 8-13 GB training runs wait for the
+  shared lock other sessions' jobs hold; SmolLM2-135M earns 0 on the recipes' task terms, docs/recipes/reproduce.md)
+  with the recipe's own reward and nothing else (`smoke_overlap_weight` 0: the smoke configs' shared
+  question-overlap term is off), so the reward TRL optimises and logs per step (`rewards/<recipe>/...` in
+  training_log.jsonl) is the recipe's;
 - treatment: STEPS GRPO steps at LEARNING_RATE on the first PROMPTS training questions of the recipe's task (the same
   prompts every step), 4 samples per prompt (16 completions per step, micro-batch 4 × accumulation 4), bf16
-  autocast, embeddings and output layer frozen, no KL term, seed 0;
+  autocast, the tied embedding and output matrix frozen, no KL term, seed 0;
 - control: the same run at learning rate 0, whose weights are the base weights exactly (AdamW's step and its
   decoupled weight decay are both scaled by the learning rate; `test_lr_zero_leaves_the_weights` checks it), so the
   control policy is the base model and is not trained;
@@ -19,19 +20,20 @@ GRPO nothing to follow. So each test:
   (`evalsuite.training.policy_score`): samples of a fixed policy are independent given it, so the paired test over
   prompts × samples is valid however autocorrelated the training steps were (the old first-8 vs last-8 steps test
   was not: issue 40);
-- statistic: the mean over the PROMPTS × SAMPLES pairs of (checkpoint − base) of the recipe's own score (OWN_SCORE:
-  the sum of the named components of its reward's breakdown); one-sided sign-flip randomization test
-  (`policy_score.one_sided_rise`, 100,000 sign draws, seed 0); the test passes when the mean rose and p < ALPHA;
-- skips, naming the measurement, when the base policy earns the recipe's own term (EARNED) on none of its samples:
-  that term cannot move under GRPO from this model (every group's advantage on it is 0).
+- statistic: the mean over the PROMPTS × SAMPLES pairs of (checkpoint − base) of the recipe's own score
+  (`Setting.own_score`: the sum of the named components of its reward's breakdown); one-sided sign-flip
+  randomization test (`policy_score.one_sided_rise`, 100,000 sign draws, seed 0); the test passes when the mean
+  rose and p < ALPHA;
+- skips, naming the measurement, when the base policy earns the recipe's own term (`Setting.earned`) on none of its
+  samples: that term cannot move under GRPO from this model (every group's advantage on it is 0).
 
-The base-policy rates that chose each task and rollout come from `benchmarks/recipe_term_rates.py` and are in
-docs/recipes/reproduce.md with each test's result. The statistic, alpha, steps, prompts and sample counts above are
-not to be tuned after seeing results; a change says so in that doc.
+The base-policy rates and each test's result are in docs/recipes/reproduce.md (`benchmarks/recipe_term_rates.py`
+measures the rates on their own). The statistic, alpha, steps, prompts and sample counts above are not to be tuned
+after seeing results; a change says so in that doc.
 
-Slow (about 20–40 min per recipe on the 2 shared cores; 8–13 GB): run under the shared lock, `flock /work/heavy.lock
-python -m pytest -m slow tests/training/test_reward_moves.py -p no:cacheprovider -rA -s`; the statistic, p and the
-per-sample scores are printed and recorded as test properties.
+Slow (tens of minutes per recipe on the 2 shared cores): `python -m pytest -m slow
+tests/training/test_reward_moves.py -p no:cacheprovider -rA -s`; the statistic, p and the per-sample scores are
+printed and recorded as test properties.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ import pytest
 
 from evalsuite.resources import method_configs_dir
 
-MODEL = "qwen2.5-coder-0.5b"
+MODEL = "gemma3-270m"
 PROMPTS = 4
 SAMPLES = 4  # fresh samples per prompt for each policy: 16 pairs
 STEPS = 4
@@ -96,7 +98,7 @@ def moves_config(method: str) -> Any:
     config = load_config(method_configs_dir(method) / "cpu_smoke.yaml", method)
     config.model, config.tasks, config.subset = MODEL, setting.tasks, f"first:{PROMPTS}"
     config.smoke_overlap_weight = 0.0
-    config.freeze = ["embed_tokens", "lm_head"]
+    config.freeze = ["embed_tokens"]  # tied: the output layer is the same matrix
     config.rollout = {**config.rollout, **setting.rollout}
     for key, value in setting.config.items():
         if key == "reward_settings":
@@ -146,7 +148,9 @@ def test_recipe_moves_its_own_reward(method, tmp_path, record_property):
     rows = recipe.prepare_data(config, training_rows(config, recipe.row_columns(config)))
     base = score_policy(config, resolve_model(MODEL), rows, SAMPLES, EVAL_SEED, recipe)
     rate = base.nonzero_rate(setting.earned)
-    record_property("base_rates", json.dumps({name: base.nonzero_rate(name) for name in base.breakdowns[0]}))
+    rates = {name: base.nonzero_rate(name) for name in base.breakdowns[0]}
+    record_property("base_rates", json.dumps(rates))
+    print(f"reward moves {method}: base policy, share of samples with each component non-zero: {rates}", flush=True)
     if rate == 0:
         pytest.skip(
             f"{method}'s {setting.earned} cannot be earned by {MODEL} here: 0 of {len(base.breakdowns)} base samples "
