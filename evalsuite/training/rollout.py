@@ -164,9 +164,14 @@ class SearchRollout:
         colocated vLLM engine when the trainer has one (its weights synced by TRL before each rollout,
         `training.vllm_sync`), else the policy itself through transformers."""
         backend = policy_backend(trainer, model)
-        self.generated_by = backend.name
         temperature = float(getattr(trainer.args, "temperature", 1.0) or 1.0)
         seed = int(getattr(trainer.args, "seed", 0)) + int(getattr(trainer.state, "global_step", 0))
+        return self.engine_over(backend, temperature, seed)
+
+    def engine_over(self, backend: Any, temperature: float, seed: int) -> RolloutEngine:
+        """An engine over `backend` sampling at `temperature` with `seed` (a trainer's step, or a policy scored
+        outside training: `training.policy_score`)."""
+        self.generated_by = backend.name
         config = RolloutConfig(**{**self.config.__dict__, "temperature": temperature, "seed": seed})
         style = self.method.resolve_style(self.style, backend.has_chat_template())
         return RolloutEngine(backend, self.method, self.retriever, config, style)
@@ -182,13 +187,16 @@ class SearchRollout:
             gather_deepspeed3_params=trainer.args.ds3_gather_for_generation,
             gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs,
         ) as model:
-            engine = self.engine(trainer, model)
-            rollouts = self.extension.play(engine, questions)
-            tokenizer = trainer.processing_class
-            tokenized = [
-                tokenize_rollout(tokenizer, rollout, append_eos=rollout.stop_reason == "answer") for rollout in rollouts
-            ]
-            extra = self.extension.columns(engine, rollouts, tokenized, tokenizer)
+            return self.play(self.engine(trainer, model), questions, trainer.processing_class)
+
+    def play(self, engine: RolloutEngine, questions: list[str], tokenizer: Any) -> dict[str, list[Any] | None]:
+        """The batch's rollouts on `engine` as TRL's rollout columns (ids, environment mask, turns, model text, the
+        rollout statistics, the extension's columns)."""
+        rollouts = self.extension.play(engine, questions)
+        tokenized = [
+            tokenize_rollout(tokenizer, rollout, append_eos=rollout.stop_reason == "answer") for rollout in rollouts
+        ]
+        extra = self.extension.columns(engine, rollouts, tokenized, tokenizer)
         self.last = rollouts
         out: dict[str, list[Any]] = {
             k: []
