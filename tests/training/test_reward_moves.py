@@ -222,3 +222,10 @@ def test_lr_zero_leaves_the_weights(tmp_path):
     assert result.seconds_per_step, "no GRPO step ran"
     changed = [name for name, tensor in base.state_dict().items() if not torch.equal(tensor, trained_weights[name])]
     assert not changed, f"learning rate 0 changed {len(changed)} tensors, e.g. {changed[:3]}"
+
+
+def test_every_shipped_recipe_has_a_reward_moves_setting():
+    """A new recipe is not silently left out of the tests above: it needs its own row in SETTINGS."""
+    from evalsuite.registry import packaged_parts
+
+    assert set(SETTINGS) == {name for name, _ in packaged_parts("recipe")}
