@@ -27,8 +27,8 @@ from scipy.stats import binomtest
 from evalsuite.metrics.answer import normalize_answer
 from evalsuite.runs.schema import ExampleRecord
 from evalsuite.runs.store import read_predictions
-from evalsuite.stats.resample import DEFAULT_SEED, sign_flip_means
-from evalsuite.stats.significance import mcnemar_exact
+from evalsuite.stats.resample import DEFAULT_SEED
+from evalsuite.stats.significance import approximate_randomization, mcnemar_exact
 
 VERBOSE_EXTRA_TOKENS = 3
 FLIP_CLASSES = ("answer style: set-valued", "answer style: verbosity", "answer style: other", "entity")
@@ -68,11 +68,8 @@ def one_sided_mcnemar(base: np.ndarray, trained: np.ndarray) -> tuple[int, int, 
 
 def one_sided_randomization(base: np.ndarray, trained: np.ndarray) -> tuple[float, float]:
     """(mean difference trained − base, one-sided p = (#{d_r ≥ d} + 1) / (R + 1))."""
-    diffs = trained - base
-    permuted = sign_flip_means(diffs[None, :], N_PERMUTATIONS, DEFAULT_SEED, "f1")[:, 0]
-    observed = float(diffs.mean())
-    extreme = int(np.sum(permuted >= observed - 1e-12))
-    return observed, (extreme + 1) / (N_PERMUTATIONS + 1)
+    result = approximate_randomization(trained, base, N_PERMUTATIONS, DEFAULT_SEED, key="f1", alternative="greater")
+    return result.difference, result.p_value
 
 
 def n_tokens(text: str | None) -> int:

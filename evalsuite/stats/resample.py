@@ -440,6 +440,14 @@ def randomization_pvalue(permuted: np.ndarray, observed: np.ndarray, mid_p: bool
     return (extreme - ties + (ties + 1.0) / 2.0) / (permuted.shape[0] + 1.0)
 
 
+def one_sided_randomization_pvalue(permuted: np.ndarray, observed: np.ndarray) -> np.ndarray:
+    """One-sided p-value of approximate randomization, alternative 'greater': p = (c + 1) / (R + 1), c = #{d_r ≥ d}."""
+    permuted = np.atleast_2d(permuted)
+    observed = np.atleast_1d(np.asarray(observed, dtype=float))
+    extreme = (permuted >= observed - _tolerance(observed)).sum(axis=0)
+    return (extreme + 1.0) / (permuted.shape[0] + 1.0)
+
+
 def _tolerance(observed: np.ndarray) -> np.ndarray:
     # Means of the same numbers summed in another order differ in the last bits; ties must still count as ties.
     return 1e-9 * np.maximum(1.0, np.abs(observed))

@@ -102,14 +102,21 @@ def approximate_randomization(
     seed: int = DEFAULT_SEED,
     key: str = "",
     mid_p: bool = False,
+    alternative: str = "two-sided",
 ) -> RandomizationResult:
     """Paired approximate randomization: swap the two systems' scores per example at random (for F1 and other
-    means); `mid_p` counts ties half (resample.randomization_pvalue)."""
+    means); `mid_p` counts ties half (resample.randomization_pvalue). `alternative="greater"`: the one-sided test of
+    mean(a − b) > 0, p = (#{d_r ≥ d} + 1) / (R + 1) (a pre-registered direction)."""
     a, b = _as_pair(a, b)
     diff = a - b
     permuted = resample.sign_flip_means(diff[None, :], n_permutations, seed, key)
     observed = np.array([diff.mean()])
-    p = float(resample.randomization_pvalue(permuted, observed, mid_p)[0])
+    if alternative == "greater":
+        p = float(resample.one_sided_randomization_pvalue(permuted, observed)[0])
+    elif alternative == "two-sided":
+        p = float(resample.randomization_pvalue(permuted, observed, mid_p)[0])
+    else:
+        raise ValueError(f"alternative must be 'two-sided' or 'greater', not {alternative!r}")
     return RandomizationResult(a.size, float(observed[0]), p, n_permutations, seed)
 
 

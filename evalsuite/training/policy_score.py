@@ -82,14 +82,19 @@ def score_policy(
 
 def one_sided_rise(base: list[float], trained: list[float], n_permutations: int = 100_000, seed: int = 0) -> float:
     """One-sided p of 'the trained policy scores higher than the base' from paired samples: the sign-flip randomization
-    test of the mean paired difference (`stats.resample.sign_flip_means`), p = (#{d_r ≥ d} + 1) / (R + 1)."""
+    test of the mean paired difference (`stats.significance.approximate_randomization`, alternative 'greater')."""
     import numpy as np
 
-    from evalsuite.stats.resample import sign_flip_means
+    from evalsuite.stats.significance import approximate_randomization
 
     if len(base) != len(trained) or not base:
         raise ValueError(f"paired scores need equal, non-zero lengths, got {len(base)} and {len(trained)}")
-    diffs = np.asarray(trained, dtype=float) - np.asarray(base, dtype=float)
-    observed = float(diffs.mean())
-    permuted = sign_flip_means(diffs[None, :], n_permutations, seed, "policy-rise")[:, 0]
-    return float(((permuted >= observed - 1e-12).sum() + 1.0) / (n_permutations + 1.0))
+    result = approximate_randomization(
+        np.asarray(trained, dtype=float),
+        np.asarray(base, dtype=float),
+        n_permutations,
+        seed,
+        key="policy-rise",
+        alternative="greater",
+    )
+    return result.p_value

@@ -63,3 +63,17 @@ def test_mid_p_counts_ties_half_and_changes_nothing_without_ties():
     assert randomization_pvalue(permuted, np.array([0.3]), mid_p=True)[0] == pytest.approx(2.5 / 6)
     assert randomization_pvalue(permuted, np.array([0.25]), mid_p=True)[0] == pytest.approx(
         randomization_pvalue(permuted, np.array([0.25]))[0] - 0.5 / 6)  # only the observed itself ties
+
+def test_one_sided_randomization_counts_only_the_greater_side():
+    """Four equal positive differences: 1 of the 16 sign patterns is as large (p ≈ 1/16 one-sided, 2/16 two-sided);
+    the same differences negative are never significant one-sided."""
+    import numpy as np
+
+    from evalsuite.stats.significance import approximate_randomization
+
+    a, b = np.ones(4), np.zeros(4)
+    assert approximate_randomization(a, b, 20_000, alternative="greater").p_value == pytest.approx(1 / 16, abs=0.01)
+    assert approximate_randomization(a, b, 20_000).p_value == pytest.approx(2 / 16, abs=0.01)
+    assert approximate_randomization(b, a, 20_000, alternative="greater").p_value == 1.0
+    with pytest.raises(ValueError, match="alternative"):
+        approximate_randomization(a, b, 100, alternative="less")
