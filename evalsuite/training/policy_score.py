@@ -33,6 +33,13 @@ class PolicyScores:
         """The share of samples whose component `name` is not 0."""
         return sum(1 for b in self.breakdowns if b[name] != 0.0) / len(self.breakdowns)
 
+    def mixed_prompts(self, names: tuple[str, ...]) -> list[int]:
+        """The prompts (by position) whose samples do not all score the same on the named components' sum: the
+        groups in which GRPO's advantage on them is not 0 everywhere, so they can move."""
+        scores = self.term(names)
+        k = self.samples_per_prompt
+        return [i for i in range(len(scores) // k) if len(set(scores[i * k : (i + 1) * k])) > 1]
+
 
 def load_policy(path: str) -> tuple[Any, Any]:
     """A causal LM (fp32 weights, as the trainer holds them) and its tokenizer from a model directory."""
