@@ -75,7 +75,9 @@ def judge_agreement(rows: Sequence[Sequence[bool | None]], judges: Sequence[str]
 
 def cohens_kappa(a: np.ndarray, b: np.ndarray) -> float:
     """Cohen's κ of two 0/1 ratings (statsmodels' cohens_kappa on their 2×2 table); NaN when undefined."""
-    from statsmodels.stats.inter_rater import cohens_kappa as kappa
+    from evalsuite.errors import require
+
+    kappa = require("statsmodels.stats.inter_rater", "judge", "judge agreement (Cohen's kappa)").cohens_kappa
 
     table = confusion(a, b)
     if table.sum() == 0:

@@ -50,7 +50,12 @@ def binary_counts(rows: Sequence[VerdictRow]) -> np.ndarray:
 def fleiss_kappa(counts: np.ndarray) -> float | None:
     """Fleiss' kappa of a subjects-by-categories count table (statsmodels);
     None if undefined (e.g. all raters agree on one category everywhere)."""
-    inter_rater = require("statsmodels.stats.inter_rater", "stats", "Fleiss' kappa")
+    inter_rater = require(
+        "statsmodels.stats.inter_rater",
+        "stats",
+        "Fleiss' kappa",
+        hint="pip install 'evalsuite[stats]' (the [judge] extra includes it too)",
+    )
     counts = np.asarray(counts, dtype=float)
     if counts.shape[0] == 0 or counts.sum(axis=1).min() < 2:
         return None
