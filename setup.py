@@ -1,5 +1,5 @@
 """The wheel's package list, found instead of kept by hand: every package under evalsuite/ (so a new method package
-ships without editing any list) and the three top-level folders that install inside the evalsuite namespace
+ships without editing any list) and the two top-level folders that install inside the evalsuite namespace
 (pyproject.toml's [tool.setuptools.package-dir]). Everything else about the build is in pyproject.toml."""
 
 import tomllib

@@ -19,7 +19,6 @@ except PackageNotFoundError:  # running from a source tree without install
 # the same names to the same folders, so `import evalsuite.baselines` works both ways.
 SOURCE_FOLDERS = {
     "evalsuite.baselines": "baselines",
-    "evalsuite.results": "results",
     "evalsuite.leaderboard_data": "leaderboard",
 }
 

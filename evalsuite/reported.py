@@ -1,4 +1,4 @@
-"""Numbers the seed papers report, transcribed into `results/reported/<paper>/<table>.yaml`, and their loader.
+"""Numbers the seed papers report, transcribed into `evalsuite/methods/<method>/reported/<table>.yaml`; their loader.
 
 A file holds one printed table. Cells are kept as printed (e.g. "10.60", "**43.82**", "0.463"), so the
 printed precision survives YAML and a renderer can reproduce the table digit for digit. See docs/reported.md.
@@ -263,29 +263,37 @@ class _TableSpec(BaseModel):
         return self
 
 
-def default_root() -> Path:
-    """The transcribed tables shipped with evalsuite (`results/reported/`; overridable with EVALSUITE_REPORTED_DIR)."""
-    from evalsuite.resources import reported_dir
+def reported_folders(root: Path | str | None = None) -> dict[str, Path]:
+    """Each paper's folder of transcribed tables by its key (the method's registered name): the `<paper>/` folders
+    under `root` (or under EVALSUITE_REPORTED_DIR when it is set), else the `reported/` folder of every method package
+    that ships one (evalsuite/methods/<package>/reported/)."""
+    from evalsuite.resources import method_folders
 
-    env = os.environ.get("EVALSUITE_REPORTED_DIR")
-    return Path(env) if env else reported_dir()
+    root = root or os.environ.get("EVALSUITE_REPORTED_DIR")
+    if root:
+        return {p.name: p for p in sorted(Path(root).iterdir()) if p.is_dir()} if Path(root).is_dir() else {}
+    return dict(sorted(method_folders("reported").items()))
 
 
-def _paths(root: Path) -> dict[str, Path]:
-    return {f"{p.parent.name}:{p.stem}": p for p in sorted(root.glob("*/table*.yaml"))}
+def _paths(root: Path | str | None) -> dict[str, Path]:
+    return {
+        f"{paper}:{p.stem}": p
+        for paper, folder in reported_folders(root).items()
+        for p in sorted(folder.glob("table*.yaml"))
+    }
 
 
 def list_reported(root: Path | str | None = None) -> list[str]:
     """Keys of every transcribed table, e.g. 'progress:table1'."""
-    return sorted(_paths(Path(root) if root else default_root()))
+    return sorted(_paths(root))
 
 
 def load_reported(key: str, root: Path | str | None = None) -> ReportedTable:
     """Load and validate one transcribed table by key ('<paper>:<table file stem>')."""
-    base = Path(root) if root else default_root()
-    paths = _paths(base)
+    paths = _paths(root)
     if key not in paths:
-        hint = did_you_mean(key, paths, f"known tables: {', '.join(paths) or f'none under {base}'}")
+        where = root or "the method packages"
+        hint = did_you_mean(key, paths, f"known tables: {', '.join(paths) or f'none under {where}'}")
         raise EvalsuiteError(f"no reported table {key!r}", hint=hint)
     return parse_table_file(paths[key], key)
 
@@ -307,10 +315,11 @@ def parse_table_file(path: Path, key: str | None = None) -> ReportedTable:
     """Parse one YAML table file; every problem is a DataError naming the file and field."""
     key = key or f"{path.parent.name}:{path.stem}"
     spec = _validated(path, _TableSpec)
-    if spec.paper != path.parent.name:
+    paper = key.partition(":")[0]
+    if spec.paper != paper:
         raise DataError(
-            f"{path}: paper {spec.paper!r} differs from its folder {path.parent.name!r}",
-            hint="a table file lives in results/reported/<paper>/",
+            f"{path}: paper {spec.paper!r} differs from its folder's paper {paper!r}",
+            hint="a table file lives in its method package's reported/ folder (or <root>/<paper>/), named by its paper",
         )
     return _build(spec, key, path)
 
@@ -438,16 +447,15 @@ class ReportedNotes(BaseModel):
 
 def list_reported_notes(root: Path | str | None = None) -> list[str]:
     """Papers that have a `notes.yaml` of text claims."""
-    base = Path(root) if root else default_root()
-    return sorted(p.parent.name for p in base.glob("*/notes.yaml"))
+    return sorted(paper for paper, folder in reported_folders(root).items() if (folder / "notes.yaml").is_file())
 
 
 def load_reported_notes(paper: str, root: Path | str | None = None) -> ReportedNotes:
-    """Load `results/reported/<paper>/notes.yaml`."""
-    base = Path(root) if root else default_root()
-    path = base / paper / "notes.yaml"
-    if not path.is_file():
-        papers = list_reported_notes(base)
+    """Load a paper's `notes.yaml` (in its method package's reported/ folder)."""
+    folder = reported_folders(root).get(paper)
+    path = folder / "notes.yaml" if folder is not None else None
+    if path is None or not path.is_file():
+        papers = list_reported_notes(root)
         hint = did_you_mean(paper, papers, f"papers with notes: {', '.join(papers) or 'none'}")
         raise EvalsuiteError(f"no reported notes for paper {paper!r}", hint=hint)
     return _validated(path, ReportedNotes)

@@ -1,9 +1,9 @@
 """Files that ship inside the package, found through importlib.resources.
 
-A wheel carries them under `evalsuite/` (the repository's top-level results/ and
-leaderboard/ are installed as evalsuite.results and evalsuite.leaderboard_data; the recipes'
-configs are inside their method packages); a source checkout or an editable install finds
-the same folders through the same package names. Nothing here reads the current directory.
+A wheel carries them under `evalsuite/` (the repository's top-level leaderboard/ is installed as
+evalsuite.leaderboard_data; a method's recipe configs and its paper's transcribed tables are folders of its method
+package); a source checkout or an editable install finds the same folders through the same package names. Nothing
+here reads the current directory.
 """
 
 from __future__ import annotations
@@ -29,19 +29,21 @@ def packaged_path(package: str, *parts: str) -> Path:
     return path
 
 
-def reported_dir() -> Path:
-    """The transcribed paper tables (`results/reported/<paper>/<table>.yaml` in the repository)."""
-    return packaged_path("evalsuite.results", "reported")
+def method_folders(folder: str) -> dict[str, Path]:
+    """The folder `folder` (`configs`, `reported`) of every method package that has one, by the package's registered
+    name (its `NAME`, never the folder's spelling)."""
+    found = {}
+    for module in method_packages():
+        path = Path(str(resources.files(module.__name__).joinpath(folder)))
+        if path.is_dir():
+            found[canonical_name(getattr(module, "NAME", ""))] = path
+    return found
 
 
 def method_configs_dir(method: str) -> Path | None:
-    """A method's shipped recipe configs: the `configs/` folder of the method package whose `NAME` is `method` (by
-    its registered name, never by the folder's spelling); None for a method that ships none."""
-    for module in method_packages():
-        if canonical_name(getattr(module, "NAME", "")) == canonical_name(method):
-            folder = Path(str(resources.files(module.__name__).joinpath("configs")))
-            return folder if folder.is_dir() else None
-    return None
+    """A method's shipped recipe configs: the `configs/` folder of the method package whose `NAME` is `method`; None
+    for a method that ships none."""
+    return method_folders("configs").get(canonical_name(method))
 
 
 def training_configs_dir() -> Path:

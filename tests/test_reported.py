@@ -12,7 +12,7 @@ from evalsuite.errors import DataError, EvalsuiteError
 from tests.conftest import require_seeds
 from evalsuite.reported import (
     ReportedValue,
-    default_root,
+    reported_folders,
     list_reported,
     list_reported_notes,
     load_reported,
@@ -41,7 +41,7 @@ BAMBOOGLE_OFF_GRID = {
 
 def _raw(key: str) -> dict:
     paper, stem = key.split(":")
-    return yaml.safe_load((default_root() / paper / f"{stem}.yaml").read_text(encoding="utf-8"))
+    return yaml.safe_load((reported_folders()[paper] / f"{stem}.yaml").read_text(encoding="utf-8"))
 
 
 def _seed_tokens(source: str) -> list[str]:

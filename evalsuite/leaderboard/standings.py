@@ -19,7 +19,7 @@ from evalsuite.leaderboard.verify import VerificationReport
 from evalsuite.leaderboard.submission import SubmissionInfo, split_and_subset, split_label
 from evalsuite.metrics.registry import get_metric, list_metrics, one_sample_metric
 from evalsuite.runs.schema import MetricSummary
-from evalsuite.reported import ReportedTable, default_root, list_reported, load_reported
+from evalsuite.reported import ReportedTable, list_reported, load_reported
 from evalsuite.stats import SystemScores, compare, holm
 from evalsuite.stats.intervals import interval_method as declared_interval
 from evalsuite.stats.intervals import method_name
@@ -533,7 +533,6 @@ def _reported_cell(table: ReportedTable, row: str, key: str | None) -> Cell:
 
 def reported_tables(root: Path | None = None) -> dict[str, MetricTable]:
     """Rows of every transcribed paper table that reports a leaderboard metric per benchmark, one table per metric."""
-    root = root or default_root()
     metrics = leaderboard_metrics()
     registered = task_names()
     tables = {m: MetricTable(m, label, columns(registered)) for m, label in metrics.items()}

@@ -99,6 +99,24 @@ PACKAGE = {
 
         SETTING = PaperSetting(evaluation=[assumed("benchmarks", ["adqa"], "a test method: no paper")])
     ''',
+    "reported/table1.yaml": '''
+        paper: toy-r1
+        paper_title: "Toy-R1: a test method"
+        table: 1
+        caption: "Toy results."
+        metric: em
+        scale: fraction
+        seed_lines: "none: a test method"
+        averaging: "no average column is printed"
+        column_groups:
+          - title: ""
+            columns:
+              - {key: nq, label: "NQ", dataset: nq}
+        row_groups:
+          - title: ""
+            rows:
+              - {label: "Toy-R1", method: Toy-R1, model: Qwen2.5-3B-Instruct, cells: "0.500"}
+    ''',
     "configs/cpu_smoke.yaml": '''
         method: toy-r1
         model: smollm2-135m
@@ -141,7 +159,10 @@ def test_a_method_package_is_a_method_reward_recipe_and_paper_setting_without_to
 def test_the_method_package_plays_a_run(tmp_path, trajectories_dir, benchmarks_dir):
     from tests.extending.test_checklists import _run
 
+    from evalsuite.reported import load_reported
+
     with extra_method_packages(write_package(tmp_path / "packages")):
+        assert list(load_reported("toy-r1:table1").rows) == ["Toy-R1"]
         run = _run(trajectories_dir, benchmarks_dir, tmp_path / "run", "--backend", "replay", "--method", "toy-r1")
         assert run.read_manifest().method == "toy-r1"
         records = run.read_predictions()
@@ -168,9 +189,10 @@ def test_a_package_without_a_name_is_refused_in_one_line(tmp_path):
 
 
 def test_configs_and_paper_are_found_through_the_packages_name_not_its_folder(tmp_path):
-    """One identity: a package in folder `toy_r1` registered as "toy-bravo" has its configs and PAPER found under
-    "toy-bravo" (the folder's spelling, "toy-r1", names nothing)."""
+    """One identity: a package in folder `toy_r1` registered as "toy-bravo" has its configs, PAPER and transcribed
+    tables found under "toy-bravo" (the folder's spelling, "toy-r1", names nothing)."""
     from evalsuite.registry import packaged_papers
+    from evalsuite.reported import list_reported
     from evalsuite.resources import method_configs_dir
 
     root = write_package(tmp_path / "packages")
@@ -182,4 +204,6 @@ def test_configs_and_paper_are_found_through_the_packages_name_not_its_folder(tm
         assert configs is not None and (configs / "cpu_smoke.yaml").is_file()
         assert method_configs_dir("toy-r1") is None
         assert packaged_papers()["toy-bravo"] == {"name": "Toy Bravo"}
+        assert "toy-bravo:table1" in list_reported() and "toy-r1:table1" not in list_reported()
     assert method_configs_dir("toy-bravo") is None and "toy-bravo" not in packaged_papers()
+    assert "toy-bravo:table1" not in list_reported()

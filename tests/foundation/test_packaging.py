@@ -17,7 +17,8 @@ import pytest
 import evalsuite
 from evalsuite.errors import DataError
 from evalsuite.leaderboard.results import LOCK_FILE
-from evalsuite.resources import method_configs_dir, packaged_path, packaged_recipe_config, reported_dir
+from evalsuite.reported import reported_folders
+from evalsuite.resources import method_configs_dir, packaged_path, packaged_recipe_config
 
 REPO = Path(__file__).resolve().parents[2]
 SETUPTOOLS = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
@@ -76,7 +77,7 @@ def test_source_tree_imports_map_to_the_top_level_folders_and_install_no_top_lev
     import evalsuite.baselines
 
     assert Path(evalsuite.baselines.__file__) == REPO / "baselines" / "__init__.py"
-    assert reported_dir() == REPO / "results" / "reported"
+    assert reported_folders()["search-p1"] == REPO / "evalsuite" / "methods" / "search_p1" / "reported"
     assert method_configs_dir("search-r1") == REPO / "evalsuite" / "methods" / "search_r1" / "configs"
     assert method_configs_dir("no-such-method") is None
     script = "import sys, evalsuite.agent.method as m; m.list_methods(); print('baselines' in sys.modules)"
@@ -88,6 +89,6 @@ def test_packaged_resources_by_name_and_a_missing_one_names_the_fix():
     assert packaged_recipe_config("search-r1", "oases/gpu.yaml") == REPO / "evalsuite/methods/oases/configs/gpu.yaml"
     assert packaged_recipe_config("search-r1", "nope") is None
     with pytest.raises(DataError) as err:
-        packaged_path("evalsuite.results", "reported", "no-such-paper")
-    assert err.value.message == f"{REPO / 'results/reported/no-such-paper'}: packaged resource is missing"
+        packaged_path("evalsuite.leaderboard_data", "no-such-entry")
+    assert err.value.message == f"{REPO / 'leaderboard/no-such-entry'}: packaged resource is missing"
     assert "reinstall" in err.value.hint

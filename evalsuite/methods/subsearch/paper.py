@@ -22,7 +22,7 @@ SETTING = PaperSetting(
         assumed(
             "metric",
             "em",
-            "Table 4 (results/reported/subsearch/table4.yaml; the seed prints no cell of Table 3) prints "
+            "Table 4 (evalsuite/methods/subsearch/reported/table4.yaml; the seed prints no cell of Table 3) prints "
             'fractions such as 0.463 without naming the metric; Figure 4 trains with "EM as reward" (001:41)',
         ),
         assumed("scored_with", ["em"], "the metric the seed leaves unnamed, read as EM (above)"),
