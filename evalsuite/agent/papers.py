@@ -27,6 +27,7 @@ from typing import Any
 from evalsuite.errors import DataError
 from evalsuite.registry import Registry, packaged_papers
 from evalsuite.runs.schema import Manifest
+from evalsuite.runs.comparable import recorded_values
 from evalsuite.runs.setting import RunSetting, corpus_name_key, name_key
 
 LABELS = ("paper", "inherited", "assumed")
@@ -376,10 +377,10 @@ def setting_names(*values: Any) -> set[str]:
 
 
 def recorded_settings(manifest: Manifest) -> dict[str, Any]:
-    """What a run manifest records of each setting a submission declares (runs/setting.py's `RunSetting.recorded`):
-    the corpus as a `CorpusIdentity` (identified by content), the retriever as the names its kind and its known
-    encoder go by."""
-    return RunSetting.from_manifest(manifest).recorded()
+    """What a run manifest records of each setting a submission declares (`runs.comparable.recorded_values`): the
+    corpus as a `CorpusIdentity` (identified by content), the retriever as the names its kind and its known encoder go
+    by."""
+    return recorded_values(RunSetting.from_manifest(manifest))
 
 
 def corpus_key(name: str | None) -> str | None:

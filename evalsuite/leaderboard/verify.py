@@ -44,6 +44,7 @@ from evalsuite.leaderboard.submission import (
     SUBMISSION_FILE,
     SUBSET_MARK,
     RunRef,
+    Setting,
     SubmissionFile,
     SubmissionInfo,
     VERIFICATION_FILE,
@@ -65,6 +66,7 @@ from evalsuite.metrics.termination import RUN_METRICS, STOP_REASONS
 from evalsuite.metrics.registry import get_metric, is_registered, per_sample_name
 from evalsuite.protocol.segments import SegmentMismatch, model_pieces
 from evalsuite.runs import SCHEMA_VERSION, ExampleRecord, Manifest, MetricsFile, TaskSummary, summarize
+from evalsuite.runs.comparable import Use, names_for, settings_for
 from evalsuite.runs.setting import KNOWN_CORPORA, RunSetting
 from evalsuite.runs.schema import (
     LEGACY_METRICS,
@@ -86,14 +88,8 @@ SHOWN_PER_CHECK = 10
 # Bumped when verification.json gains or changes fields (2: settings checks, predictions re-derived; 3: paper_setting;
 # 4: each task's scoring version and metric versions; 5: n_failed per task, proof).
 VERIFICATION_FORMAT = 5
-SETTINGS = ("method", "corpus", "retriever", "topk", "max_turns")
-SETTING_LABELS = {
-    "method": "method",
-    "corpus": "corpus",
-    "retriever": "retriever",
-    "topk": "top-k",
-    "max_turns": "turn limit",
-}
+# The settings a submission declares and verification holds to every run manifest (runs.comparable).
+SETTINGS = names_for(Use.LEADERBOARD)
 
 # The three proof levels (docs/guarantees.md): everything `verify` and the site say about a field is one of these.
 RECOMPUTED = "recomputed"  # derived here from the predictions against the registry's gold answers
@@ -231,8 +227,8 @@ class VerificationReport:
             recomputed.append(f"{failed} failed record{'s' if failed != 1 else ''} scored 0")
         consistent: list[str] = []
         declared: list[str] = []
-        for name in SETTINGS:
-            label = SETTING_LABELS[name]
+        for setting in settings_for(Use.LEADERBOARD):
+            name, label = setting.name, setting.label
             if name == "method" and not self.method_registered():
                 declared.append(f"{label} (not registered here: answers read with Search-R1's parser)")
                 continue
@@ -1119,10 +1115,16 @@ def manifest_setting(manifest: Manifest) -> dict[str, Any]:
     }
 
 
+def declared_setting(info: SubmissionInfo) -> dict[str, Any]:
+    """The setting a submission declares, by the names of `SETTINGS`: the method in `info.method`, the rest in
+    `info.setting`."""
+    return {name: info.method if name == "method" else getattr(info.setting, name) for name in SETTINGS}
+
+
 def check_settings(info: SubmissionInfo, report: VerificationReport) -> None:
     """Every declared setting must be what every run manifest records; one entry is one model. Settings that
     imported runs do not record are listed in `report.settings` as declared only."""
-    declared = {"method": info.method, **info.setting.model_dump(include={"corpus", "retriever", "topk", "max_turns"})}
+    declared = declared_setting(info)
     unrecorded: dict[str, list[str]] = defaultdict(list)
     for name, manifest in sorted(report.manifests.items()):
         recorded = recorded_settings(manifest)
@@ -1170,7 +1172,7 @@ def paper_setting_check(
     paper = {v.name: v.value for v in evaluation_setting(method)}
     undeclared = [
         f"{name}: not declared (paper {paper[name]})"
-        for name in ("topk", "max_turns")
+        for name in names_for(Use.PAPER_LIMIT)
         if getattr(setting, name) is None
     ]
     differences = run_differences(
@@ -1183,9 +1185,7 @@ def paper_setting_check(
         corpus=corpus_key(setting.corpus),
     )
     declared_only = tuple(
-        name
-        for name, how in (checked or {}).items()
-        if how != CONSISTENT_SETTING and name in ("corpus", "retriever", "topk", "max_turns")
+        name for name, how in (checked or {}).items() if how != CONSISTENT_SETTING and name in Setting.model_fields
     )
     return PaperCheck(method, tuple(differences + undeclared), declared_only)
 
