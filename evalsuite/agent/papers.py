@@ -28,7 +28,7 @@ from evalsuite.errors import DataError
 from evalsuite.registry import Registry, packaged_papers
 from evalsuite.runs.schema import Manifest
 from evalsuite.runs.comparable import recorded_values
-from evalsuite.runs.setting import RunSetting, corpus_name_key, name_key
+from evalsuite.runs.run_setting import RunSetting, corpus_name_key, name_key
 
 LABELS = ("paper", "inherited", "assumed")
 SEARCH_R1_CODE = "github.com/PeterGriffinJin/Search-R1"

@@ -11,7 +11,7 @@ from typing import Any
 
 from evalsuite.runs import Manifest
 from evalsuite.runs.comparable import Use, comparable_setting, names_for
-from evalsuite.runs.setting import RunSetting
+from evalsuite.runs.run_setting import RunSetting
 
 RESUME_KEYS = names_for(Use.RESUME)
 MERGE_KEYS = names_for(Use.MERGE)

@@ -67,7 +67,7 @@ from evalsuite.metrics.registry import get_metric, is_registered, per_sample_nam
 from evalsuite.protocol.segments import SegmentMismatch, model_pieces
 from evalsuite.runs import SCHEMA_VERSION, ExampleRecord, Manifest, MetricsFile, TaskSummary, summarize
 from evalsuite.runs.comparable import Use, names_for, settings_for
-from evalsuite.runs.setting import KNOWN_CORPORA, RunSetting
+from evalsuite.runs.run_setting import KNOWN_CORPORA, RunSetting
 from evalsuite.runs.schema import (
     LEGACY_METRICS,
     MANIFEST_FILE,

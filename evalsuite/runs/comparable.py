@@ -1,5 +1,5 @@
 """The settings that make runs comparable, declared once: what each is called, how it is read from a run's setting
-(`runs.setting.RunSetting`) and which checks and views it takes part in.
+(`runs.run_setting.RunSetting`) and which checks and views it takes part in.
 
 Every reader selects from `COMPARABLE_SETTINGS` by its use, never by a list of its own: `--resume` and
 `evalsuite merge` refuse a run whose values differ (`agent/resume_check.py`), `evalsuite table` marks a row whose
@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evalsuite.runs.setting import RunSetting
+from evalsuite.runs.run_setting import RunSetting
 
 Reader = Callable[[RunSetting], Any]
 

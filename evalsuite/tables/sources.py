@@ -17,7 +17,7 @@ from evalsuite.runs import Manifest, MetricsFile, RunDirectory
 from evalsuite.runs.columns import ScoreColumns, read_scores, write_scores
 from evalsuite.runs.schema import PREDICTIONS_FILE
 from evalsuite.runs.comparable import Use, settings_for
-from evalsuite.runs.setting import RunSetting
+from evalsuite.runs.run_setting import RunSetting
 from evalsuite.stats import SystemScores
 from evalsuite.tables.golds import GoldBasis, registry_basis, rescore_with_registry
 from evalsuite.stats.intervals import Interval, method_name
