@@ -33,7 +33,7 @@ class ScoredInput:
     # None for run directories: they carry no scores recorded by another pipeline to check against.
     differences: list[Difference] | None
     checked_averages: bool = False
-    layout: str | None = None  # the writer whose layout was read (evalsuite.runs.layouts)
+    layout: str | None = None  # the writer whose layout was read (evalsuite.runs.writer_layouts)
     metric_checks: list[MetricCheck] = dataclasses.field(default_factory=list)
     tally: CheckTally | None = None  # None for run directories
 
