@@ -10,7 +10,7 @@ A `PaperValue` is one setting with one of three labels:
 - `assumed`: the paper is silent and does not say it follows anyone; `why` says why we chose this value.
 
 The same records describe a recipe's training setting (the `paper:` block of evalsuite/methods/<name>/configs/gpu.yaml,
-read by `evalsuite.training.provenance`) and each paper's evaluation setting (`PAPERS` below, printed by
+read by `evalsuite.training.paper_deviations`) and each paper's evaluation setting (`PAPERS` below, printed by
 `evalsuite methods --paper METHOD`). Seed texts are optional: `check_quote` needs them, nothing else does.
 """
 
