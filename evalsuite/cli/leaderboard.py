@@ -94,7 +94,7 @@ def submit_command(
 
     from evalsuite.leaderboard.pack import pack_submission
     from evalsuite.leaderboard.submission import SubmissionInfo
-    from evalsuite.leaderboard.verify import manifest_setting
+    from evalsuite.leaderboard.verification.declared_setting import manifest_setting
     from evalsuite.runs import RunDirectory
 
     data = _load_info_file(info_file) if info_file else {}

@@ -4,7 +4,7 @@
 Every reader selects from `COMPARABLE_SETTINGS` by its use, never by a list of its own: `--resume` and
 `evalsuite merge` refuse a run whose values differ (`agent/resume_check.py`), `evalsuite table` marks a row whose
 values differ from the baseline's (`tables/sources.py`), leaderboard verification holds a submission's declared
-setting to every run manifest (`leaderboard/verify.py`) and the site's run card shows the manifest's values
+setting to every run manifest (`leaderboard/verification/`) and the site's run card shows the manifest's values
 (`leaderboard/site.py`). The readers legitimately take different subsets: a resume compares everything that can
 change a record, a merge all of that but the shard, a table what a reader needs to judge two rows.
 
