@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 from evalsuite.errors import EvalsuiteError
+from evalsuite.files import untaken_name
 from evalsuite.leaderboard.submission import (
     PREDICTIONS_GZ,
     RUNS_DIR,
@@ -29,11 +30,7 @@ from evalsuite.runs.schema import MANIFEST_FILE, METRICS_FILE
 
 def _run_name(path: Path, taken: set[str]) -> str:
     base = re.sub(r"[^A-Za-z0-9._-]+", "-", path.resolve().name).strip("-.") or "run"
-    name, counter = base, 2
-    while name in taken:
-        name, counter = f"{base}-{counter}", counter + 1
-    taken.add(name)
-    return name
+    return untaken_name(base, taken)
 
 
 def _declared_splits(
