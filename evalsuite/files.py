@@ -125,3 +125,13 @@ def cache_root() -> Path:
         return Path(os.environ[CACHE_ENV])
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "evalsuite"
+
+
+def untaken_name(base: str, taken: set[str]) -> str:
+    """`base`, else `base-2`, `base-3`, ...: the first not in `taken` (folder names written side by side); the name
+    chosen is added to `taken`."""
+    name, counter = base, 2
+    while name in taken:
+        name, counter = f"{base}-{counter}", counter + 1
+    taken.add(name)
+    return name

@@ -629,7 +629,8 @@ def _submission(repro: Reproduction, stage: Stage) -> dict[str, Any]:
     """Pack the checkpoint's run with `leaderboard.pack` (the same packer as `evalsuite submit`)."""
     from evalsuite.leaderboard.pack import pack_submission
     from evalsuite.leaderboard.submission import SubmissionInfo
-    from evalsuite.leaderboard.verify import manifest_setting, verify_submission
+    from evalsuite.leaderboard.verification.declared_setting import manifest_setting
+    from evalsuite.leaderboard.verify import verify_submission
     from evalsuite.runs import RunDirectory
 
     run = repro.out / "eval-trained"

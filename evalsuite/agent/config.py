@@ -166,7 +166,7 @@ class RunConfig(BaseModel):
     def from_manifest(cls, manifest: Any) -> RunConfig:
         """The settings a run recorded (a `runs.schema.Manifest`): its `run_config` where it has one, else what its
         decoding, limits, schedule and subset say (read through `runs.setting.RunSetting`)."""
-        from evalsuite.runs.setting import RunSetting
+        from evalsuite.runs.run_setting import RunSetting
 
         setting = RunSetting.from_manifest(manifest)
         values: dict[str, Any] = {name: setting.decoding[name] for name in ROLLOUT_FIELDS if name in setting.decoding}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from evalsuite.agent.settings import MERGE_KEYS, settings_differences
+from evalsuite.agent.resume_check import MERGE_KEYS, settings_differences
 from evalsuite.errors import EvalsuiteError
 from evalsuite.provenance import now_iso
 from evalsuite.runs import ExampleRecord, Manifest, MetricsFile, RunDirectory

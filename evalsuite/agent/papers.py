@@ -10,7 +10,7 @@ A `PaperValue` is one setting with one of three labels:
 - `assumed`: the paper is silent and does not say it follows anyone; `why` says why we chose this value.
 
 The same records describe a recipe's training setting (the `paper:` block of evalsuite/methods/<name>/configs/gpu.yaml,
-read by `evalsuite.training.provenance`) and each paper's evaluation setting (`PAPERS` below, printed by
+read by `evalsuite.training.paper_deviations`) and each paper's evaluation setting (`PAPERS` below, printed by
 `evalsuite methods --paper METHOD`). Seed texts are optional: `check_quote` needs them, nothing else does.
 """
 
@@ -27,7 +27,8 @@ from typing import Any
 from evalsuite.errors import DataError
 from evalsuite.registry import Registry, packaged_papers
 from evalsuite.runs.schema import Manifest
-from evalsuite.runs.setting import RunSetting, corpus_name_key, name_key
+from evalsuite.runs.comparable import recorded_values
+from evalsuite.runs.run_setting import RunSetting, corpus_name_key, name_key
 
 LABELS = ("paper", "inherited", "assumed")
 SEARCH_R1_CODE = "github.com/PeterGriffinJin/Search-R1"
@@ -376,10 +377,10 @@ def setting_names(*values: Any) -> set[str]:
 
 
 def recorded_settings(manifest: Manifest) -> dict[str, Any]:
-    """What a run manifest records of each setting a submission declares (runs/setting.py's `RunSetting.recorded`):
-    the corpus as a `CorpusIdentity` (identified by content), the retriever as the names its kind and its known
-    encoder go by."""
-    return RunSetting.from_manifest(manifest).recorded()
+    """What a run manifest records of each setting a submission declares (`runs.comparable.recorded_values`): the
+    corpus as a `CorpusIdentity` (identified by content), the retriever as the names its kind and its known encoder go
+    by."""
+    return recorded_values(RunSetting.from_manifest(manifest))
 
 
 def corpus_key(name: str | None) -> str | None:

@@ -19,7 +19,8 @@ from evalsuite.agent.engine import (
 from evalsuite.agent.config import RunConfig
 from evalsuite.agent.method import Method, get_method
 from evalsuite.agent.papers import PaperCheck
-from evalsuite.agent.settings import generation_options, settings_differences
+from evalsuite.agent.resume_check import settings_differences
+from evalsuite.runs.comparable import generation_options
 from evalsuite.errors import EvalsuiteError
 from evalsuite.metrics.process import add_process_metrics
 from evalsuite.metrics.termination import RUN_METRICS

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from evalsuite.errors import DataError, EvalsuiteError
+from evalsuite.errors import EvalsuiteError
 
 leaderboard_app = typer.Typer(
     help="Verify submissions, file them under leaderboard/entries/ and build the static leaderboard site.",
@@ -26,27 +26,6 @@ def _parse_splits(values: list[str]) -> dict[str, str]:
             raise EvalsuiteError(f"--split {value!r} is not TASK=SPLIT", hint="e.g. --split nq=test_sub1000")
         splits[task.strip()] = split.strip()
     return splits
-
-
-def _load_info_file(path: Path) -> dict:
-    import yaml
-
-    from evalsuite.files import MAX_CONFIG_BYTES, load_untrusted_yaml, read_untrusted_bytes
-
-    try:
-        data = load_untrusted_yaml(read_untrusted_bytes(path, MAX_CONFIG_BYTES, "metadata file").decode("utf-8"), path)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise DataError(f"{path}: cannot read the metadata file ({exc})") from None
-    if not isinstance(data, dict):
-        raise DataError(f"{path}: expected a mapping of metadata fields", hint="see docs/leaderboard.md for the fields")
-    for field, example in (("model", "model: {name: Qwen2.5-3B, source: ...}"), ("setting", "setting: {topk: 3}")):
-        value = data.get(field)
-        if value is not None and not isinstance(value, dict):
-            raise DataError(
-                f"{path}: field '{field}' must be a mapping, got {type(value).__name__} {str(value)[:60]!r}",
-                hint=f"write it as a mapping, e.g. {example}",
-            )
-    return data
 
 
 def submit_command(
@@ -90,14 +69,10 @@ def submit_command(
     ),
 ) -> None:
     """Pack run directories with metadata and checksums into a leaderboard submission."""
-    from pydantic import ValidationError
-
-    from evalsuite.leaderboard.pack import pack_submission
-    from evalsuite.leaderboard.submission import SubmissionInfo
-    from evalsuite.leaderboard.verify import manifest_setting
+    from evalsuite.leaderboard.pack import pack_submission, read_info_file, submission_info
     from evalsuite.runs import RunDirectory
 
-    data = _load_info_file(info_file) if info_file else {}
+    data = read_info_file(info_file) if info_file else {}
     overrides = {
         "name": name,
         "method": method,
@@ -109,25 +84,12 @@ def submit_command(
         "description": description,
     }
     data.update({k: v for k, v in overrides.items() if v is not None})
-    model_info = dict(data.get("model") or {})
-    model_info.update({k: v for k, v in {"name": model, "source": model_source}.items() if v is not None})
-    first = RunDirectory(runs[0]).read_manifest()
-    setting = dict(data.get("setting") or {})
-    defaults = manifest_setting(first)
-    given = {"corpus": corpus, "retriever": retriever, "topk": topk, "max_turns": max_turns}
-    for key in defaults:
-        setting[key] = given[key] if given[key] is not None else setting.get(key, defaults[key])
-    data["model"] = model_info or {"name": first.model.spec}
-    data["setting"] = setting
-    data.setdefault("method", first.method)
-    try:
-        info = SubmissionInfo.model_validate(data)
-    except ValidationError as exc:
-        where = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise EvalsuiteError(
-            f"submission metadata is incomplete or invalid: {where}",
-            hint="pass --name, --method and --model (or an --info file)",
-        ) from None
+    info = submission_info(
+        data,
+        RunDirectory(runs[0]).read_manifest(),
+        model={"name": model, "source": model_source},
+        setting={"corpus": corpus, "retriever": retriever, "topk": topk, "max_turns": max_turns},
+    )
     path = pack_submission(
         list(runs), output, info, _parse_splits(split), overwrite=overwrite, include_failed=include_failed
     )

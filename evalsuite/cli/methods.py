@@ -99,7 +99,7 @@ def recipe_choices(method: str) -> RecipeChoices | None:
     """The shipped GPU recipe's choices for `method`, or None when no recipe is shipped for it."""
     from evalsuite.resources import packaged_recipe_config
     from evalsuite.training.config import load_config
-    from evalsuite.training.provenance import deviations, paper_values
+    from evalsuite.training.paper_deviations import deviations, paper_values
 
     path = packaged_recipe_config(method, "gpu")
     if path is None:

@@ -135,7 +135,7 @@ def table_command(
 
 def _reported_table(key: str, emphasis: str):
     from evalsuite.reported import load_reported
-    from evalsuite.tables.reported import table_from_reported
+    from evalsuite.tables.reported_table import table_from_reported
 
     if emphasis not in ("auto", "computed", "paper", "none"):
         raise EvalsuiteError(f"unknown emphasis {emphasis!r}", hint="choose auto, computed, paper or none")

@@ -124,7 +124,7 @@ def print_dry_run(settings, path: Path, out: Path, console) -> None:
     """Everything a run checks before loading a model, then the setting table and the deviations."""
     from rich.table import Table
 
-    from evalsuite.training.provenance import deviations, setting_table
+    from evalsuite.training.paper_deviations import deviations, setting_table
     from evalsuite.training.trainer import build_reward, build_trl_configs
 
     reward = build_reward(settings)

@@ -1,4 +1,5 @@
-"""`evalsuite submit`: pack run directories into a submission with metadata and checksums."""
+"""`evalsuite submit`: pack run directories into a submission with metadata (read from an --info file, the options
+and the first run's manifest) and checksums."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from evalsuite.errors import EvalsuiteError
+from evalsuite.errors import DataError, EvalsuiteError
+from evalsuite.files import untaken_name
 from evalsuite.leaderboard.submission import (
     PREDICTIONS_GZ,
     RUNS_DIR,
@@ -23,17 +26,14 @@ from evalsuite.leaderboard.submission import (
     write_tarball,
 )
 from evalsuite.provenance import provenance_fields
-from evalsuite.runs import RunDirectory, summarize
+from evalsuite.leaderboard.verification.declared_setting import manifest_setting
+from evalsuite.runs import Manifest, RunDirectory, summarize
 from evalsuite.runs.schema import MANIFEST_FILE, METRICS_FILE
 
 
 def _run_name(path: Path, taken: set[str]) -> str:
     base = re.sub(r"[^A-Za-z0-9._-]+", "-", path.resolve().name).strip("-.") or "run"
-    name, counter = base, 2
-    while name in taken:
-        name, counter = f"{base}-{counter}", counter + 1
-    taken.add(name)
-    return name
+    return untaken_name(base, taken)
 
 
 def _declared_splits(
@@ -132,3 +132,51 @@ def pack_submission(
             shutil.rmtree(output)
         shutil.copytree(root, output)
         return output
+
+
+def read_info_file(path: Path) -> dict[str, Any]:
+    """An `evalsuite submit --info` file: a YAML or JSON mapping of metadata fields, `model` and `setting` mappings."""
+    import yaml
+
+    from evalsuite.files import MAX_CONFIG_BYTES, load_untrusted_yaml, read_untrusted_bytes
+
+    try:
+        data = load_untrusted_yaml(read_untrusted_bytes(path, MAX_CONFIG_BYTES, "metadata file").decode("utf-8"), path)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise DataError(f"{path}: cannot read the metadata file ({exc})") from None
+    if not isinstance(data, dict):
+        raise DataError(f"{path}: expected a mapping of metadata fields", hint="see docs/leaderboard.md for the fields")
+    for field, example in (("model", "model: {name: Qwen2.5-3B, source: ...}"), ("setting", "setting: {topk: 3}")):
+        value = data.get(field)
+        if value is not None and not isinstance(value, dict):
+            raise DataError(
+                f"{path}: field '{field}' must be a mapping, got {type(value).__name__} {str(value)[:60]!r}",
+                hint=f"write it as a mapping, e.g. {example}",
+            )
+    return data
+
+
+def submission_info(
+    data: dict[str, Any], first: Manifest, model: dict[str, str | None], setting: dict[str, Any]
+) -> SubmissionInfo:
+    """A submission's metadata: `data` (an --info file with the options that override it), `model` and `setting`
+    the values given as options (None: not given); a setting neither gives is the first run manifest's
+    (`manifest_setting`), and so are the model and method when nothing names them. Invalid or incomplete metadata is
+    refused in one line."""
+    from pydantic import ValidationError
+
+    model_info = dict(data.get("model") or {})
+    model_info.update({k: v for k, v in model.items() if v is not None})
+    declared = dict(data.get("setting") or {})
+    for key, default in manifest_setting(first).items():
+        declared[key] = setting[key] if setting.get(key) is not None else declared.get(key, default)
+    info = {**data, "model": model_info or {"name": first.model.spec}, "setting": declared}
+    info.setdefault("method", first.method)
+    try:
+        return SubmissionInfo.model_validate(info)
+    except ValidationError as exc:
+        where = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise EvalsuiteError(
+            f"submission metadata is incomplete or invalid: {where}",
+            hint="pass --name, --method and --model (or an --info file)",
+        ) from None

@@ -29,7 +29,9 @@ from evalsuite.leaderboard.submission import (
     opened_submission,
     submission_files,
 )
-from evalsuite.leaderboard.verify import Limits, VerificationReport, verify_submission
+from evalsuite.leaderboard.verification.files import Limits
+from evalsuite.leaderboard.verification.report import VerificationReport
+from evalsuite.leaderboard.verify import verify_submission
 from evalsuite.provenance import provenance_fields
 
 ENTRIES_DIR = "entries"

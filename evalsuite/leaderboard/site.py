@@ -42,21 +42,15 @@ from evalsuite.metrics.registry import get_metric, summary_metrics
 from evalsuite.registry import canonical_name
 from evalsuite.resources import site_dir
 from evalsuite.runs import ExampleRecord
+from evalsuite.runs.comparable import Use, names_for
 
 MARKER = ".evalsuite-site"
 SETTINGS_FILE = "site.yaml"
+# What a run card shows of a manifest: the comparable settings the site shows (runs.comparable; each named as its
+# Manifest field), and what the run is and where it came from.
 MANIFEST_FIELDS = (
+    *names_for(Use.SITE),
     "kind",
-    "method",
-    "model",
-    "backend",
-    "decoding",
-    "max_turns",
-    "topk",
-    "retriever",
-    "corpus",
-    "splits",
-    "subset",
     "metric_convention",
     "evalsuite_version",
     "git_commit",

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from evalsuite.errors import EvalsuiteError
-from evalsuite.leaderboard.verify import VerificationReport
+from evalsuite.leaderboard.verification.report import VerificationReport
 from evalsuite.leaderboard.submission import SubmissionInfo, split_and_subset, split_label
 from evalsuite.metrics.registry import get_metric, list_metrics, one_sample_metric
 from evalsuite.runs.schema import MetricSummary

@@ -198,7 +198,7 @@ class Backend(ABC):
     # `generate` passes GenerationRequest.top_p to the sampler; `--top-p` is refused for a backend that does not.
     supports_top_p: bool = False
     # Options (and info() keys) that change how a run goes (speed, timeouts, credentials), never what it generates:
-    # a resume or merge may differ in them (`agent.settings.operational_options`); every other option must match.
+    # a resume or merge may differ in them (`runs.comparable.operational_options`); every other option must match.
     operational_options: frozenset[str] = frozenset()
     needs: tuple[Needs, ...] = ()  # checked before anything loads (`check_installed`), imported by `import_needs`
 

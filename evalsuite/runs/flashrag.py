@@ -7,7 +7,7 @@ Three layouts, as those pipelines write them:
   (`em: 0.352` lines, the averages FlashRAG's `Evaluator` wrote) and `config.yaml` (its `dataset_name` names the task).
 
 Which writer produced the records (a FlashRAG pipeline, a family eval script, or `--fields`) is
-`evalsuite.runs.layouts`' table: it says where the prediction, the raw generation and the recorded scores are.
+`evalsuite.runs.writer_layouts`' table: it says where the prediction, the raw generation and the recorded scores are.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from evalsuite.runs.conventions import (
     explain_metric,
     explain_prediction,
 )
-from evalsuite.runs.layouts import (
+from evalsuite.runs.writer_layouts import (
     MISSING,
     FAMILY_LAYOUTS,
     LAYOUTS,

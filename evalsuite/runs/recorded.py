@@ -71,8 +71,8 @@ BOOKKEEPING: list[tuple[str, str]] = [
     ),
     (r"step", "the training step the writer logged the item at (bookkeeping)"),
 ]
-# Judges' verdicts by writer: listed as a judgment we do not recompute (evalsuite.runs.layouts.JUDGMENT_KEY catches the
-# rest by name).
+# Judges' verdicts by writer: listed as a judgment we do not recompute (evalsuite.runs.writer_layouts.JUDGMENT_KEY
+# catches the rest by name).
 JUDGMENTS: list[tuple[str, str]] = [
     (r"gpt4o_output", "R1-Searcher's GPT-4o verdict (evaluation/metric_calc_gpt_as_judge.py, 'True'/'False')"),
     (r"llm_score", "an LLM judge's verdict (AutoRefine cmd/llm_judge.py)"),

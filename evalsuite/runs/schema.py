@@ -183,7 +183,7 @@ class EncoderSection(ManifestSection):
 
 class CorpusSection(ManifestSection):
     """A corpus as an index (or an import) recorded it: file name and path (shown, never trusted), passage count and
-    sha256 (what identifies it: runs/setting.py's `CorpusIdentity`)."""
+    sha256 (what identifies it: runs/run_setting.py's `CorpusIdentity`)."""
 
     name: str | None = None
     path: str | None = None

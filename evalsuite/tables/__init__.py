@@ -3,7 +3,7 @@
 from evalsuite.tables.layouts import LAYOUTS, build_run_table, differences_table, get_layout
 from evalsuite.tables.model import Cell, Column, ColumnGroup, Row, RowGroup, Table, mark_best
 from evalsuite.tables.render import RENDERERS, render
-from evalsuite.tables.reported import table_from_reported
+from evalsuite.tables.reported_table import table_from_reported
 from evalsuite.tables.sources import RunData, load_runs, resolve_baseline
 
 __all__ = [

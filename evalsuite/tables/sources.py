@@ -16,7 +16,8 @@ from evalsuite.metrics.registry import one_sample_metric, per_sample_name
 from evalsuite.runs import Manifest, MetricsFile, RunDirectory
 from evalsuite.runs.columns import ScoreColumns, read_scores, write_scores
 from evalsuite.runs.schema import PREDICTIONS_FILE
-from evalsuite.runs.setting import RunSetting
+from evalsuite.runs.comparable import Use, settings_for
+from evalsuite.runs.run_setting import RunSetting
 from evalsuite.stats import SystemScores
 from evalsuite.tables.golds import GoldBasis, registry_basis, rescore_with_registry
 from evalsuite.stats.intervals import Interval, method_name
@@ -24,8 +25,7 @@ from evalsuite.stats.intervals import Interval, method_name
 if TYPE_CHECKING:
     from evalsuite.judges.evaluate import JudgedAccuracy
 
-# The settings that make two rows comparable (docs/architecture.md); a row that differs from the baseline is marked.
-SETTING_FIELDS = ("corpus", "retriever", "topk", "max_turns", "subset")
+# A row whose settings (runs.comparable's, for tables) differ from the baseline's is marked.
 SETTINGS_MARK = "§"
 JUDGMENTS_FILE = (
     "judgments.jsonl"  # evalsuite.judges.evaluate.JUDGMENTS_FILE, named here to import it only when present
@@ -112,13 +112,7 @@ class RunData:
         setting = RunSetting.from_manifest(self.manifest)
         # The corpus by content (a known corpus's name only when its passages and hash match), the retriever by its
         # kind and known encoder: two rows are comparable when these agree, whatever their files are called.
-        values = {
-            "corpus": setting.corpus_label(),
-            "retriever": setting.retriever.label(),
-            "topk": setting.topk,
-            "max_turns": setting.max_turns,
-            "subset": setting.subset,
-        }
+        values = {field.name: field.shown_value(setting) for field in settings_for(Use.TABLE)}
         return {k: "not recorded" if v in (None, "", {}) else str(v) for k, v in values.items()}
 
 
@@ -213,18 +207,12 @@ def settings_notes(
     note names the panel that judged it)."""
     by_name = {r.name: r for r in runs}
     base = by_name[reference].settings()
-    labels = {
-        "corpus": "corpus",
-        "retriever": "retriever",
-        "topk": "top-k",
-        "max_turns": "max turns",
-        "subset": "subset",
-    }
-    notes = ["Settings of " + reference + ": " + ", ".join(f"{labels[k]} {base[k]}" for k in SETTING_FIELDS) + "."]
+    labels = {field.name: field.label_in(Use.TABLE) for field in settings_for(Use.TABLE)}
+    notes = ["Settings of " + reference + ": " + ", ".join(f"{labels[k]} {base[k]}" for k in labels) + "."]
     marks = {}
     for run in runs:
         own = run.settings()
-        differ = [k for k in SETTING_FIELDS if own[k] != base[k]]
+        differ = [k for k in labels if own[k] != base[k]]
         if differ and run.name != reference:
             marks[run.name] = SETTINGS_MARK
             notes.append(

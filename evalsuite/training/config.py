@@ -52,11 +52,11 @@ class TrainConfig:
     # parameters kept out of training by name part (`[embed_tokens, lm_head]`): no gradients, no optimizer state
     freeze: list[str] = field(default_factory=list)
     algorithm: str = "grpo"
-    # setting -> {value, and its source: seed + quote | inherited: search-r1 | assumed: WHY} (training.provenance);
-    # a file name instead takes that config's block (a smoke config names its gpu.yaml)
+    # setting -> {value, and its source: seed + quote | inherited: search-r1 | assumed: WHY}
+    # (training.paper_deviations); a file name instead takes that config's block (a smoke config names its gpu.yaml)
     paper: dict[str, Any] = field(default_factory=dict)
     deviations: list[str] = field(default_factory=list)
-    # the launch's process count (num_processes), for the paper-unit arithmetic of training.provenance
+    # the launch's process count (num_processes), for the paper-unit arithmetic of training.paper_deviations
     accelerate: dict[str, Any] = field(default_factory=dict)
     # Where TRL sends its logs besides training_log.jsonl: "none", "tensorboard", "wandb" or a list of them.
     report_to: str | list[str] = "none"
@@ -120,7 +120,7 @@ def load_config(path: str | Path, method: str | None = None, registry: RecipeReg
             raw[name] = _section(raw, name, spec.default_factory, path)
     config = config_class(**raw)
     check_config(config, path, recipe)
-    from evalsuite.training.provenance import setting_table
+    from evalsuite.training.paper_deviations import setting_table
 
     setting_table(config, path)  # refuses a malformed paper block now, not when the manifest is written
     # files a config names are relative to the config (so a recipe runs from any directory)

@@ -24,7 +24,7 @@ from evalsuite.training.log import (
     read_log,
 )
 from evalsuite.training.model import resolve_model
-from evalsuite.training.provenance import deviations, manifest_paper
+from evalsuite.training.paper_deviations import deviations, manifest_paper
 from evalsuite.training.recipe import Recipe, get_recipe
 from evalsuite.training.rollout import ROLLOUT_METRICS, SearchRollout, load_retriever
 from evalsuite.training.stages import TRL_STAGES

@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalsuite.agent.runner import RunSpec, execute
-from evalsuite.agent.settings import settings_differences
+from evalsuite.agent.resume_check import settings_differences
 from evalsuite.cli import app
 from evalsuite.errors import EvalsuiteError
 from evalsuite.runs import RunDirectory

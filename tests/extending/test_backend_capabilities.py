@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evalsuite.agent.settings import generation_options, operational_options
+from evalsuite.runs.comparable import generation_options, operational_options
 from evalsuite.models.registry import backend_class, top_p_backends
 from evalsuite.runs import RunDirectory
 

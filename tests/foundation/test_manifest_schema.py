@@ -12,7 +12,7 @@ from evalsuite.errors import DataError
 from evalsuite.provenance import provenance_fields
 from evalsuite.runs import Manifest, RunDirectory
 from evalsuite.runs.schema import MANIFEST_VERSION, BackendSection, EncoderSection, RetrieverSection
-from evalsuite.runs.setting import RunSetting
+from evalsuite.runs.run_setting import RunSetting
 
 REPO = Path(__file__).resolve().parents[2]
 

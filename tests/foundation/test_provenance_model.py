@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import evalsuite
-from evalsuite.agent.settings import settings_differences
+from evalsuite.agent.resume_check import settings_differences
 from evalsuite.leaderboard.submission import SubmissionFile
 from evalsuite.models.identity import model_identity
 from evalsuite.provenance import Provenance, git_commit

@@ -30,7 +30,7 @@ from evalsuite.errors import EvalsuiteError
 from evalsuite.leaderboard import verify_submission
 from evalsuite.leaderboard.standings import verified_table
 from evalsuite.leaderboard.submission import SubmissionFile, write_checksums
-from evalsuite.leaderboard.verify import CONSISTENT, DECLARED, RECOMPUTED
+from evalsuite.leaderboard.verification.report import CONSISTENT, DECLARED, RECOMPUTED
 from evalsuite.tasks.subset import Subset, apply_subset, parse_subset
 
 from test_leaderboard_integrity import RUN, edit_json

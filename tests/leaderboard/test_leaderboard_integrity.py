@@ -19,7 +19,7 @@ import pytest
 
 from evalsuite.errors import EvalsuiteError
 from evalsuite.leaderboard import Limits, verify_submission
-from evalsuite.leaderboard.verify import CONSISTENT_SETTING
+from evalsuite.leaderboard.verification.declared_setting import CONSISTENT_SETTING
 from evalsuite.leaderboard.submission import write_checksums
 from evalsuite.runs import ExampleRecord, summarize
 from evalsuite.scoring import score_record

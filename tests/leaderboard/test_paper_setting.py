@@ -15,7 +15,7 @@ from evalsuite.leaderboard import (
 )
 from evalsuite.leaderboard.site import build_site
 from evalsuite.leaderboard.submission import RunRef, Setting
-from evalsuite.leaderboard.verify import paper_setting_check
+from evalsuite.leaderboard.verification.declared_setting import paper_setting_check
 from evalsuite.runs import Manifest, RunDirectory
 from tests.conftest import requires_extra
 

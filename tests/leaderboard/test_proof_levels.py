@@ -10,7 +10,7 @@ import pytest
 
 from evalsuite.leaderboard import verify_submission
 from evalsuite.leaderboard.submission import write_checksums
-from evalsuite.leaderboard.verify import CONSISTENT, DECLARED, FIELD_LEVELS, RECOMPUTED
+from evalsuite.leaderboard.verification.report import CONSISTENT, DECLARED, FIELD_LEVELS, RECOMPUTED
 
 from leaderboard_support import REPO
 from test_leaderboard_integrity import RUN, edit_json

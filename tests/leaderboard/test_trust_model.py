@@ -10,7 +10,7 @@ import gzip
 from pathlib import Path
 
 from evalsuite.leaderboard import verify_submission
-from evalsuite.leaderboard.verify import CONSISTENT_SETTING
+from evalsuite.leaderboard.verification.declared_setting import CONSISTENT_SETTING
 from evalsuite.leaderboard.submission import write_checksums
 from evalsuite.metrics import extract_answer
 from evalsuite.runs import ExampleRecord, summarize
@@ -129,7 +129,7 @@ def test_the_paper_setting_label_needs_the_corpus_by_content():
 
 
 def test_corpus_labels_name_a_known_corpus_only_by_content():
-    from evalsuite.runs.setting import CorpusIdentity
+    from evalsuite.runs.run_setting import CorpusIdentity
 
     sample = "609bfd8ea834cfe05ce1ffddead0859f8571bcba29713da4a99be7ce0b03724f"
     assert CorpusIdentity(name="anything.jsonl", num_documents=10_813, sha256=sample).label() == "wiki-18 sample"
@@ -142,8 +142,8 @@ def test_corpus_labels_name_a_known_corpus_only_by_content():
 def test_a_known_corpus_declared_as_submit_writes_it_matches_that_corpus_by_content():
     """`evalsuite submit` declares a known corpus by its label ("AD-QA corpus"); verification must take that for the
     corpus, and still only when the run's index counted and hashed that corpus."""
-    from evalsuite.leaderboard.verify import _setting_matches
-    from evalsuite.runs.setting import KNOWN_CORPORA, CorpusIdentity, corpus_name_key
+    from evalsuite.leaderboard.verification.declared_setting import _setting_matches
+    from evalsuite.runs.run_setting import KNOWN_CORPORA, CorpusIdentity, corpus_name_key
 
     for known in KNOWN_CORPORA:
         assert corpus_name_key(known.label) == corpus_name_key(known.key) == known.key
@@ -158,7 +158,7 @@ def entry(identifier: str, tasks: dict[str, tuple[str, list[float]]]):
     """A verified entry with hand-set per-example EM: task → (split, scores)."""
     from evalsuite.leaderboard.standings import Entry
     from evalsuite.leaderboard.submission import SubmissionFile
-    from evalsuite.leaderboard.verify import VerificationReport, VerifiedTask
+    from evalsuite.leaderboard.verification.report import VerificationReport, VerifiedTask
     from leaderboard_support import info
 
     report = VerificationReport(submission=identifier)
@@ -259,7 +259,7 @@ def test_gold_is_loaded_once_per_task_and_split(submission, benchmarks_dir, monk
     """Verification cost is linear in the records: many runs declaring one split load its gold file once."""
     import shutil
 
-    import evalsuite.leaderboard.verify as verify
+    import evalsuite.leaderboard.verification.splits as verify
 
     run = submission / RUN
     for i in range(5):
@@ -328,7 +328,7 @@ def test_a_corpus_matched_by_its_count_alone_says_so_next_to_the_badge(submissio
     assert "corpus (wiki-18 by passage count only)" in report.proof()["consistent"]
     assert "consistent (the submission's files agree; claims, not evidence): method, corpus (wiki-18 by passage count only)" in report.proof_line()
     (manifest,) = report.manifests.values()
-    from evalsuite.runs.setting import RunSetting
+    from evalsuite.runs.run_setting import RunSetting
 
     assert RunSetting.from_manifest(manifest).corpus_label() == "wiki-18 (by passage count only: 21,015,324; sha256 not pinned)"
     # The table's key is the declared setting (issue 37: it reads no manifest); the basis is in the proof above.

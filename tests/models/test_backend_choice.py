@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from evalsuite.agent.settings import settings_differences
+from evalsuite.agent.resume_check import settings_differences
 from evalsuite.models.registry import backend_choice
 from evalsuite.runs import Manifest
 from tests.conftest import requires_extra

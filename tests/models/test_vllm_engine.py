@@ -211,7 +211,7 @@ def test_vllm_ray_actors_with_the_served_index_equal_the_single_process_run(vllm
     pytest.importorskip("ray", reason="needs Ray: pip install 'evalsuite[ray]'")
     from ray_cluster import start_cluster
 
-    from evalsuite.agent.settings import settings_differences
+    from evalsuite.agent.resume_check import settings_differences
     from evalsuite.runs import RunDirectory
 
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # as tests/agent/test_ray_distributed.py's cluster

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalsuite.runs.layouts import LAYOUTS, r1_searcher_passages, zerosearch_prediction, zerosearch_response
+from evalsuite.runs.writer_layouts import LAYOUTS, r1_searcher_passages, zerosearch_prediction, zerosearch_response
 from evalsuite.runs.recorded import check_recorded_metrics
 from tests.parsing.flashrag_folders import write_run_folder
 from tests.parsing.test_flashrag_pipelines import QUESTIONS, _score, flashrag_em, flashrag_scores, r1_searcher_rows

@@ -36,7 +36,7 @@ from evalsuite.runs.flashrag import (
     records_from_source,
     resolve_layout,
 )
-from evalsuite.runs.layouts import detect_layout, parse_fields
+from evalsuite.runs.writer_layouts import detect_layout, parse_fields
 from evalsuite.runs.recorded import check_recorded_metrics
 from evalsuite.scoring import score_record
 from tests.parsing.flashrag_folders import write_run_folder

@@ -36,7 +36,7 @@ from evalsuite.runs.flashrag import (
     resolve_layout,
     retrieval_recorded,
 )
-from evalsuite.runs.layouts import flashrag_reasoning_answer
+from evalsuite.runs.writer_layouts import flashrag_reasoning_answer
 from evalsuite.runs.recorded import check_recorded_metrics, tally_checks
 from evalsuite.scoring import score_imported
 from tests.parsing.flashrag_folders import write_run_folder

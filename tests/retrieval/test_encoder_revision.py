@@ -7,7 +7,7 @@ from pathlib import Path
 
 from evalsuite.retrieval.encoders import encoder_revision, hub_revision, model_fingerprint
 from evalsuite.runs.schema import Manifest
-from evalsuite.runs.setting import RunSetting
+from evalsuite.runs.run_setting import RunSetting
 from tests.conftest import requires_extra
 
 COMMIT = "f52bf8ec8c7124536f0efb74aca902b2995e5bcd"

@@ -14,7 +14,7 @@ from rich.table import Table as RichTable
 from evalsuite.console import FittedTable, narrowed
 from evalsuite.reported import list_reported, load_reported
 from evalsuite.tables.render import rich_table
-from evalsuite.tables.reported import table_from_reported
+from evalsuite.tables.reported_table import table_from_reported
 
 WIDTHS = [80, 100, 120, 200]
 BOX = re.compile(r"[\u2500-\u257f]")  # box-drawing characters: borders, not words

@@ -22,7 +22,7 @@ from evalsuite.cli import app
 from evalsuite.errors import DataError
 from evalsuite.registry import packaged_papers, packaged_parts
 from evalsuite.training.config import load_config
-from evalsuite.training.provenance import deviations, manifest_paper, setting_table
+from evalsuite.training.paper_deviations import deviations, manifest_paper, setting_table
 from evalsuite.resources import method_configs_dir
 
 REPO = Path(__file__).resolve().parents[2]

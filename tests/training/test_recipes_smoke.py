@@ -39,7 +39,7 @@ def test_gpu_configs_batch_the_papers_prompts_as_trl_requires(method):
     import yaml
 
     from evalsuite.training.config import load_config
-    from evalsuite.training.provenance import deviations
+    from evalsuite.training.paper_deviations import deviations
 
     config = load_config(method_configs_dir(method) / "gpu.yaml", method)
     processes = yaml.safe_load((training_configs_dir() / "accelerate_zero3.yaml").read_text())["num_processes"]

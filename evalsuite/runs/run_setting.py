@@ -2,8 +2,9 @@
 
 The manifest stores model, backend, retriever, corpus and decoding as typed sections (runs/schema.py; version-1
 manifests, whose sections were free dicts, are migrated when read); `RunSetting.from_manifest` is the one place
-that turns them into a setting. Resume checks (agent/settings.py), tables (tables/sources.py), the
-paper-setting comparison (agent/papers.py) and leaderboard verification all take the setting from here.
+that turns them into a setting. Which of its fields make runs comparable, and how each check reads them, is declared
+in runs/comparable.py; resume and merge checks, tables, the paper-setting comparison (agent/papers.py) and leaderboard
+verification all take the setting from here.
 
 Identity is by content, never by name: a corpus is its passage count and sha256, named only when both match a
 known corpus (`KNOWN_CORPORA`); an index is its manifest hash; an encoder is its weights' identity (the hub repo
@@ -264,18 +265,3 @@ class RunSetting(BaseModel):
 
     def corpus_label(self) -> str | None:
         return self.corpus.label() if self.corpus is not None else None
-
-    def recorded(self) -> dict[str, Any]:
-        """What the run records of each setting a submission declares: method, corpus (identified by content),
-        retriever (its names and known encoder), top-k and turns. An evalsuite run records them all (None or no
-        retriever: not used); an import leaves out what the imported file does not say."""
-        values: dict[str, Any] = {
-            "method": self.method,
-            "corpus": self.corpus,
-            "retriever": self.retriever.keys(),
-            "topk": self.topk,
-            "max_turns": self.max_turns,
-        }
-        if self.kind == "import":
-            values = {k: v for k, v in values.items() if v not in (None, set())}
-        return values
