@@ -150,6 +150,8 @@ def _checked(ctx: typer.Context, param: Parameter, value: Any, where: str) -> An
                 f"{where}: {exc.format_message()}",
                 hint=f"fix the value in the config file, or give {param.opts[0]} on the command line",
             ) from None
+        except EvalsuiteError as exc:  # a run setting's own validation (`RunConfig.setting`): its line, placed
+            raise EvalsuiteError(f"{where}: {exc.message}", hint=exc.hint) from None
     return value
 
 

@@ -3,15 +3,14 @@ takes its defaults from it, and the library refuses what the command line refuse
 
 from __future__ import annotations
 
-from dataclasses import replace
-from pathlib import Path
 
 import pytest
 import typer
+from pydantic import ValidationError
 
 from evalsuite.agent.config import RunConfig, option
 from evalsuite.agent.engine import RolloutConfig
-from evalsuite.agent.runner import RunSpec, execute
+from evalsuite.agent.runner import RunSpec
 from evalsuite.cli import app
 from evalsuite.errors import EvalsuiteError
 from evalsuite.runs.schema import Manifest
@@ -53,17 +52,17 @@ def test_every_run_option_defaults_to_the_run_configs_default():
 ])
 def test_the_library_refuses_what_the_cli_refuses(settings, message, tmp_path):
     with pytest.raises(EvalsuiteError) as err:
-        RunConfig.make(**settings)
+        RunConfig(**settings)
     assert err.value.message == message
-    rollout = {k: settings.pop(k) for k in list(settings) if k in ("topk", "max_context_tokens", "top_p", "temperature")}
-    with pytest.raises(EvalsuiteError) as err:
-        RunSpec(model="m", backend="replay", tasks="nq", out=tmp_path, rollout=RolloutConfig(**rollout), **settings)
-    assert err.value.message == message
-    # and a RunSpec changed after it was made is refused by execute before anything is loaded
+    # a RunSpec holds a RunConfig, so it cannot hold these settings: changing its settings validates them again
     spec = RunSpec(model="m", backend="replay", tasks="nq", out=tmp_path / "run")
-    object.__setattr__(spec, "batch_size", 0)
-    with pytest.raises(EvalsuiteError, match="--batch-size 0 is out of range"):
-        execute(spec)
+    with pytest.raises(EvalsuiteError) as err:
+        spec.config.replace(**settings)
+    assert err.value.message == message
+    with pytest.raises(ValidationError, match="frozen"):
+        spec.config.batch_size = 0  # and not in place: the config is frozen
+    with pytest.raises(EvalsuiteError, match="RunSpec\\(config=...\\) takes a RunConfig, not a dict"):
+        RunSpec(model="m", backend="replay", tasks="nq", out=tmp_path / "run", config=settings)
     assert not (tmp_path / "run").exists()
 
 
@@ -89,4 +88,6 @@ def test_from_yaml_and_from_manifest(tmp_path):
     config = RunConfig.from_manifest(manifest)
     assert (config.topk, config.max_turns, config.temperature, config.seed, config.max_tokens) == (2, 3, 0.7, 5, 64)
     assert (config.schedule, config.subset, config.batch_size, config.samples) == ("sync", "first:3", 8, 2)
-    assert replace(RunSpec(model="m", backend="replay", tasks="nq", out=Path("x"), **config.spec_fields())).run_config() == config
+    # a new run's manifest records the whole config, which reads back as it was
+    recorded = manifest.model_copy(update={"run_config": config.replace(top_p=0.9).model_dump(mode="json")})
+    assert RunConfig.from_manifest(recorded) == config.replace(top_p=0.9)
