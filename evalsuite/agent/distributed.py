@@ -102,6 +102,8 @@ class EvaluationWorker:
 
     def __init__(self, spec: RunSpec, retriever: str | None, schedule: str | None = None):
         self.load_error: str | None = None
+        # the settings as this actor's evalsuite reads them (the driver checks they are its own: `start_actors`)
+        self.settings = spec.config.model_dump(mode="json")
         try:
             self.method = get_method(spec.method)
             self.backend = load_backend(spec.backend, spec.model, **spec.backend_options)
@@ -121,6 +123,7 @@ class EvaluationWorker:
         if self.load_error is not None:
             return {"error": self.load_error, **where}
         return {
+            "settings": self.settings,
             "backend": self.backend.info(),
             "style": self.style,
             "retriever": retriever_info(self.retriever, self.retriever_spec),
@@ -236,16 +239,11 @@ def start_actors(
     for actor, described in zip(actors, _gather(ray, [actor.describe.remote() for actor in actors])):
         if isinstance(described, Exception):
             continue  # died while loading (its node went away): the others carry the run
-        if "error" in described:
+        refused = actor_refusal(described, spec.config.model_dump(mode="json"))
+        if refused is not None:
             for other in actors:
                 ray.kill(other)
-            raise EvalsuiteError(
-                f"a Ray actor could not load the model: {described['error']}",
-                hint=(
-                    "check --model, --backend and --backend-option: the "
-                    "model must be readable on every node of the cluster"
-                ),
-            )
+            raise refused
         alive.append(actor)
         descriptions.append(described)
     if not alive:
@@ -253,6 +251,29 @@ def start_actors(
             "every Ray actor died while loading the model", hint="check the cluster's nodes (`ray status`) and rerun"
         )
     return alive, descriptions
+
+
+def actor_refusal(described: dict[str, Any], settings: dict[str, Any]) -> EvalsuiteError | None:
+    """Why an actor cannot play the run: it could not load the model, or its evalsuite reads the run's settings
+    otherwise than the driver's (a node with another version would drop or change one: every path honours every
+    setting, or the run stops before anything is written). None: it can."""
+    if "error" in described:
+        return EvalsuiteError(
+            f"a Ray actor could not load the model: {described['error']}",
+            hint=(
+                "check --model, --backend and --backend-option: the model must be readable on every node of the cluster"
+            ),
+        )
+    theirs = described["settings"]
+    unknown = object()  # a setting one side lacks differs even where the other's value is null
+    differing = sorted(k for k in settings.keys() | theirs.keys() if settings.get(k, unknown) != theirs.get(k, unknown))
+    if differing:
+        return EvalsuiteError(
+            f"a Ray actor reads the run's settings otherwise than this driver ({', '.join(differing)}): "
+            "its node runs another evalsuite",
+            hint="install the same evalsuite on every node of the cluster",
+        )
+    return None
 
 
 def actor_count(resources: dict[str, float], options: RayOptions) -> int:

@@ -127,6 +127,20 @@ def test_an_actor_plays_its_batch_on_the_run_schedule_with_the_single_process_re
     assert outcome(outcome_of_batch.records) == outcome(single.records)
 
 
+def test_an_actor_that_reads_the_settings_otherwise_stops_the_run_naming_them():
+    """A node with another evalsuite would drop a setting it does not know (or read one otherwise): refused."""
+    from evalsuite.agent.distributed import actor_refusal
+
+    ours = RunConfig(samples=2, temperature=0.7).model_dump(mode="json")
+    assert actor_refusal({"settings": ours, "backend": {}, "style": "base", "retriever": {}}, ours) is None
+    older = {k: v for k, v in ours.items() if k != "seeds"}  # its RunConfig has no --seeds
+    refused = actor_refusal({"settings": {**older, "temperature": 0.5}, "backend": {}}, ours)
+    assert refused.message == ("a Ray actor reads the run's settings otherwise than this driver (seeds, temperature): "
+                               "its node runs another evalsuite")
+    assert refused.hint == "install the same evalsuite on every node of the cluster"
+    assert actor_refusal({"error": "no such file"}, ours).message == "a Ray actor could not load the model: no such file"
+
+
 def test_actor_count_fits_the_cluster_or_says_what_to_change():
     from evalsuite.agent.distributed import RayOptions, actor_count
 

@@ -91,3 +91,62 @@ def test_from_yaml_and_from_manifest(tmp_path):
     # a new run's manifest records the whole config, which reads back as it was
     recorded = manifest.model_copy(update={"run_config": config.replace(top_p=0.9).model_dump(mode="json")})
     assert RunConfig.from_manifest(recorded) == config.replace(top_p=0.9)
+    # an older run recorded no run_config and its number of samples in decoding (and seeds): read from there
+    older = manifest.model_copy(update={"run_config": None, "decoding": manifest.decoding.model_copy(update={"samples": 2}),
+                                        "seeds": {"seed": 5, "samples": 2}})
+    assert RunConfig.from_manifest(older).samples == 2
+
+
+# ---- a wrong setting is the same one line wherever it comes from (issue #41) ----
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("topk", "many", "--topk 'many': expected an integer"),
+    ("temperature", "hot", "--temperature 'hot': expected a number"),
+    ("top_p", "most", "--top-p 'most': expected a number or null"),
+    ("seeds", "1,x", "--seeds '1,x' is not a comma-separated list of integers"),
+    ("schedule", "later", "unknown schedule 'later'"),
+])
+def test_an_ill_typed_setting_is_one_line_from_python_the_cli_a_file_and_a_manifest(tmp_path, key, value, message):
+    from typer.testing import CliRunner
+
+    def refused(call) -> EvalsuiteError:
+        with pytest.raises(EvalsuiteError) as err:
+            call()
+        return err.value
+
+    assert refused(lambda: RunConfig(**{key: value})).message == message  # Python
+    assert refused(lambda: RunConfig.setting(key, value)).message == message  # one option's conversion
+    flag = option(key)
+    result = CliRunner().invoke(app, ["run", "--tasks", "nq", flag, value, "-o", str(tmp_path / "cli")])
+    assert isinstance(result.exception, EvalsuiteError) and result.exception.message == message  # the command line
+    path = tmp_path / "run.yaml"
+    path.write_text(f"tasks: nq\n{key}: {value}\n", encoding="utf-8")
+    assert refused(lambda: RunConfig.from_yaml(path)).message == message  # a settings file
+    result = CliRunner().invoke(app, ["run", "--config", str(path), "-o", str(tmp_path / "file")])
+    assert result.exception.message == f"{path}:2: {message}"  # `run --config FILE`: the line named first
+    manifest = Manifest(evalsuite_version="0", created_at="2026-01-01T00:00:00Z", kind="run", tasks=["nq"],
+                        run_config={"tasks": "nq", key: value})
+    assert refused(lambda: RunConfig.from_manifest(manifest)).message == message  # a manifest
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "manifest.json").write_text(manifest.model_dump_json(indent=1), encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", "--config", str(tmp_path / "old"), "-o", str(tmp_path / "again")])
+    assert result.exception.message.startswith(f"{tmp_path / 'old' / 'manifest.json'}:")
+    assert result.exception.message.endswith(f": {message}")  # `run --config RUN`
+    assert not any((tmp_path / name).exists() for name in ("cli", "file", "again"))
+
+
+def test_an_unknown_setting_is_one_line_naming_it_and_the_closest(tmp_path):
+    from typer.testing import CliRunner
+
+    with pytest.raises(EvalsuiteError) as err:
+        RunConfig(max_turn=3)
+    assert err.value.message == "unknown run setting 'max_turn'" and err.value.hint.startswith("did you mean max_turns?")
+    path = tmp_path / "run.yaml"
+    path.write_text("max_turn: 3\n", encoding="utf-8")
+    with pytest.raises(EvalsuiteError) as err:
+        RunConfig.from_yaml(path)
+    assert err.value.message == "unknown run setting 'max_turn'" and err.value.hint.startswith("did you mean max_turns?")
+    # `run --config`: the command's own keys are more than the settings (model, tasks, ...): its line, the same hint
+    result = CliRunner().invoke(app, ["run", "--config", str(path)])
+    assert result.exception.message == f"{path}:1: unknown option 'max_turn' in the config file"
+    assert result.exception.hint.startswith("did you mean max_turns?")
