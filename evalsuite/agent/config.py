@@ -193,11 +193,6 @@ class RunConfig(BaseModel):
             raise setting_error(cls, exc, {name: value}) from None
 
     @classmethod
-    def default(cls, name: str) -> Any:
-        """The default of one setting (what `evalsuite run` shows and uses)."""
-        return cls.model_fields[name].default
-
-    @classmethod
     def from_yaml(cls, path: str | Path) -> RunConfig:
         """The settings of a YAML file whose keys are setting names (dashes or underscores); other keys are refused."""
         import yaml

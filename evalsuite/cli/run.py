@@ -18,7 +18,7 @@ from evalsuite.cli._interrupt import stop_at_once
 from evalsuite.cli._options import subset_with_limit
 from evalsuite.cli._progress import run_progress
 from evalsuite.console import echo_json, err_console, escape, out_console, print_table
-from evalsuite.agent.config import RunConfig
+from evalsuite.agent.config import RunConfig, option
 from evalsuite.errors import EvalsuiteError
 
 # Exit codes of `evalsuite run` (README.md): 0 every example ran; 2 a usage or data error, or the run stopped early
@@ -184,10 +184,8 @@ def setting_option(name: str) -> inspect.Parameter:
     help_text = field.description or ""
     if shown is None and field.default is not None:
         help_text = f"{help_text.rstrip('.')} (default {field.default})."
-    option = typer.Option(
-        shown, f"--{name.replace('_', '-')}", help=help_text, parser=lambda value: RunConfig.setting(name, value)
-    )
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=cli_type(field))
+    parsed = typer.Option(shown, option(name), help=help_text, parser=lambda value: RunConfig.setting(name, value))
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=parsed, annotation=cli_type(field))
 
 
 def cli_type(field: FieldInfo) -> Any:
