@@ -3,8 +3,9 @@
 The library owns them, not the command line (TRL's config classes are the model): `RunSpec` (the library's
 description of a run) holds one, the engine's `RolloutConfig` is derived from it (`rollout()`), the manifest records
 it whole (`run_config`), and `evalsuite run` makes one option per field, its help the field's description
-(`cli.run.setting_options`). So a new setting is one field here: it is an option, a config-file key, recorded, read
-back from a manifest and handed to the engine with no other edit (tests/extending/test_run_setting.py).
+(`cli.run.with_setting_options`). So a new setting is one field here: with no other edit it is an option, a
+config-file key, recorded, read back from a manifest and carried on every path, Ray's actors included
+(tests/extending/test_run_setting.py); only the code that acts on it reads `spec.config.<name>`.
 
 A wrong value is one line naming the setting as its command-line option (`--batch-size`, the spelling a config file
 and the manifest use too) and what it takes, from the same validation whether it came from the command line, a
