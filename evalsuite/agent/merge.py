@@ -205,7 +205,7 @@ def merge_seed_runs(
     records.sort(key=lambda r: (order[(r.task, r.id)], r.sample))
     merged = manifests[0].model_copy(deep=True)
     merged.decoding = merged.decoding.model_copy(update={"samples": len(seeds), "seed": None})  # seeds: per sample
-    merged.seeds = {f"sample_{j}": seed for j, seed in enumerate(seeds) if seed is not None}  # (samples: decoding's)
+    merged.seeds = {"samples": len(seeds), **{f"sample_{j}": seed for j, seed in enumerate(seeds) if seed is not None}}
     merged.run_config = None  # no one command repeats runs made separately
     if declared_runs:  # an extra field of the manifest, as `shard` is
         setattr(merged, "declared_seeds", declared_runs)
