@@ -77,8 +77,9 @@ class RayOptions:
                     f"{option} {value:g} is out of range", hint=f"give {option} a value of at least {least}"
                 )
 
-    def check_installed(self) -> None:
-        require("ray", "ray", "evaluation on a Ray cluster (--ray)")
+    def check_installed(self) -> Any:
+        """The `ray` module, or the one-line error naming the extra that installs it."""
+        return require("ray", "ray", "evaluation on a Ray cluster (--ray)")
 
     def workers(
         self, spec: RunSpec, schedule: str, trajectories: int, stage: Callable[[str], None]
@@ -163,7 +164,7 @@ def ray_workers(
     spec: RunSpec, schedule: str, options: RayOptions, trajectories: int, stage: Callable[[str], None]
 ) -> Iterator[RayWorkers]:
     """Join the cluster, serve the retriever, start the actors (each loading the model); Ray is shut down after."""
-    ray = require("ray", "ray", "evaluation on a Ray cluster (--ray)")
+    ray = options.check_installed()
     stage("starting Ray's actors and their models")
     connect(ray, options)
     try:

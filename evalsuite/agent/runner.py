@@ -383,7 +383,7 @@ class RayLauncher(Protocol):
     """What `execute(ray=...)` needs of its Ray options (`agent.distributed.RayOptions`, which this module does not
     import: the Ray path imports this one)."""
 
-    def check_installed(self) -> None: ...
+    def check_installed(self) -> Any: ...
 
     def workers(
         self, spec: RunSpec, schedule: str, trajectories: int, stage: Callable[[str], None]
