@@ -125,7 +125,7 @@ def test_an_ill_typed_setting_is_one_line_from_python_the_cli_a_file_and_a_manif
     result = CliRunner().invoke(app, ["run", "--config", str(path), "-o", str(tmp_path / "file")])
     assert result.exception.message == f"{path}:2: {message}"  # `run --config FILE`: the line named first
     manifest = Manifest(evalsuite_version="0", created_at="2026-01-01T00:00:00Z", kind="run", tasks=["nq"],
-                        run_config={"tasks": "nq", key: value})
+                        run_config={"model": "m", "tasks": "nq", key: value})
     assert refused(lambda: RunConfig.from_manifest(manifest)).message == message  # a manifest
     (tmp_path / "old").mkdir()
     (tmp_path / "old" / "manifest.json").write_text(manifest.model_dump_json(indent=1), encoding="utf-8")
@@ -150,3 +150,19 @@ def test_an_unknown_setting_is_one_line_naming_it_and_the_closest(tmp_path):
     result = CliRunner().invoke(app, ["run", "--config", str(path)])
     assert result.exception.message == f"{path}:1: unknown option 'max_turn' in the config file"
     assert result.exception.hint.startswith("did you mean max_turns?")
+
+
+def test_a_run_made_from_python_records_its_settings_but_does_not_repeat_as_a_command(tmp_path):
+    """Its manifest's run_config holds every setting (read back by RunConfig.from_manifest) but no command: `run
+    --config RUN` would run the embedded demo with them, so it is refused as before, in one line."""
+    from typer.testing import CliRunner
+
+    settings = RunConfig(topk=5, samples=2, temperature=0.5)
+    manifest = Manifest(evalsuite_version="0", created_at="2026-01-01T00:00:00Z", kind="run", tasks=["nq"],
+                        run_config=settings.model_dump(mode="json"))
+    assert RunConfig.from_manifest(manifest) == settings
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "manifest.json").write_text(manifest.model_dump_json(), encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", "--config", str(tmp_path / "run"), "-o", str(tmp_path / "again")])
+    assert result.exception.message.startswith(f"{tmp_path / 'run' / 'manifest.json'}: this run manifest records no run config")
+    assert not (tmp_path / "again").exists()
