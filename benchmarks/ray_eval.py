@@ -16,7 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from evalsuite.agent.distributed import RayOptions, execute_on_ray
+from evalsuite.agent.config import RunConfig
+from evalsuite.agent.distributed import RayOptions
 from evalsuite.agent.runner import RunSpec, execute
 
 DATA = Path(os.environ.get("EVALSUITE_SHARED_DATA") or Path(__file__).resolve().parents[1].parent / "shared" / "data")
@@ -25,7 +26,7 @@ RECORDING = DATA / "trajectories" / "nq_2026_04_28_16_43_search_r1_base_seed1.js
 
 def spec(out: Path, n: int, batch_size: int, delay: float) -> RunSpec:
     return RunSpec(model=str(RECORDING), backend="replay", tasks="nq", out=out, split="test_sub1000", data_dir=str(DATA / "benchmarks"),
-                   subset=f"first:{n}", retriever="replay", batch_size=batch_size, backend_options={"delay_s": delay})
+                   retriever="replay", config=RunConfig(subset=f"first:{n}", batch_size=batch_size), backend_options={"delay_s": delay})
 
 
 def main() -> None:
@@ -43,8 +44,8 @@ def main() -> None:
 
         marks: dict[str, float] = {}
         started = time.perf_counter()
-        distributed = execute_on_ray(spec(Path(tmp) / "ray", args.n, args.batch_size, args.delay), RayOptions(address="local", actors=args.actors, num_cpus=args.cpus_per_actor),
-                                     on_start=lambda total, done: marks.setdefault("actors_ready", time.perf_counter()))
+        distributed = execute(spec(Path(tmp) / "ray", args.n, args.batch_size, args.delay), ray=RayOptions(address="local", actors=args.actors, num_cpus=args.cpus_per_actor),
+                              on_start=lambda total, done: marks.setdefault("actors_ready", time.perf_counter()))
         ray_s = time.perf_counter() - started
         playing_s = time.perf_counter() - marks["actors_ready"]  # a little high: Ray's shutdown is counted too
     same = [(r.id, r.prediction, r.trajectory) for r in single.records] == [(r.id, r.prediction, r.trajectory) for r in distributed.records]

@@ -440,28 +440,30 @@ def _train(repro: Reproduction, stage: Stage) -> dict[str, Any]:
 
 
 def _run_spec(repro: Reproduction, model: str, stage: Stage, notes: str, link: dict[str, Any] | None = None):
+    from evalsuite.agent.config import RunConfig
     from evalsuite.agent.runner import RunSpec
 
     s = repro.settings
-    config = {
-        "reproduce": {"method": repro.method, "config": str(repro.config_path), "stage": stage.name, **(link or {})}
-    }
+    link_fields = {"method": repro.method, "config": str(repro.config_path), "stage": stage.name, **(link or {})}
+    config = RunConfig(
+        prompt_style=repro.train_config.prompt_style,
+        subset=s.subset,
+        batch_size=s.batch_size,
+        **asdict(eval_rollout(repro)),  # the rollout's limits and decoding are RunConfig fields of the same names
+    )
     return RunSpec(
         model=model,
         backend=s.backend,
         tasks=s.benchmarks,
         out=stage.path,
         method=repro.evaluator_method,
-        prompt_style=repro.train_config.prompt_style,
+        config=config,
         split=s.split,
         data_dir=s.data_dir,
-        subset=s.subset,
         retriever=s.retriever or repro.train_config.retriever,
-        rollout=eval_rollout(repro),
-        batch_size=s.batch_size,
         resume=(stage.path / "manifest.json").is_file(),
         notes=notes,
-        config=config,
+        recorded_options={"reproduce": link_fields},
     )
 
 

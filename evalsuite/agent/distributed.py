@@ -1,10 +1,13 @@
-"""`evalsuite run --ray ADDRESS`: one run's examples spread over Ray actors, each holding one backend replica.
+"""`evalsuite run --ray ADDRESS` (`runner.execute(spec, ray=RayOptions(...))`): one run's trajectories spread over
+Ray actors, each holding one backend replica. This module supplies only the actors (`RayWorkers`): the examples,
+each question's samples and their seeds, the manifest, `--resume` and the run directory are `runner.execute`'s, the
+same code a single-process run goes through.
 
 The driver (the process running `evalsuite run`) reads the tasks, hands out batches and alone writes the run
 directory. Each actor loads the model once (with `num_gpus` GPUs of its own; vLLM's tensor parallelism runs inside
-the actor) and plays its batches with the same `RolloutEngine` a single-process run uses, on the run's schedule (on
-the asynchronous one, a batch's trajectories advance each on its own), so greedy predictions are the same example
-for example. Retrieval is one shared service: a URL goes to every actor as it is; an index
+the actor) and plays its batches (a question's samples together, each with its own seed) with the same
+`runner.roll_out` a single-process run uses, on the run's schedule, so the records are the same trajectory for
+trajectory. Retrieval is one shared service: a URL goes to every actor as it is; an index
 directory (or `adqa`) is loaded once by the driver and served over HTTP by the `evalsuite serve-retriever`
 application on the driver's node; `replay` stays the recording's own passages inside each actor.
 
@@ -17,7 +20,6 @@ writes them, so `merge`, `score` and every other reader see the same file.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import os
@@ -25,27 +27,21 @@ import socket
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator
+import contextlib
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from evalsuite.agent.engine import RetrievalUnavailable, RolloutEngine
 from evalsuite.agent.method import get_method
 from evalsuite.agent.runner import (
-    Example,
-    ProgressHook,
-    RunResult,
     RunSpec,
-    build_manifest,
-    in_example_order,
-    keep_in_example_order,
-    load_examples,
+    Trajectory,
     load_retriever_spec,
-    open_run,
+    question_batches,
     resolve_schedule,
     retriever_info,
-    to_record,
-    with_local_model,
+    roll_out,
 )
 from evalsuite.errors import EvalsuiteError, first_line, require
 from evalsuite.models.registry import load_backend
@@ -81,6 +77,16 @@ class RayOptions:
                     f"{option} {value:g} is out of range", hint=f"give {option} a value of at least {least}"
                 )
 
+    def check_installed(self) -> Any:
+        """The `ray` module, or the one-line error naming the extra that installs it."""
+        return require("ray", "ray", "evaluation on a Ray cluster (--ray)")
+
+    def workers(
+        self, spec: RunSpec, schedule: str, trajectories: int, stage: Callable[[str], None]
+    ) -> contextlib.AbstractContextManager[RayWorkers]:
+        """`runner.execute`'s workers on this cluster (`runner.RayLauncher`)."""
+        return ray_workers(spec, schedule, self, trajectories, stage)
+
 
 @dataclass
 class BatchOutcome:
@@ -92,18 +98,21 @@ class BatchOutcome:
 
 
 class EvaluationWorker:
-    """The body of one Ray actor: a backend replica, its retriever client and the rollout engine."""
+    """The body of one Ray actor: a backend replica, its retriever client and the rollout engine, on the run's
+    schedule (`schedule`, resolved by the driver; None: this backend's own choice)."""
 
-    def __init__(self, spec: RunSpec, retriever: str | None):
+    def __init__(self, spec: RunSpec, retriever: str | None, schedule: str | None = None):
         self.load_error: str | None = None
+        # the settings as this actor's evalsuite reads them (the driver checks they are its own: `start_actors`)
+        self.settings = spec.config.model_dump(mode="json")
         try:
             self.method = get_method(spec.method)
             self.backend = load_backend(spec.backend, spec.model, **spec.backend_options)
-            self.style = self.method.resolve_style(spec.prompt_style, self.backend.has_chat_template())
+            self.style = self.method.resolve_style(spec.config.prompt_style, self.backend.has_chat_template())
             self.retriever_spec = retriever
             self.retriever = load_retriever_spec(retriever, self.backend)
-            self.engine = RolloutEngine(self.backend, self.method, self.retriever, spec.rollout, self.style)
-            self.schedule = spec.schedule or resolve_schedule(spec, self.backend)  # execute_on_ray resolved it already
+            self.engine = RolloutEngine(self.backend, self.method, self.retriever, spec.config.rollout(), self.style)
+            self.schedule = schedule or resolve_schedule(spec, self.backend)
         except Exception as exc:  # noqa: BLE001 - reported by describe(): the driver says it in one line instead of Ray's traceback
             self.load_error = exc.message if isinstance(exc, EvalsuiteError) else f"{type(exc).__name__}: {exc}"
 
@@ -115,68 +124,58 @@ class EvaluationWorker:
         if self.load_error is not None:
             return {"error": self.load_error, **where}
         return {
+            "settings": self.settings,
             "backend": self.backend.info(),
             "style": self.style,
             "retriever": retriever_info(self.retriever, self.retriever_spec),
             **where,
         }
 
-    def run(self, batch: list[Example]) -> BatchOutcome:
-        items = [(example.row.id, example.row.question) for example in batch]
+    def run(self, batch: list[Trajectory]) -> BatchOutcome:
+        """A batch of trajectories (each with its sample index and seed), rolled out as a single-process run's."""
+        records: list[ExampleRecord] = []
         try:
-            if self.schedule == "async":
-                rollouts = asyncio.run(self.engine.run_async(items, max_in_flight=len(items)))
-            else:
-                rollouts = self.engine.run(items)
+            roll_out(self.engine, self.method, batch, self.schedule, len(batch), records.extend)
         except RetrievalUnavailable as exc:
-            return BatchOutcome([], stopped=exc.message)
+            return BatchOutcome(records, stopped=exc.message)
         except EvalsuiteError as exc:
             return BatchOutcome([], error=(exc.message, exc.hint))
-        return BatchOutcome([to_record(example, rollout, self.method) for example, rollout in zip(batch, rollouts)])
+        return BatchOutcome(records)
 
 
-def execute_on_ray(
-    spec: RunSpec,
-    options: RayOptions,
-    on_start: Callable[[int, int], None] | None = None,
-    on_batch: ProgressHook | None = None,
-) -> RunResult:
-    """Run the evaluation described by `spec` on a Ray cluster; the run directory is the one `execute` writes."""
-    ray = require("ray", "ray", "evaluation on a Ray cluster (--ray)")
-    examples, fields = load_examples(spec)
-    # resolved here, before Ray starts or any actor loads a model: a schedule the backend cannot run is one line
-    schedule = resolve_schedule(spec)
-    spec = replace(spec, schedule=schedule)
-    spec = with_local_model(spec)  # built once here, not by every actor
-    method = get_method(spec.method)
+@dataclass
+class RayWorkers:
+    """`runner.execute`'s workers on Ray: the actors, and the manifest fields the first of them reported."""
+
+    ray: Any
+    actors: list[Any]
+    batch_size: int
+    backend_info: dict[str, Any]
+    style: str
+    retriever_info: dict[str, Any]
+
+    def roll_out(self, todo: list[Trajectory], keep: Callable[[list[ExampleRecord]], None]) -> str | None:
+        # the batches a sync run makes: a question's samples stay together, so each goes to one actor in one call
+        return dispatch(self.ray, self.actors, question_batches(todo, self.batch_size), keep)
+
+
+@contextmanager
+def ray_workers(
+    spec: RunSpec, schedule: str, options: RayOptions, trajectories: int, stage: Callable[[str], None]
+) -> Iterator[RayWorkers]:
+    """Join the cluster, serve the retriever, start the actors (each loading the model); Ray is shut down after."""
+    ray = options.check_installed()
+    stage("starting Ray's actors and their models")
     connect(ray, options)
     try:
-        with shared_retriever(spec.retriever, spec.rollout.topk, retrieval_host(ray)) as (actor_retriever, served_info):
-            batches_wanted = max(1, math.ceil(len(examples) / spec.batch_size))
-            actors, descriptions = start_actors(ray, spec, actor_retriever, options, batches_wanted)
+        with shared_retriever(spec.retriever, spec.config.topk, retrieval_host(ray)) as (actor_retriever, served_info):
+            batches_wanted = max(1, math.ceil(trajectories / spec.config.batch_size))
+            actors, descriptions = start_actors(ray, spec, actor_retriever, schedule, options, batches_wanted)
             first = descriptions[0]
-            style = first["style"]
             info = served_info if served_info is not None else first["retriever"]
-            manifest = build_manifest(
-                spec, first["backend"], style, method.template_hash(style), info, fields, schedule
-            )
-            directory, done, todo, paper = open_run(spec, manifest, examples, on_start)
-            batches = [todo[start : start + spec.batch_size] for start in range(0, len(todo), spec.batch_size)]
-            with directory.writer() as writer:
-
-                def keep(records: list[ExampleRecord]) -> None:
-                    writer.extend(records)
-                    if on_batch:
-                        on_batch(records)
-
-                new, stopped = dispatch(ray, actors, batches, keep)
+            yield RayWorkers(ray, actors, spec.config.batch_size, first["backend"], first["style"], info)
     finally:
         ray.shutdown()
-    records = in_example_order(done + new, examples)
-    if stopped is None:
-        keep_in_example_order(directory, done + new, records)
-    metrics = directory.finish(manifest, records, complete=stopped is None)
-    return RunResult(directory=directory, records=records, metrics=metrics, stopped=stopped, paper=paper)
 
 
 def connect(ray: Any, options: RayOptions) -> None:
@@ -230,27 +229,22 @@ def shared_retriever(spec: str | None, topk: int, host: str) -> Iterator[tuple[s
 
 
 def start_actors(
-    ray: Any, spec: RunSpec, retriever: str | None, options: RayOptions, batches: int
+    ray: Any, spec: RunSpec, retriever: str | None, schedule: str, options: RayOptions, batches: int
 ) -> tuple[list[Any], list[dict[str, Any]]]:
     """One actor per backend replica (as many as `options` asks, the cluster holds and the batches need), each with
     its model loaded; an actor that could not load it stops the run before anything is written."""
     count = min(actor_count(ray.cluster_resources(), options), batches)
     worker = ray.remote(EvaluationWorker).options(num_cpus=options.num_cpus, num_gpus=options.num_gpus, max_restarts=0)
-    actors = [worker.remote(spec, retriever) for _ in range(count)]
+    actors = [worker.remote(spec, retriever, schedule) for _ in range(count)]
     alive, descriptions = [], []
     for actor, described in zip(actors, _gather(ray, [actor.describe.remote() for actor in actors])):
         if isinstance(described, Exception):
             continue  # died while loading (its node went away): the others carry the run
-        if "error" in described:
+        refused = actor_refusal(described, spec.config.model_dump(mode="json"))
+        if refused is not None:
             for other in actors:
                 ray.kill(other)
-            raise EvalsuiteError(
-                f"a Ray actor could not load the model: {described['error']}",
-                hint=(
-                    "check --model, --backend and --backend-option: the "
-                    "model must be readable on every node of the cluster"
-                ),
-            )
+            raise refused
         alive.append(actor)
         descriptions.append(described)
     if not alive:
@@ -258,6 +252,29 @@ def start_actors(
             "every Ray actor died while loading the model", hint="check the cluster's nodes (`ray status`) and rerun"
         )
     return alive, descriptions
+
+
+def actor_refusal(described: dict[str, Any], settings: dict[str, Any]) -> EvalsuiteError | None:
+    """Why an actor cannot play the run: it could not load the model, or its evalsuite reads the run's settings
+    otherwise than the driver's (a node with another version would drop or change one: every path honours every
+    setting, or the run stops before anything is written). None: it can."""
+    if "error" in described:
+        return EvalsuiteError(
+            f"a Ray actor could not load the model: {described['error']}",
+            hint=(
+                "check --model, --backend and --backend-option: the model must be readable on every node of the cluster"
+            ),
+        )
+    theirs = described["settings"]
+    unknown = object()  # a setting one side lacks differs even where the other's value is null
+    differing = sorted(k for k in settings.keys() | theirs.keys() if settings.get(k, unknown) != theirs.get(k, unknown))
+    if differing:
+        return EvalsuiteError(
+            f"a Ray actor reads the run's settings otherwise than this driver ({', '.join(differing)}): "
+            "its node runs another evalsuite",
+            hint="install the same evalsuite on every node of the cluster",
+        )
+    return None
 
 
 def actor_count(resources: dict[str, float], options: RayOptions) -> int:
@@ -277,12 +294,12 @@ def actor_count(resources: dict[str, float], options: RayOptions) -> int:
 
 
 def dispatch(
-    ray: Any, actors: list[Any], batches: list[list[Example]], keep: Callable[[list[ExampleRecord]], None]
-) -> tuple[list[ExampleRecord], str | None]:
+    ray: Any, actors: list[Any], batches: list[list[Trajectory]], keep: Callable[[list[ExampleRecord]], None]
+) -> str | None:
     """Play every batch on the actors, `keep`ing each finished batch as it arrives; a dead actor's batches are
-    queued again for the others. Returns the new records and why the run stopped early (None: it completed)."""
+    queued again for the others. Returns why the run stopped early (None: it completed)."""
     queue = deque(batches)
-    running: dict[Any, tuple[int, list[Example]]] = {}  # task reference -> (actor index, batch)
+    running: dict[Any, tuple[int, list[Trajectory]]] = {}  # task reference -> (actor index, batch)
     alive = set(range(len(actors)))
     load = dict.fromkeys(alive, 0)
 
@@ -293,7 +310,6 @@ def dispatch(
                 running[actors[index].run.remote(batch)] = (index, batch)
                 load[index] += 1
 
-    new: list[ExampleRecord] = []
     feed()
     while running:
         (ref,), _ = ray.wait(list(running), num_returns=1)
@@ -311,17 +327,16 @@ def dispatch(
                     flush=True,
                 )
             if not alive:
-                return new, f"every Ray actor died (the last: {_first_line(exc)})"
+                return f"every Ray actor died (the last: {_first_line(exc)})"
             feed()
             continue
         if outcome.error is not None:
             raise EvalsuiteError(*outcome.error)
+        keep(outcome.records)  # (a stopped batch's finished trajectories too)
         if outcome.stopped is not None:
-            return new, outcome.stopped
-        keep(outcome.records)
-        new.extend(outcome.records)
+            return outcome.stopped
         feed()
-    return new, None
+    return None
 
 
 def _gather(ray: Any, refs: list[Any]) -> list[Any]:

@@ -1,21 +1,18 @@
-"""`evalsuite run`: task rows → batched rollouts → scored
-records appended to a run directory, resumable and shardable."""
+"""`evalsuite run`: task rows → batched rollouts → scored records appended to a run directory, resumable and
+shardable. `execute` is the one orchestration, in this process or on Ray (`agent.distributed` supplies only the
+actors that roll trajectories out), so sampling, seeds, resume and the manifest are the same code on every path."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from evalsuite.agent.engine import (
-    RetrievalUnavailable,
-    Rollout,
-    RolloutConfig,
-    RolloutEngine,
-)
+from evalsuite.agent.engine import RetrievalUnavailable, Rollout, RolloutEngine
 from evalsuite.agent.config import RunConfig
 from evalsuite.agent.method import Method, get_method
 from evalsuite.agent.papers import PaperCheck
@@ -66,42 +63,35 @@ def parse_shard(spec: str | None) -> Shard | None:
 
 @dataclass
 class RunSpec:
-    """Everything `evalsuite run` was asked to do. The settings with defaults are `agent.config.RunConfig`'s (its
-    defaults, its validation: a RunSpec the CLI would refuse cannot be made); `RunSpec(**config.spec_fields(), ...)`."""
+    """Everything `evalsuite run` was asked to do: which model, method, tasks and retriever, where the run directory
+    is, and the run's settings, `config` (an `agent.config.RunConfig`, validated when it is made and only then: it is
+    frozen, so a RunSpec cannot hold settings the CLI would refuse). Nothing here repeats a setting."""
 
     model: str
     backend: str
     tasks: str
     out: Path
     method: str = "search-r1"
-    prompt_style: str = RunConfig.default("prompt_style")
+    config: RunConfig = field(default_factory=RunConfig)
     split: str | None = None
     data_dir: str | None = None
-    subset: str = RunConfig.default("subset")
     retriever: str | None = None
-    rollout: RolloutConfig = field(default_factory=RolloutConfig)
-    batch_size: int = RunConfig.default("batch_size")
     shard: Shard | None = None
     resume: bool = False
     backend_options: dict[str, Any] = field(default_factory=dict)
     notes: str | None = None
-    config: dict[str, Any] = field(default_factory=dict)  # the resolved `evalsuite run` options, for the manifest
-    # "sync" (turn-synchronous batches), "async" (each trajectory on its own; `batch_size` trajectories in flight),
-    # None: async where the backend supports it
-    schedule: str | None = RunConfig.default("schedule")
-    # K sampled trajectories per question (sample j drawn with seed rollout.seed + j); 1: one greedy-style record
-    samples: int = RunConfig.default("samples")
-    # `--seeds 1,2,3`: sample j drawn with seeds[j] instead of rollout.seed + j (len(seeds) == samples)
-    seeds: tuple[int, ...] | None = None
+    # what the manifest's `run_config` holds besides the settings: the resolved `evalsuite run` options (so
+    # `run --config manifest.json` repeats the run), or `evalsuite reproduce`'s link to its recipe
+    recorded_options: dict[str, Any] = field(default_factory=dict)
     # why this backend, when `evalsuite run` chose it from --model (recorded as the manifest's backend.chosen_by)
     backend_chosen_by: str | None = None
 
     def __post_init__(self) -> None:
-        self.run_config()
-
-    def run_config(self) -> RunConfig:
-        """This run's settings, validated (the errors `evalsuite run` gives for the same values)."""
-        return RunConfig.from_spec(self)
+        if not isinstance(self.config, RunConfig):
+            raise EvalsuiteError(
+                f"RunSpec(config=...) takes a RunConfig, not a {type(self.config).__name__}",
+                hint="pass config=RunConfig(topk=5, ...) (evalsuite.agent.config)",
+            )
 
 
 @dataclass
@@ -127,7 +117,7 @@ def load_examples(spec: RunSpec) -> tuple[list[Example], dict[str, Any]]:
     fields: dict[str, Any] = {"tasks": [], "splits": {}, "subset_ids_hash": {}, "data_files": {}}
     for task in parse_task_list(spec.tasks):
         loaded = load_split(task, spec.split, spec.data_dir)
-        rows = apply_subset(loaded.rows, spec.subset)
+        rows = apply_subset(loaded.rows, spec.config.subset)
         fields["tasks"].append(task.name)
         fields["splits"][task.name] = loaded.split
         fields["subset_ids_hash"][task.name] = ids_hash([row.id for row in rows])
@@ -185,7 +175,7 @@ def resolve_schedule(spec: RunSpec, backend: Backend | type[Backend] | None = No
     """The schedule `spec` runs on with `backend` (default: its registered class), before a model is loaded; the
     decision itself is `RunConfig.resolve_schedule`."""
     chosen = backend if backend is not None else backend_class(spec.backend)
-    return spec.run_config().resolve_schedule(chosen.supports_async, getattr(chosen, "name", None) or spec.backend)
+    return spec.config.resolve_schedule(chosen.supports_async, getattr(chosen, "name", None) or spec.backend)
 
 
 def build_manifest(
@@ -197,14 +187,17 @@ def build_manifest(
     fields: dict[str, Any],
     schedule: str = "sync",
 ) -> Manifest:
-    """The run's manifest; `backend_info` is the loaded backend's `info()` (on Ray, the one a worker reports)."""
+    """The run's manifest; `backend_info` is the loaded backend's `info()` (on Ray, the one a worker reports). The
+    settings are recorded whole in `run_config` (so a new setting is recorded with no edit here); the typed sections
+    that resume, merge, tables and verification compare (decoding, limits, seeds) are read from them."""
+    config = spec.config
     identity = model_identity(spec.model, revision=backend_info.get("revision"))
     if backend_info.get("model_hash"):
         identity.model_hash = backend_info["model_hash"]
     return Manifest(
         **provenance_fields(),
         **fields,
-        subset=spec.subset,
+        subset=config.subset,
         model=identity.record(),
         method=spec.method,
         prompt_template_hash=template_hash,
@@ -216,28 +209,26 @@ def build_manifest(
             **({"chosen_by": spec.backend_chosen_by} if spec.backend_chosen_by else {}),
         },
         decoding=decoding(spec),
-        max_turns=spec.rollout.max_turns,
-        topk=spec.rollout.topk,
+        max_turns=config.max_turns,
+        topk=config.topk,
         retriever=retriever,
-        seeds={
-            "seed": spec.rollout.seed,
-            **({"samples": spec.samples} if spec.samples > 1 else {}),
-            **{f"sample_{j}": seed for j, seed in enumerate(spec.seeds or ())},
-        },
+        # the number of samples is decoding's (recorded once); older manifests also hold seeds.samples
+        seeds={"seed": config.seed, **{f"sample_{j}": seed for j, seed in enumerate(config.seeds or ())}},
         shard=str(spec.shard) if spec.shard else None,
-        batch_size=spec.batch_size,
+        batch_size=config.batch_size,
         notes=spec.notes,
-        run_config=spec.config or None,
+        # the command line's own record wins where it has the key (`subset: null` with `limit: 8` repeats as given)
+        run_config={**config.model_dump(mode="json"), **spec.recorded_options},
     )
 
 
 def decoding(spec: RunSpec) -> dict[str, Any]:
     """The manifest's decoding: the rollout's, a sampled run's number of samples and, wherever it samples (temperature
     above 0), the scheme its requests' seeds come from (`models.base.SEEDING`), so a resume never mixes two."""
-    recorded = spec.rollout.decoding()
-    if spec.samples > 1:
-        recorded["samples"] = spec.samples
-    if spec.rollout.temperature > 0:
+    recorded = spec.config.rollout().decoding()
+    if spec.config.samples > 1:
+        recorded["samples"] = spec.config.samples
+    if spec.config.temperature > 0:
         recorded["seeding"] = SEEDING
     return recorded
 
@@ -347,25 +338,12 @@ def open_run(
     paper = record_paper_check(manifest)
     directory, done = prepare_directory(spec, manifest)
     finished = {(r.task, r.id, r.sample) for r in done}
-    todo = [e for e in examples if any((e.task, e.row.id, j) not in finished for j in sample_indices(spec))]
-    if on_start and spec.samples > 1:  # progress in trajectories: K per question
-        on_start(len(examples) * spec.samples, len(finished))
+    todo = [e for e in examples if any((e.task, e.row.id, j) not in finished for j in spec.config.sample_indices())]
+    if on_start and spec.config.samples > 1:  # progress in trajectories: K per question
+        on_start(len(examples) * spec.config.samples, len(finished))
     elif on_start:
         on_start(len(examples), len(examples) - len(todo))
     return directory, done, todo, paper
-
-
-def sample_indices(spec: RunSpec) -> list[int | None]:
-    """The sample index of each trajectory a question gets: [None] for a one-trajectory run, else 0..K−1."""
-    return [None] if spec.samples == 1 else list(range(spec.samples))
-
-
-def sample_seed(spec: RunSpec, sample: int | None) -> int:
-    """The seed sample j is drawn with: --seeds' j-th, else the run's --seed plus j (the run's seed itself for a
-    one-trajectory run)."""
-    if spec.seeds is not None and sample is not None:
-        return spec.seeds[sample]
-    return spec.rollout.seed + (sample or 0)
 
 
 @dataclass(frozen=True)
@@ -388,6 +366,86 @@ class Trajectory:
         return record
 
 
+class Workers(Protocol):
+    """Where a run's trajectories are rolled out: this process (`LocalWorkers`) or a Ray cluster's actors
+    (`agent.distributed.RayWorkers`). `execute` owns everything else; this is what it needs of them: the loaded parts'
+    manifest fields, and `roll_out`."""
+
+    backend_info: dict[str, Any]
+    style: str
+    retriever_info: dict[str, Any]
+
+    def roll_out(self, todo: list[Trajectory], keep: Callable[[list[ExampleRecord]], None]) -> str | None:
+        """Roll out `todo`, handing each record to `keep` as it finishes; why the run stopped early, or None."""
+        ...
+
+
+class RayLauncher(Protocol):
+    """What `execute(ray=...)` needs of its Ray options (`agent.distributed.RayOptions`, which this module does not
+    import: the Ray path imports this one)."""
+
+    def check_installed(self) -> Any: ...
+
+    def workers(
+        self, spec: RunSpec, schedule: str, trajectories: int, stage: Callable[[str], None]
+    ) -> AbstractContextManager[Workers]: ...
+
+
+@dataclass
+class LocalWorkers:
+    """Rollouts in this process: one engine over the loaded backend and retriever, on the run's schedule."""
+
+    engine: RolloutEngine
+    method: Method
+    schedule: str
+    batch_size: int
+    backend_info: dict[str, Any]
+    style: str
+    retriever_info: dict[str, Any]
+
+    def roll_out(self, todo: list[Trajectory], keep: Callable[[list[ExampleRecord]], None]) -> str | None:
+        try:
+            roll_out(self.engine, self.method, todo, self.schedule, self.batch_size, keep)
+        except RetrievalUnavailable as exc:
+            return exc.message
+        return None
+
+
+@contextmanager
+def local_workers(
+    spec: RunSpec,
+    method: Method,
+    schedule: str,
+    backend: Backend | None,
+    stage: Callable[[str], None],
+    on_tokens: Callable[[int], None] | None,
+) -> Iterator[LocalWorkers]:
+    """The backend (`backend`, or `spec`'s loaded here), the retriever and the engine; the backend is closed after."""
+    backend = backend or load_backend(spec.backend, spec.model, **spec.backend_options)
+    try:
+        style = method.resolve_style(spec.config.prompt_style, backend.has_chat_template())
+        if spec.retriever is not None:
+            stage("loading the retriever")
+        retriever = load_retriever_spec(spec.retriever, backend)
+        engine = RolloutEngine(backend, method, retriever, spec.config.rollout(), style, on_generated=on_tokens)
+        info = retriever_info(retriever, spec.retriever)
+        yield LocalWorkers(engine, method, schedule, spec.config.batch_size, backend.info(), style, info)
+    finally:
+        backend.close()
+
+
+def owed_trajectories(config: RunConfig, todo: list[Example], done: list[ExampleRecord]) -> list[Trajectory]:
+    """The trajectories still to run, question-major: a question's K samples, each with its own seed, side by side
+    (a resume: only the missing ones)."""
+    finished = {(r.task, r.id, r.sample) for r in done}
+    return [
+        Trajectory(e, sample, config.sample_seed(sample))
+        for e in todo
+        for sample in config.sample_indices()
+        if (e.task, e.row.id, sample) not in finished
+    ]
+
+
 def execute(
     spec: RunSpec,
     on_start: Callable[[int, int], None] | None = None,
@@ -395,73 +453,63 @@ def execute(
     backend: Backend | None = None,
     on_stage: Callable[[str], None] | None = None,
     on_tokens: Callable[[int], None] | None = None,
+    ray: RayLauncher | None = None,
 ) -> RunResult:
-    """Run the whole evaluation described by `spec`; `backend` overrides loading one (tests, benchmarks).
-    `on_stage` is told what loads before the first example runs, `on_tokens` how many tokens each generation call
-    produced (progress while a batch is in flight)."""
+    """Run the whole evaluation described by `spec`, in this process or (`ray`: an `agent.distributed.RayOptions`)
+    on a Ray cluster's actors. Everything but where the trajectories roll out is this one function on every path:
+    the examples, each question's samples and their seeds, the schedule, the manifest, `--resume`, the writer and
+    the order of the finished file. `backend` overrides loading one (tests, benchmarks; not with `ray`, whose actors
+    load their own). `on_stage` is told what loads before the first example runs, `on_tokens` how many tokens each
+    generation call produced (in this process only)."""
     stage = on_stage or (lambda text: None)
-    spec.run_config()  # a RunSpec changed after it was made is checked again
+    if ray is not None:
+        if backend is not None:
+            raise EvalsuiteError(
+                "a loaded backend cannot be sent to Ray actors (execute got both backend= and ray=)",
+                hint="drop backend= (each actor loads spec.backend), or drop ray= to run in this process",
+            )
+        ray.check_installed()  # before the tasks load: a missing extra is named at once
     stage("loading the tasks")
     examples, fields = load_examples(spec)
-    schedule = resolve_schedule(spec, backend)  # before a model is loaded
+    schedule = resolve_schedule(spec, backend)  # before a model is loaded or Ray started
     if backend is None:
         stage(f"loading the model ({spec.backend})")
-        spec = with_local_model(spec)
-    backend = backend or load_backend(spec.backend, spec.model, **spec.backend_options)
+        spec = with_local_model(spec)  # built once, here, not by every Ray actor
     method = get_method(spec.method)
-    style = method.resolve_style(spec.prompt_style, backend.has_chat_template())
-    if spec.retriever is not None:
-        stage("loading the retriever")
-    retriever = load_retriever_spec(spec.retriever, backend)
-    manifest = build_manifest(
-        spec,
-        backend.info(),
-        style,
-        method.template_hash(style),
-        retriever_info(retriever, spec.retriever),
-        fields,
-        schedule,
-    )
-    directory, done, todo, paper = open_run(spec, manifest, examples, on_start)
-    finished = {(r.task, r.id, r.sample) for r in done}
-    # question-major: a question's K samples, each with its own seed, side by side (a resume: only the missing ones)
-    pending = [
-        Trajectory(e, sample, sample_seed(spec, sample))
-        for e in todo
-        for sample in sample_indices(spec)
-        if (e.task, e.row.id, sample) not in finished
-    ]
+    if ray is not None:
+        workers = ray.workers(spec, schedule, len(examples) * spec.config.samples, stage)
+    else:
+        workers = local_workers(spec, method, schedule, backend, stage, on_tokens)
     new: list[ExampleRecord] = []
-    stopped = None
-    with directory.writer() as writer:
+    with workers as parts:
+        manifest = build_manifest(
+            spec,
+            parts.backend_info,
+            parts.style,
+            method.template_hash(parts.style),
+            parts.retriever_info,
+            fields,
+            schedule,
+        )
+        directory, done, todo, paper = open_run(spec, manifest, examples, on_start)
+        with directory.writer() as writer:
 
-        def keep(batch_records: list[ExampleRecord]) -> None:
-            writer.extend(batch_records)  # appended as they finish: a kill loses only trajectories in flight
-            new.extend(batch_records)
-            if on_batch:
-                on_batch(batch_records)
+            def keep(batch_records: list[ExampleRecord]) -> None:
+                writer.extend(batch_records)  # appended as they finish: a kill loses only trajectories in flight
+                new.extend(batch_records)
+                if on_batch:
+                    on_batch(batch_records)
 
-        try:
-            _roll_out(
-                RolloutEngine(backend, method, retriever, spec.rollout, style, on_generated=on_tokens),
-                method,
-                pending,
-                schedule,
-                spec.batch_size,
-                keep,
-            )
-        except RetrievalUnavailable as exc:
-            stopped = exc.message
+            stopped = parts.roll_out(owed_trajectories(spec.config, todo, done), keep)
     appended = list(done) + new  # the file's order: the kept records, then the new ones as they finished
     records = in_example_order(appended, examples)
     if stopped is None:
         keep_in_example_order(directory, appended, records)
     metrics = directory.finish(manifest, records, complete=stopped is None)
-    backend.close()
     return RunResult(directory=directory, records=records, metrics=metrics, stopped=stopped, paper=paper)
 
 
-def _roll_out(
+def roll_out(
     engine: RolloutEngine,
     method: Method,
     todo: list[Trajectory],
@@ -470,7 +518,8 @@ def _roll_out(
     keep: Callable[[list[ExampleRecord]], None],
 ) -> None:
     """Roll out `todo` on one engine, each trajectory with its own seed, handing each to `keep` as it finishes (on
-    both schedules; each record is kept as its trajectory finishes, not when the whole batch has)."""
+    both schedules; each record is kept as its trajectory finishes, not when the whole batch has). A Ray actor
+    plays its batches with this too."""
     if schedule == "async":
         asyncio.run(
             engine.run_async(

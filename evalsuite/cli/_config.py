@@ -72,10 +72,11 @@ def read_config(path: Path, ctx: typer.Context) -> dict[str, Any]:
     where: tuple[str, ...] = ()
     if MANIFEST_CONFIG_FIELD in data or {"schema_version", "kind"} <= data.keys():
         run_config = data.get(MANIFEST_CONFIG_FIELD)
-        if not isinstance(run_config, dict):
+        # a run made from Python records its settings there too, but not the command (no `model`, not even null)
+        if not isinstance(run_config, dict) or "model" not in run_config:
             raise EvalsuiteError(
-                f"{path}: this run manifest records no run config (the run was imported or scored, "
-                f"or written by an older evalsuite)",
+                f"{path}: this run manifest records no run config (the run was imported, scored or made from "
+                f"Python, or written by an older evalsuite)",
                 hint="pass the run's options as flags, or in a YAML file",
             )
         data, where = run_config, (MANIFEST_CONFIG_FIELD,)
@@ -150,6 +151,8 @@ def _checked(ctx: typer.Context, param: Parameter, value: Any, where: str) -> An
                 f"{where}: {exc.format_message()}",
                 hint=f"fix the value in the config file, or give {param.opts[0]} on the command line",
             ) from None
+        except EvalsuiteError as exc:  # a run setting's own validation (`RunConfig.setting`): its line, placed
+            raise EvalsuiteError(f"{where}: {exc.message}", hint=exc.hint) from None
     return value
 
 

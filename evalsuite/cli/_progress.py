@@ -91,7 +91,7 @@ class RunProgress:
         return "  ".join(f"{task} {label} {scaled(s / n):.1f}" for task, (s, n) in self.totals.items())
 
     def hooks(self) -> dict[str, Any]:
-        """The keyword arguments of `execute` (and `execute_on_ray`, which reports no stages or tokens)."""
+        """The keyword arguments of `execute` that report progress (on Ray too)."""
         return {"on_start": self.start, "on_batch": self.finished}
 
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import datetime as _dt
+import inspect
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional, get_args
 
 import typer
+from pydantic.fields import FieldInfo
 from rich.table import Table
 
 from evalsuite.cli._config import command_line_first, fill_from_config, resolved_config
@@ -15,7 +18,7 @@ from evalsuite.cli._interrupt import stop_at_once
 from evalsuite.cli._options import subset_with_limit
 from evalsuite.cli._progress import run_progress
 from evalsuite.console import echo_json, err_console, escape, out_console, print_table
-from evalsuite.agent.config import RunConfig
+from evalsuite.agent.config import RunConfig, option
 from evalsuite.errors import EvalsuiteError
 
 # Exit codes of `evalsuite run` (README.md): 0 every example ran; 2 a usage or data error, or the run stopped early
@@ -64,18 +67,6 @@ def check_out(out: Path | None) -> None:
             f"-o {out} is an existing file, not a run directory",
             hint="give -o a new directory (or a run directory with --resume)",
         )
-
-
-def parse_seeds(seeds: str | None) -> tuple[int, ...] | None:
-    """`--seeds 1,2,3` as a tuple of integers (RunConfig checks they are distinct and agree with --samples)."""
-    if seeds is None:
-        return None
-    try:
-        return tuple(int(part) for part in seeds.split(",") if part.strip())
-    except ValueError:
-        raise EvalsuiteError(
-            f"--seeds {seeds!r} is not a comma-separated list of integers", hint="e.g. --seeds 1,2,3"
-        ) from None
 
 
 def metric_headers() -> list[str]:
@@ -167,6 +158,43 @@ def checked_retriever(method: str, retriever: str | None, max_turns: int) -> str
     return None
 
 
+# Settings whose option shows no default: the embedded demo (no --model) fills them when they are not given.
+DEMO_FILLED = frozenset({"subset", "max_turns", "max_tokens"})
+
+
+def with_setting_options(command: Callable[..., None]) -> Callable[..., None]:
+    """`command` with one option per `RunConfig` field in place of its `**settings` (TRL's `HfArgumentParser`
+    pattern), after its --retriever: named as the field (`max_turns`: --max-turns), with the field's type, default
+    and description as its help, and converted by the field's own validation (`RunConfig.setting`: the same one line
+    a config file, a manifest or Python gets). So a new setting is one field of RunConfig, and nothing here."""
+    signature = inspect.signature(command)
+    # keyword-only, so the generated options may sit among them (typer passes every option by name)
+    own = [p.replace(kind=p.KEYWORD_ONLY) for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    at = next(i for i, p in enumerate(own) if p.name == "retriever") + 1
+    command.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[*own[:at], *(setting_option(name) for name in RunConfig.model_fields), *own[at:]]
+    )
+    return command
+
+
+def setting_option(name: str) -> inspect.Parameter:
+    """The `evalsuite run` option of one RunConfig field (typer reads options from a function's parameters)."""
+    field = RunConfig.model_fields[name]
+    shown = None if name in DEMO_FILLED else field.default
+    help_text = field.description or ""
+    if shown is None and field.default is not None:
+        help_text = f"{help_text.rstrip('.')} (default {field.default})."
+    parsed = typer.Option(shown, option(name), help=help_text, parser=lambda value: RunConfig.setting(name, value))
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=parsed, annotation=cli_type(field))
+
+
+def cli_type(field: FieldInfo) -> Any:
+    """The type typer shows (`<int>`) for a field: its scalar type, else text (`--seeds 1,2,3`), always optional so
+    that an option the demo fills can be left unset; the value itself is the field's validation's."""
+    scalar = next((t for t in (int, float, str) if t is field.annotation or t in get_args(field.annotation)), str)
+    return Optional[scalar]
+
+
 def run_command(
     ctx: typer.Context,
     config: Optional[Path] = typer.Option(
@@ -202,15 +230,9 @@ def run_command(
         "--method",
         help="Agent method (prompt, action parser, observation format); default: the tasks' own, else search-r1.",
     ),
-    prompt_style: str = typer.Option(
-        RunConfig.default("prompt_style"),
-        "--prompt-style",
-        help="auto (chat template if the model has one) | base | instruct | base-1shot | base-fewshot.",
-    ),
     tasks: Optional[str] = typer.Option(None, "--tasks", "-t", help="Comma-separated tasks, e.g. nq,hotpotqa."),
     split: Optional[str] = typer.Option(None, "--split", help="Split to evaluate (default: the task's eval split)."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Directory of <task>.<split>.jsonl files."),
-    subset: Optional[str] = typer.Option(None, "--subset", help="full | first:N | sample:N:SEED."),
     limit: Optional[int] = typer.Option(
         None, "--limit", min=1, help="Only the first N examples of each task: short for --subset first:N."
     ),
@@ -221,69 +243,6 @@ def run_command(
         help=(
             "Index directory, http://host:port/retrieve, adqa (BM25 over the shipped AD-QA corpus), replay, or none "
             "(a search method runs without retrieval only when asked so)."
-        ),
-    ),
-    topk: int = typer.Option(RunConfig.default("topk"), "--topk", help="Passages per search."),
-    max_turns: Optional[int] = typer.Option(
-        None,
-        "--max-turns",
-        help=(
-            "Turns with search enabled; one final turn without search "
-            f"follows (default {RunConfig.default('max_turns')})."
-        ),
-    ),
-    max_tokens: Optional[int] = typer.Option(
-        None, "--max-tokens", help=f"Generated tokens per turn (default {RunConfig.default('max_tokens')})."
-    ),
-    max_obs_tokens: int = typer.Option(
-        RunConfig.default("max_obs_tokens"), "--max-obs-tokens", help="Tokens of retrieved text per observation."
-    ),
-    max_context_tokens: int = typer.Option(
-        RunConfig.default("max_context_tokens"), "--max-context-tokens", help="Total budget: prompt plus response."
-    ),
-    temperature: float = typer.Option(
-        RunConfig.default("temperature"), "--temperature", help="0 = greedy (Search-R1 evaluation)."
-    ),
-    seed: int = typer.Option(
-        RunConfig.default("seed"),
-        "--seed",
-        help="Seed of sampling (with --temperature above 0); with --samples K, sample j uses seed + j.",
-    ),
-    samples: int = typer.Option(
-        RunConfig.default("samples"),
-        "--samples",
-        help=(
-            "K sampled trajectories per question (needs --temperature "
-            "above 0): avg@K, pass@k and maj@K are reported per question."
-        ),
-    ),
-    seeds: Optional[str] = typer.Option(
-        None,
-        "--seeds",
-        help=(
-            "Comma-separated seeds, one sampled trajectory per question each (e.g. 1,2,3: like "
-            "--samples 3 with those seeds); the run reports the mean and the spread over seeds."
-        ),
-    ),
-    top_p: Optional[float] = typer.Option(
-        None,
-        "--top-p",
-        help=(
-            "Nucleus sampling threshold in (0, 1], for the backends that pass it on (a backend "
-            "that does not refuses it, naming those that do); default: the backend's."
-        ),
-    ),
-    batch_size: int = typer.Option(
-        RunConfig.default("batch_size"),
-        "--batch-size",
-        help="Examples per batch (async: trajectories in flight); a kill loses at most those.",
-    ),
-    schedule: Optional[str] = typer.Option(
-        None,
-        "--schedule",
-        help=(
-            "async (each trajectory on its own; servers, vllm-async) | sync (turn "
-            "by turn in batches). Default: async where the backend supports it."
         ),
     ),
     shard: Optional[str] = typer.Option(
@@ -325,6 +284,7 @@ def run_command(
     ray_gpus: float = typer.Option(
         0.0, "--ray-gpus-per-actor", help="GPUs each Ray actor reserves (vLLM: its tensor_parallel_size)."
     ),
+    **settings: Any,  # one option per RunConfig field (`with_setting_options`), listed after --retriever
 ) -> None:
     """Run a search agent over benchmarks and write a run directory (no --model: the embedded CPU demo)."""
     from evalsuite.agent.runner import RunSpec, parse_shard
@@ -332,36 +292,15 @@ def run_command(
 
     subset, limit = command_line_first(ctx, "subset", "limit")
     recorded = resolved_config(ctx)
-    subset = subset_with_limit(subset, limit)
+    settings["subset"] = subset_with_limit(subset, limit)
 
-    def settings(**changed) -> RunConfig:
-        """The run's settings as RunConfig validates them (the library refuses exactly what this command refuses)."""
-        given = {
-            "prompt_style": prompt_style,
-            "subset": subset or RunConfig.default("subset"),
-            "topk": topk,
-            "max_turns": max_turns,
-            "max_tokens": max_tokens,
-            "max_obs_tokens": max_obs_tokens,
-            "max_context_tokens": max_context_tokens,
-            "temperature": temperature,
-            "seed": seed,
-            "top_p": top_p,
-            "samples": samples,
-            "seeds": parse_seeds(seeds),
-            "batch_size": batch_size,
-            "schedule": schedule,
-            **changed,
-        }
-        return RunConfig.make(
-            **{k: v for k, v in given.items() if v is not None or k in ("top_p", "seeds", "schedule")}
-        )
+    def run_settings(**changed: Any) -> RunConfig:
+        """The run's settings, validated by RunConfig (an option left at None keeps RunConfig's default)."""
+        return RunConfig(**{k: v for k, v in {**settings, **changed}.items() if v is not None})
 
-    run_settings = settings()  # before anything is loaded
+    run_config = run_settings()  # before anything is loaded
     check_out(out)
-    run_settings.check_backend(backend or (guess_backend(model) if model else None))
-    if run_settings.samples > 1 and ray is not None:
-        raise EvalsuiteError("--samples with --ray is not supported yet", hint="run sampled evaluations without --ray")
+    run_config.check_backend(backend or (guess_backend(model) if model else None))
     from evalsuite.runs.report import check_destinations, report_run
 
     destinations = check_destinations(report_to, "--report-to")  # a missing client is named before the run, not after
@@ -381,14 +320,14 @@ def run_command(
             model, backend, retriever = demo.model, backend or demo.backend, retriever or demo.retriever
             tasks = tasks or demo.tasks
             changed = {
-                "subset": subset or demo.subset,
-                "prompt_style": demo.prompt_style if prompt_style == "auto" else prompt_style,
-                "max_tokens": max_tokens or demo.max_tokens,
-                "max_turns": demo.max_turns if max_turns is None else max_turns,
+                "subset": settings["subset"] or demo.subset,
+                "prompt_style": demo.prompt_style if run_config.prompt_style == "auto" else run_config.prompt_style,
+                "max_tokens": settings["max_tokens"] or demo.max_tokens,
+                "max_turns": demo.max_turns if settings["max_turns"] is None else settings["max_turns"],
             }
             if getattr(ctx.get_parameter_source("batch_size"), "name", None) == "DEFAULT":
                 changed["batch_size"] = recorded["batch_size"] = demo.batch_size
-            run_settings = settings(**changed)
+            run_config = run_settings(**changed)
             note = DEMO_NOTE
         if tasks is None:
             raise EvalsuiteError("no task given", hint="pass --tasks nq,hotpotqa (see `evalsuite tasks`)")
@@ -403,16 +342,17 @@ def run_command(
             if "backend" in recorded:  # a run repeated from its manifest uses this backend, whatever is installed
                 recorded["backend"] = backend
         # a schedule the backend cannot run is refused before anything is installed or loaded
-        run_settings.resolve_schedule(backend_class(backend).supports_async, backend)
+        run_config.resolve_schedule(backend_class(backend).supports_async, backend)
         shown.stage("checking the model")
         check_backend_ready(backend, model, options)  # before any task data or index is loaded
-        retriever = checked_retriever(method, retriever, run_settings.max_turns)
+        retriever = checked_retriever(method, retriever, run_config.max_turns)
         spec = RunSpec(
             model=model,
             backend=backend,
             tasks=tasks,
             out=out,
             method=method,
+            config=run_config,
             split=split,
             data_dir=None if data_dir is None else str(data_dir),  # RunSpec's field is a str (load_split reads either)
             retriever=retriever,
@@ -420,20 +360,17 @@ def run_command(
             resume=resume,
             backend_options=options,
             notes=note,
-            config=recorded,
+            recorded_options=recorded,
             backend_chosen_by=chosen_by,
-            **run_settings.spec_fields(),
         )
+        ray_options = None
         if ray is not None:
-            from evalsuite.agent.distributed import RayOptions, execute_on_ray
+            from evalsuite.agent.distributed import RayOptions
 
             ray_options = RayOptions(address=ray, actors=ray_actors, num_cpus=ray_cpus, num_gpus=ray_gpus)
-            shown.stage("loading the tasks, then Ray's actors and their models")
-            result = execute_on_ray(spec, ray_options, **shown.hooks())
-        else:
-            from evalsuite.agent.runner import execute
+        from evalsuite.agent.runner import execute
 
-            result = execute(spec, on_stage=shown.stage, on_tokens=shown.generated, **shown.hooks())
+        result = execute(spec, on_stage=shown.stage, on_tokens=shown.generated, ray=ray_options, **shown.hooks())
     # the model the backend reports (a server's served model, not the last part of its URL)
     served = result.directory.read_manifest().backend.model or spec.model
     plot = result.directory.plot_path if result.directory.plot_path.is_file() else None  # drawn by RunDirectory.finish
@@ -525,5 +462,5 @@ def merge_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("run")(run_command)
+    app.command("run")(with_setting_options(run_command))
     app.command("merge")(merge_command)

@@ -37,7 +37,7 @@ def request_seed(request: GenerationRequest) -> int:
     two trajectories of one prompt (GRPO's group) draw different samples under an engine that seeds each request on
     its own (vLLM), and each stays reproducible. Without a key, the run's seed.
 
-    The seed is linear in the run's seed: a question's K samples (run seeds S, S+1, ..., `runner.sample_seed`, one
+    The seed is linear in the run's seed: a question's K samples (run seeds S, S+1, ..., `RunConfig.sample_seed`, one
     key) get consecutive seeds, which is exactly what one vLLM request for n = K samples draws (`native_n_groups`)."""
     if request.key is None:
         return request.seed

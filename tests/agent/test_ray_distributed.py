@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from evalsuite.agent.config import RunConfig
 from evalsuite.agent.runner import RunSpec, execute
 from evalsuite.agent.resume_check import settings_differences
 from evalsuite.cli import app
@@ -37,7 +38,7 @@ def replay_args(trajectories_dir: Path, benchmarks_dir: Path, out: Path, subset:
 
 def replay_spec(trajectories_dir: Path, benchmarks_dir: Path, out: Path, subset: str, batch_size: int) -> RunSpec:
     return RunSpec(model=str(trajectories_dir / NQ_RECORDING), backend="replay", tasks="nq", out=out, split="test_sub1000",
-                   data_dir=str(benchmarks_dir), subset=subset, retriever="replay", batch_size=batch_size)
+                   data_dir=str(benchmarks_dir), retriever="replay", config=RunConfig(subset=subset, batch_size=batch_size))
 
 
 def outcome(records):
@@ -80,8 +81,10 @@ def test_a_ray_address_that_does_not_answer_is_one_line_and_writes_nothing(tmp_p
     result = subprocess.run([sys.executable, "-m", "evalsuite", *replay_args(trajectories_dir, benchmarks_dir, out, "first:4", 4), "--ray", f"127.0.0.1:{port}"],
                             capture_output=True, text=True, check=False, timeout=120, env={**os.environ, "COLUMNS": "300"})
     assert result.returncode == 2, result.stderr
-    assert result.stderr.startswith(f"error: no Ray cluster answers at 127.0.0.1:{port} (Connection refused)\n  hint: start its head with `ray start --head")
-    assert len(result.stderr.splitlines()) == 2 and not out.exists()
+    # (after the progress lines that name each stage: stderr is a log here, not a terminal)
+    error = result.stderr[result.stderr.index("error:"):]
+    assert error.startswith(f"error: no Ray cluster answers at 127.0.0.1:{port} (Connection refused)\n  hint: start its head with `ray start --head")
+    assert len(error.splitlines()) == 2 and not out.exists()
     assert time.monotonic() - started < 60  # refused at once, not after ray.init's minutes of retries
 
 
@@ -112,16 +115,30 @@ def test_an_actor_plays_its_batch_on_the_run_schedule_with_the_single_process_re
     """The actor's body in this process (Ray only wraps it): 40 NQ questions as one batch on either schedule give the
     records a single-process run writes."""
     from evalsuite.agent.distributed import EvaluationWorker
-    from evalsuite.agent.runner import load_examples
+    from evalsuite.agent.runner import load_examples, owed_trajectories
 
     spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "single", "first:40", 40)
     single = execute(spec)
-    worker = EvaluationWorker(dataclasses.replace(spec, schedule=schedule), "replay")
+    worker = EvaluationWorker(spec, "replay", schedule)
     assert worker.load_error is None and worker.schedule == schedule
     examples, _ = load_examples(spec)
-    outcome_of_batch = worker.run(examples)
+    outcome_of_batch = worker.run(owed_trajectories(spec.config, examples, []))
     assert outcome_of_batch.stopped is None and outcome_of_batch.error is None
     assert outcome(outcome_of_batch.records) == outcome(single.records)
+
+
+def test_an_actor_that_reads_the_settings_otherwise_stops_the_run_naming_them():
+    """A node with another evalsuite would drop a setting it does not know (or read one otherwise): refused."""
+    from evalsuite.agent.distributed import actor_refusal
+
+    ours = RunConfig(samples=2, temperature=0.7).model_dump(mode="json")
+    assert actor_refusal({"settings": ours, "backend": {}, "style": "base", "retriever": {}}, ours) is None
+    older = {k: v for k, v in ours.items() if k != "seeds"}  # its RunConfig has no --seeds
+    refused = actor_refusal({"settings": {**older, "temperature": 0.5}, "backend": {}}, ours)
+    assert refused.message == ("a Ray actor reads the run's settings otherwise than this driver (seeds, temperature): "
+                               "its node runs another evalsuite")
+    assert refused.hint == "install the same evalsuite on every node of the cluster"
+    assert actor_refusal({"error": "no such file"}, ours).message == "a Ray actor could not load the model: no such file"
 
 
 def test_actor_count_fits_the_cluster_or_says_what_to_change():

@@ -3,15 +3,14 @@ takes its defaults from it, and the library refuses what the command line refuse
 
 from __future__ import annotations
 
-from dataclasses import replace
-from pathlib import Path
 
 import pytest
 import typer
+from pydantic import ValidationError
 
 from evalsuite.agent.config import RunConfig, option
 from evalsuite.agent.engine import RolloutConfig
-from evalsuite.agent.runner import RunSpec, execute
+from evalsuite.agent.runner import RunSpec
 from evalsuite.cli import app
 from evalsuite.errors import EvalsuiteError
 from evalsuite.runs.schema import Manifest
@@ -53,17 +52,17 @@ def test_every_run_option_defaults_to_the_run_configs_default():
 ])
 def test_the_library_refuses_what_the_cli_refuses(settings, message, tmp_path):
     with pytest.raises(EvalsuiteError) as err:
-        RunConfig.make(**settings)
+        RunConfig(**settings)
     assert err.value.message == message
-    rollout = {k: settings.pop(k) for k in list(settings) if k in ("topk", "max_context_tokens", "top_p", "temperature")}
-    with pytest.raises(EvalsuiteError) as err:
-        RunSpec(model="m", backend="replay", tasks="nq", out=tmp_path, rollout=RolloutConfig(**rollout), **settings)
-    assert err.value.message == message
-    # and a RunSpec changed after it was made is refused by execute before anything is loaded
+    # a RunSpec holds a RunConfig, so it cannot hold these settings: changing its settings validates them again
     spec = RunSpec(model="m", backend="replay", tasks="nq", out=tmp_path / "run")
-    object.__setattr__(spec, "batch_size", 0)
-    with pytest.raises(EvalsuiteError, match="--batch-size 0 is out of range"):
-        execute(spec)
+    with pytest.raises(EvalsuiteError) as err:
+        spec.config.replace(**settings)
+    assert err.value.message == message
+    with pytest.raises(ValidationError, match="frozen"):
+        spec.config.batch_size = 0  # and not in place: the config is frozen
+    with pytest.raises(EvalsuiteError, match="RunSpec\\(config=...\\) takes a RunConfig, not a dict"):
+        RunSpec(model="m", backend="replay", tasks="nq", out=tmp_path / "run", config=settings)
     assert not (tmp_path / "run").exists()
 
 
@@ -89,4 +88,81 @@ def test_from_yaml_and_from_manifest(tmp_path):
     config = RunConfig.from_manifest(manifest)
     assert (config.topk, config.max_turns, config.temperature, config.seed, config.max_tokens) == (2, 3, 0.7, 5, 64)
     assert (config.schedule, config.subset, config.batch_size, config.samples) == ("sync", "first:3", 8, 2)
-    assert replace(RunSpec(model="m", backend="replay", tasks="nq", out=Path("x"), **config.spec_fields())).run_config() == config
+    # a new run's manifest records the whole config, which reads back as it was
+    recorded = manifest.model_copy(update={"run_config": config.replace(top_p=0.9).model_dump(mode="json")})
+    assert RunConfig.from_manifest(recorded) == config.replace(top_p=0.9)
+    # an older run recorded no run_config and its number of samples in decoding (and seeds): read from there
+    older = manifest.model_copy(update={"run_config": None, "decoding": manifest.decoding.model_copy(update={"samples": 2}),
+                                        "seeds": {"seed": 5, "samples": 2}})
+    assert RunConfig.from_manifest(older).samples == 2
+
+
+# ---- a wrong setting is the same one line wherever it comes from (issue #41) ----
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("topk", "many", "--topk 'many': expected an integer"),
+    ("temperature", "hot", "--temperature 'hot': expected a number"),
+    ("top_p", "most", "--top-p 'most': expected a number or null"),
+    ("seeds", "1,x", "--seeds '1,x' is not a comma-separated list of integers"),
+    ("schedule", "later", "unknown schedule 'later'"),
+])
+def test_an_ill_typed_setting_is_one_line_from_python_the_cli_a_file_and_a_manifest(tmp_path, key, value, message):
+    from typer.testing import CliRunner
+
+    def refused(call) -> EvalsuiteError:
+        with pytest.raises(EvalsuiteError) as err:
+            call()
+        return err.value
+
+    assert refused(lambda: RunConfig(**{key: value})).message == message  # Python
+    assert refused(lambda: RunConfig.setting(key, value)).message == message  # one option's conversion
+    flag = option(key)
+    result = CliRunner().invoke(app, ["run", "--tasks", "nq", flag, value, "-o", str(tmp_path / "cli")])
+    assert isinstance(result.exception, EvalsuiteError) and result.exception.message == message  # the command line
+    path = tmp_path / "run.yaml"
+    path.write_text(f"tasks: nq\n{key}: {value}\n", encoding="utf-8")
+    assert refused(lambda: RunConfig.from_yaml(path)).message == message  # a settings file
+    result = CliRunner().invoke(app, ["run", "--config", str(path), "-o", str(tmp_path / "file")])
+    assert result.exception.message == f"{path}:2: {message}"  # `run --config FILE`: the line named first
+    manifest = Manifest(evalsuite_version="0", created_at="2026-01-01T00:00:00Z", kind="run", tasks=["nq"],
+                        run_config={"model": "m", "tasks": "nq", key: value})
+    assert refused(lambda: RunConfig.from_manifest(manifest)).message == message  # a manifest
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "manifest.json").write_text(manifest.model_dump_json(indent=1), encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", "--config", str(tmp_path / "old"), "-o", str(tmp_path / "again")])
+    assert result.exception.message.startswith(f"{tmp_path / 'old' / 'manifest.json'}:")
+    assert result.exception.message.endswith(f": {message}")  # `run --config RUN`
+    assert not any((tmp_path / name).exists() for name in ("cli", "file", "again"))
+
+
+def test_an_unknown_setting_is_one_line_naming_it_and_the_closest(tmp_path):
+    from typer.testing import CliRunner
+
+    with pytest.raises(EvalsuiteError) as err:
+        RunConfig(max_turn=3)
+    assert err.value.message == "unknown run setting 'max_turn'" and err.value.hint.startswith("did you mean max_turns?")
+    path = tmp_path / "run.yaml"
+    path.write_text("max_turn: 3\n", encoding="utf-8")
+    with pytest.raises(EvalsuiteError) as err:
+        RunConfig.from_yaml(path)
+    assert err.value.message == "unknown run setting 'max_turn'" and err.value.hint.startswith("did you mean max_turns?")
+    # `run --config`: the command's own keys are more than the settings (model, tasks, ...): its line, the same hint
+    result = CliRunner().invoke(app, ["run", "--config", str(path)])
+    assert result.exception.message == f"{path}:1: unknown option 'max_turn' in the config file"
+    assert result.exception.hint.startswith("did you mean max_turns?")
+
+
+def test_a_run_made_from_python_records_its_settings_but_does_not_repeat_as_a_command(tmp_path):
+    """Its manifest's run_config holds every setting (read back by RunConfig.from_manifest) but no command: `run
+    --config RUN` would run the embedded demo with them, so it is refused as before, in one line."""
+    from typer.testing import CliRunner
+
+    settings = RunConfig(topk=5, samples=2, temperature=0.5)
+    manifest = Manifest(evalsuite_version="0", created_at="2026-01-01T00:00:00Z", kind="run", tasks=["nq"],
+                        run_config=settings.model_dump(mode="json"))
+    assert RunConfig.from_manifest(manifest) == settings
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "manifest.json").write_text(manifest.model_dump_json(), encoding="utf-8")
+    result = CliRunner().invoke(app, ["run", "--config", str(tmp_path / "run"), "-o", str(tmp_path / "again")])
+    assert result.exception.message.startswith(f"{tmp_path / 'run' / 'manifest.json'}: this run manifest records no run config")
+    assert not (tmp_path / "again").exists()

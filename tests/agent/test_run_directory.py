@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalsuite.agent.merge import merge_runs
+from evalsuite.agent.config import RunConfig
 from evalsuite.agent.runner import RunSpec, execute, parse_shard
 from evalsuite.cli import app
 from evalsuite.errors import EvalsuiteError
@@ -26,9 +27,11 @@ NQ_RECORDING = "nq_2026_04_28_16_43_search_r1_base_seed1.json"
 
 
 def replay_spec(trajectories_dir: Path, benchmarks_dir: Path, out: Path, **kw) -> RunSpec:
+    """The replay run of the recorded NQ trajectories; `kw`: RunSpec fields and RunConfig settings alike."""
+    settings = {"batch_size": 8, **{k: kw.pop(k) for k in list(kw) if k in RunConfig.model_fields}}
     base = dict(
         model=str(trajectories_dir / NQ_RECORDING), backend="replay", tasks="nq", out=out, split="test_sub1000",
-        data_dir=str(benchmarks_dir), retriever="replay", batch_size=8,
+        data_dir=str(benchmarks_dir), retriever="replay", config=RunConfig(**settings),
     )
     base.update(kw)
     return RunSpec(**base)

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evalsuite.agent.engine import RolloutConfig
 from evalsuite.agent.merge import merge_runs, merge_seed_runs
 from evalsuite.agent.runner import execute, parse_shard
 from evalsuite.cli import app
@@ -104,13 +103,12 @@ def test_merged_shards_write_the_same_directory_as_the_run(run, tmp_path, trajec
 
 
 def test_seed_runs_merged_write_what_run_seeds_writes(tmp_path, trajectories_dir, benchmarks_dir):
-    sampling = RolloutConfig(temperature=0.7)  # replay ignores it; --seeds needs sampling
+    # replay ignores the temperature; --seeds needs sampling
     spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "seeds", subset="first:6", samples=2, seeds=(1, 2),
-                       schedule="sync", rollout=sampling)
+                       schedule="sync", temperature=0.7)
     execute(spec)
     for seed in (1, 2):
-        execute(dataclasses.replace(spec, out=tmp_path / f"seed{seed}", samples=1, seeds=None,
-                                    rollout=dataclasses.replace(sampling, seed=seed)))
+        execute(dataclasses.replace(spec, out=tmp_path / f"seed{seed}", config=spec.config.replace(samples=1, seeds=None, seed=seed)))
     merge_seed_runs([tmp_path / "seed1", tmp_path / "seed2"], tmp_path / "merged")
     assert_same_directory(tmp_path / "merged", tmp_path / "seeds")
     assert RunDirectory(tmp_path / "merged").read_metrics() == RunDirectory(tmp_path / "seeds").read_metrics()
@@ -132,8 +130,8 @@ def test_an_imported_result_file_has_a_runs_files_and_columns_but_the_run_only_o
 @pytest.mark.slow
 def test_the_ray_driver_writes_the_same_directory_as_the_run(run, tmp_path, trajectories_dir, benchmarks_dir):
     pytest.importorskip("ray", reason="needs Ray: pip install 'evalsuite[ray]'")
-    from evalsuite.agent.distributed import RayOptions, execute_on_ray
+    from evalsuite.agent.distributed import RayOptions
 
-    execute_on_ray(replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "ray", subset=SUBSET), RayOptions(address="local", actors=1))
+    execute(replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "ray", subset=SUBSET), ray=RayOptions(address="local", actors=1))
     assert_same_directory(tmp_path / "ray", run)
     assert RunDirectory(tmp_path / "ray").read_metrics() == RunDirectory(run).read_metrics()

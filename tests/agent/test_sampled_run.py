@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from evalsuite.agent.engine import RolloutConfig
 from evalsuite.agent.runner import execute
 from evalsuite.errors import EvalsuiteError
 from evalsuite.models.base import SEEDING, native_n_groups, request_seed
@@ -15,7 +14,7 @@ from evalsuite.runs import RunDirectory
 from tests.agent.test_run_directory import replay_spec
 
 # sampling needs a temperature above 0 (RunConfig refuses identical greedy samples); replay ignores it
-SAMPLING = RolloutConfig(temperature=0.7)
+SAMPLING = {"temperature": 0.7}
 
 
 class CountingReplay(ReplayBackend):
@@ -49,7 +48,7 @@ class BatchRecordingReplay(ReplayBackend):
 
 def test_a_questions_samples_share_a_batch_with_consecutive_seeds_and_one_n_group(tmp_path, trajectories_dir, benchmarks_dir):
     spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "run", subset="first:5", samples=3, schedule="sync",
-                       batch_size=8, rollout=RolloutConfig(temperature=0.7, seed=40))
+                       batch_size=8, temperature=0.7, seed=40)
     backend = BatchRecordingReplay(spec.model)
     execute(spec, backend=backend)
     first_turns = [[r for r in batch if r.key[1] == 0] for batch in backend.batches]
@@ -73,7 +72,7 @@ def test_the_async_schedule_gives_each_sample_its_seed_as_the_sync_one_does(tmp_
     seen = {}
     for schedule in ("sync", "async"):
         spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / schedule, subset="first:4", samples=3, schedule=schedule,
-                           rollout=RolloutConfig(temperature=0.7, seed=7))
+                           temperature=0.7, seed=7)
         backend = BatchRecordingReplay(spec.model)
         execute(spec, backend=backend)
         records = RunDirectory(spec.out).read_predictions()
@@ -84,7 +83,7 @@ def test_the_async_schedule_gives_each_sample_its_seed_as_the_sync_one_does(tmp_
 
 def test_resuming_a_sampled_run_seeded_by_the_old_scheme_is_refused_in_one_line(tmp_path, trajectories_dir, benchmarks_dir):
     spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "run", subset="first:3", samples=2, schedule="sync",
-                       rollout=SAMPLING)
+                       **SAMPLING)
     execute(spec)
     manifest = spec.out / "manifest.json"
     old = json.loads(manifest.read_text())
@@ -104,7 +103,7 @@ def test_resuming_a_sampled_run_seeded_by_the_old_scheme_is_refused_in_one_line(
 
 def test_each_question_gets_k_records_with_sample_index_and_seed(tmp_path, trajectories_dir, benchmarks_dir):
     spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "run", subset="first:5", samples=3, schedule="sync",
-                       rollout=RolloutConfig(temperature=0.7, seed=40))
+                       temperature=0.7, seed=40)
     result = execute(spec)
     records = RunDirectory(spec.out).read_predictions()
     assert len(records) == 15
@@ -117,12 +116,12 @@ def test_each_question_gets_k_records_with_sample_index_and_seed(tmp_path, traje
     em = {r.id: r.metrics["em"] for r in records if r.sample == 0}
     assert nq.metrics["em_avg"].mean == pytest.approx(sum(em.values()) / 5) == nq.metrics["em_pass@3"].mean
     manifest = RunDirectory(spec.out).read_manifest()
-    assert manifest.decoding.samples == 3 and manifest.seeds == {"seed": 40, "samples": 3}
+    assert manifest.decoding.samples == 3 and manifest.seeds == {"seed": 40}  # the number of samples: once, in decoding
 
 
 def test_resume_redoes_only_the_missing_samples(tmp_path, trajectories_dir, benchmarks_dir):
     spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "run", subset="first:4", samples=2, schedule="sync",
-                       rollout=SAMPLING)
+                       **SAMPLING)
     execute(spec)
     path = RunDirectory(spec.out).predictions_path
     lines = path.read_text().splitlines()
@@ -166,11 +165,11 @@ def test_bad_sampling_options_are_one_line_each(tmp_path, options, message):
 
 def test_seeds_give_each_sample_its_own_seed(tmp_path, trajectories_dir, benchmarks_dir):
     spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "run", subset="first:2", samples=3, seeds=(11, 5, 42),
-                       schedule="sync", rollout=SAMPLING)
+                       schedule="sync", **SAMPLING)
     execute(spec)
     records = RunDirectory(spec.out).read_predictions()
     assert [(r.sample, r.sample_seed) for r in records] == [(0, 11), (1, 5), (2, 42)] * 2
-    assert RunDirectory(spec.out).read_manifest().seeds == {"seed": 0, "samples": 3, "sample_0": 11, "sample_1": 5, "sample_2": 42}
+    assert RunDirectory(spec.out).read_manifest().seeds == {"seed": 0, "sample_0": 11, "sample_1": 5, "sample_2": 42}
 
 
 @pytest.mark.parametrize(("options", "message"), [

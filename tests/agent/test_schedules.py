@@ -91,7 +91,7 @@ def test_a_resume_may_change_the_schedule(tmp_path, trajectories_dir, benchmarks
     spec = replay_spec(trajectories_dir, benchmarks_dir, tmp_path / "run", subset="first:30", schedule="sync")
     whole = execute(spec)
     RunDirectory(spec.out).rewrite_predictions(RunDirectory(spec.out).read_predictions()[:10])  # as if killed after 10
-    spec.resume, spec.schedule = True, "async"
+    spec.resume, spec.config = True, spec.config.replace(schedule="async")
     resumed = execute(spec)
     assert len(resumed.records) == 30 and content(resumed.records) == content(whole.records)
     assert RunDirectory(spec.out).read_manifest().backend.schedule == "async"

@@ -17,7 +17,7 @@ import pytest
 from leaderboard_support import BASE_SEED1, INSTRUCT_SEED1, cli, info
 from test_leaderboard_browser import browser  # noqa: F401  (the Chromium fixture)
 
-from evalsuite.agent.engine import RolloutConfig
+from evalsuite.agent.config import RunConfig
 from evalsuite.agent.runner import RunSpec, execute
 from evalsuite.leaderboard import add_submission, pack_submission
 from evalsuite.leaderboard.submission import Setting
@@ -31,8 +31,8 @@ REPLAY = Setting(retriever="replay", topk=3, max_turns=4)
 
 def _replay_run(trajectories_dir: Path, benchmarks_dir: Path, recording: str, out: Path, samples: int = 1) -> Path:
     spec = RunSpec(model=str(trajectories_dir / f"{recording}.json"), backend="replay", tasks="bamboogle", out=out,
-                   data_dir=str(benchmarks_dir), retriever="replay", batch_size=64, samples=samples,
-                   rollout=RolloutConfig(temperature=0.7 if samples > 1 else 0.0, seed=3))
+                   data_dir=str(benchmarks_dir), retriever="replay",
+                   config=RunConfig(batch_size=64, samples=samples, temperature=0.7 if samples > 1 else 0.0, seed=3))
     execute(spec)
     return out
 

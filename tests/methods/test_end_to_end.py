@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalsuite.agent.engine import RolloutConfig
+from evalsuite.agent.config import RunConfig
 from evalsuite.agent.method import get_method, list_methods
 from evalsuite.runs import RunDirectory
 
@@ -39,10 +39,12 @@ def run_method(method: str, task: str, gemma: str, indexes: dict[str, str], out,
     spec = RunSpec(
         model=gemma, backend="llamacpp", tasks=task, out=out, method=method,
         # the one-shot style where the method has one: Gemma-270M follows a protocol only after an example
-        prompt_style="base-1shot" if "base-1shot" in styles else "base",
-        data_dir=str(benchmarks_dir) if task == "bamboogle" else None, subset=f"first:{N}", retriever=indexes[task],
-        rollout=RolloutConfig(max_turns=1, max_tokens=32, max_obs_tokens=160, max_context_tokens=3072),
-        batch_size=N, backend_options={"n_ctx": 4096},
+        config=RunConfig(
+            prompt_style="base-1shot" if "base-1shot" in styles else "base", subset=f"first:{N}", batch_size=N,
+            max_turns=1, max_tokens=32, max_obs_tokens=160, max_context_tokens=3072,
+        ),
+        data_dir=str(benchmarks_dir) if task == "bamboogle" else None, retriever=indexes[task],
+        backend_options={"n_ctx": 4096},
     )
     return execute(spec)
 

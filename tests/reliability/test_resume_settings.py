@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from evalsuite.agent.engine import RolloutConfig
+from evalsuite.agent.config import RunConfig
 from evalsuite.agent.merge import merge_runs
 from evalsuite.agent.runner import RunSpec, execute, parse_shard
 from evalsuite.errors import EvalsuiteError
@@ -84,8 +84,8 @@ def endpoint() -> Iterator[Endpoint]:
 
 def endpoint_spec(endpoint: Endpoint, benchmarks_dir: Path, out: Path, **kw) -> RunSpec:
     base = dict(
-        model=endpoint.url, backend="openai", tasks="bamboogle", out=out, data_dir=str(benchmarks_dir), subset="first:6",
-        rollout=RolloutConfig(max_turns=0), backend_options={"retries": 0},
+        model=endpoint.url, backend="openai", tasks="bamboogle", out=out, data_dir=str(benchmarks_dir),
+        config=RunConfig(subset="first:6", max_turns=0), backend_options={"retries": 0},
     )
     base.update(kw)
     return RunSpec(**base)
@@ -148,7 +148,7 @@ def test_the_refusal_is_one_line_from_the_command_line(tmp_path, endpoint, bench
 def replay_spec(trajectories_dir: Path, data_dir: Path, out: Path, **kw) -> RunSpec:
     base = dict(
         model=str(trajectories_dir / NQ_RECORDING), backend="replay", tasks="nq", out=out, split="test_sub1000",
-        data_dir=str(data_dir), retriever="replay", batch_size=8, subset="first:20",
+        data_dir=str(data_dir), retriever="replay", config=RunConfig(batch_size=8, subset="first:20"),
     )
     base.update(kw)
     return RunSpec(**base)
