@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from evalsuite import SOURCE_FOLDERS
 from tests.conftest import requires_extra
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,7 +29,7 @@ RECORDING = "nq_2026_04_28_16_43_search_r1_base_seed1.json"
 def extended(tmp_path_factory) -> Path:
     """A copy of the source tree whose RunConfig has one field more: the whole edit a new setting takes."""
     root = tmp_path_factory.mktemp("extended")
-    for folder in ("evalsuite", "baselines", "results", "leaderboard"):  # the package and the folders it maps
+    for folder in ("evalsuite", *SOURCE_FOLDERS.values()):  # the package and the top-level folders it maps
         shutil.copytree(REPO / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
     config = root / "evalsuite" / "agent" / "config.py"
     text = config.read_text(encoding="utf-8")
