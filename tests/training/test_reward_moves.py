@@ -65,6 +65,7 @@ PROMPTS = 8
 MIN_PROMPTS = 2  # one prompt's 4 pairs cannot reach p < 0.05 (1/16 at best)
 SAMPLES = 4  # fresh samples per kept prompt for each policy
 STEPS = 8
+PROMPTS_PER_STEP = 4  # 16 completions a step (micro-batch 4 x accumulation 4) over 4 samples a prompt
 EVAL_SEED = 1234  # neither a training step's seed (0 + step) nor the selection's
 ALPHA = 0.05
 # the multi-turn rollout of the recipes that search: two model turns (one search, then an answer), 48 tokens a turn
@@ -135,11 +136,14 @@ def moves_config(method: str, model: str, subset: str = f"first:{CANDIDATES}") -
 
 
 def on_rows(recipe: Any, ids: set[str]) -> Any:
-    """The recipe, training on the rows with these ids only (the kept prompts)."""
+    """The recipe, training on the rows with these ids only (the kept prompts), repeated in turn until they fill a
+    step's PROMPTS_PER_STEP: TRL's sampler draws whole batches, so with fewer rows than a batch it runs no step at all
+    (design 2's first subsearch run, with 2 kept prompts, trained 0 steps; docs/recipes/reproduce.md)."""
 
     class Kept(type(recipe)):  # type: ignore[misc]
         def prepare_data(self, config: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            return [row for row in super().prepare_data(config, rows) if str(row["id"]) in ids]
+            kept = [row for row in super().prepare_data(config, rows) if str(row["id"]) in ids]
+            return [kept[i % len(kept)] for i in range(max(len(kept), PROMPTS_PER_STEP))] if kept else kept
 
     return Kept()
 
@@ -223,6 +227,7 @@ def test_recipe_moves_its_own_reward(method, tmp_path, record_property):
     recipe = on_rows(get_recipe(method), {str(row["id"]) for row in chosen.kept})
     base = score_policy(config, resolve_model(chosen.model), chosen.kept, SAMPLES, EVAL_SEED, recipe)
     result = train(config, tmp_path / "ckpt", recipe=recipe)
+    assert len(result.seconds_per_step) == STEPS, f"{len(result.seconds_per_step)} GRPO steps ran, not {STEPS}"
     trained = score_policy(config, str(result.checkpoint), chosen.kept, SAMPLES, EVAL_SEED, recipe)
     before, after = base.term(setting.own_score), trained.term(setting.own_score)
     p = one_sided_rise(before, after)
@@ -251,6 +256,18 @@ def test_recipe_moves_its_own_reward(method, tmp_path, record_property):
     )
     assert all(len(values) == STEPS for values in logged.values()), logged
     assert mean(after) > mean(before) and p < ALPHA, summary
+
+
+def test_kept_prompts_fill_a_step_in_turn():
+    """Two kept prompts train as a step of four (each twice, in turn); five stay five; the rest are left out."""
+
+    class Plain:
+        def prepare_data(self, config, rows):
+            return rows
+
+    rows = [{"id": x} for x in "abcdef"]
+    assert [r["id"] for r in on_rows(Plain(), {"a", "c"}).prepare_data(None, rows)] == ["a", "c", "a", "c"]
+    assert [r["id"] for r in on_rows(Plain(), set("abcde")).prepare_data(None, rows)] == list("abcde")
 
 
 def test_mixed_prompts_are_the_groups_with_a_reward_difference():
