@@ -25,15 +25,11 @@ import json
 import os
 import re
 import shutil
-import threading
 import time
-from collections import defaultdict, deque
+from collections import defaultdict
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from itertools import count
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +38,7 @@ import numpy as np
 from evalsuite.errors import DataError, EvalsuiteError
 from evalsuite.retrieval.bm25_defaults import BM25_DEFAULTS
 from evalsuite.retrieval.corpus import parse_corpus_line
+from evalsuite.retrieval.worker_pool import WorkerDied, ordered_map
 
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 DATA_FILE, INDICES_FILE, INDPTR_FILE = "data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy"
@@ -125,19 +122,9 @@ class BlockCounts:
 _worker_analyzer: Analyzer | None = None
 
 
-def _init_worker(stopwords: list[str], stemmer_name: str | None, watch_parent: bool = False) -> None:
+def _init_worker(stopwords: list[str], stemmer_name: str | None) -> None:
     global _worker_analyzer
     _worker_analyzer = Analyzer(stopwords, stemmer_name)
-    if watch_parent:
-        threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
-
-
-def _exit_with_parent(parent: int) -> None:
-    """A pool worker outlives a build killed with SIGKILL (it holds both ends of its task queue's pipe, so it waits
-    forever, holding its memory and the build's output pipes): it exits once it has another parent."""
-    while os.getppid() == parent:
-        time.sleep(1.0)
-    os._exit(1)
 
 
 def count_block(path: str, block: bytes, start_offset: int, first_line: int) -> BlockCounts:
@@ -247,27 +234,24 @@ def _map_blocks(
         for block, offset, line in blocks:
             yield count_block(str(path), block, offset, line)
         return
-    with ProcessPoolExecutor(
-        workers, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(stopwords, stemmer, True)
-    ) as pool:
-        pending: deque[tuple[Future, int]] = deque()  # (a block's counts, its first line)
-        try:
-            for block, offset, line in blocks:
-                pending.append((pool.submit(count_block, str(path), block, offset, line), line))
-                if len(pending) >= 2 * workers:
-                    yield pending.popleft()[0].result()
-            while pending:
-                yield pending.popleft()[0].result()
-        except BrokenProcessPool:  # from result() or submit(): a worker died (the OOM killer sends SIGKILL)
-            first = pending[0][1] if pending else 1
-            raise EvalsuiteError(
-                f"{path}: a worker process died while counting the blocks from line {first:,} (killed from "
-                "outside; the kernel kills a process this way when memory runs out)",
-                hint=RERUN_HINT,
-            ) from None
-        finally:
-            for future, _ in pending:
-                future.cancel()
+    first_lines: list[int] = []  # of the blocks submitted, to name where a dead worker was
+
+    def calls() -> Iterator[tuple[str, bytes, int, int]]:
+        for block, offset, line in blocks:
+            first_lines.append(line)
+            yield str(path), block, offset, line
+
+    try:
+        yield from ordered_map(
+            count_block, calls(), workers=workers, initializer=_init_worker, initargs=(stopwords, stemmer)
+        )
+    except WorkerDied as died:  # the OOM killer sends SIGKILL
+        first = first_lines[died.call] if died.call < len(first_lines) else 1
+        raise EvalsuiteError(
+            f"{path}: a worker process died while counting the blocks from line {first:,} (killed from "
+            "outside; the kernel kills a process this way when memory runs out)",
+            hint=RERUN_HINT,
+        ) from None
 
 
 class _Growing:
