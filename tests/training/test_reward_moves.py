@@ -193,6 +193,10 @@ def logged_own_terms(log, method: str, own: tuple[str, ...]) -> dict[str, list[f
     return {name: [float(r.get(f"rewards/{method}/{name}/mean", float("nan"))) for r in steps] for name in own}
 
 
+def component_means(scores: Any) -> dict[str, float]:
+    return {name: round(mean(b[name] for b in scores.breakdowns), 4) for name in scores.breakdowns[0]}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("method", list(SETTINGS))
 def test_recipe_moves_its_own_reward(method, tmp_path, record_property):
@@ -232,6 +236,9 @@ def test_recipe_moves_its_own_reward(method, tmp_path, record_property):
     before, after = base.term(setting.own_score), trained.term(setting.own_score)
     p = one_sided_rise(before, after)
     logged = logged_own_terms(result.log, method, setting.own_score)
+    # reported beside the statistic, not tested: the whole reward per step and every component's mean per policy
+    # (design 2's subsearch run: its own terms fell while its outcome term, outside them, rose to 1)
+    logged_total = logged_own_terms(result.log, method, ("total",))["total"]
     summary = {
         "method": method,
         "model": chosen.model,
@@ -245,6 +252,9 @@ def test_recipe_moves_its_own_reward(method, tmp_path, record_property):
         "base": before,
         "trained": after,
         "logged_per_step": logged,
+        "logged_total_per_step": logged_total,
+        "components_base": component_means(base),
+        "components_trained": component_means(trained),
         "seconds_per_step": result.seconds_per_step,
     }
     record_property("reward_moves", json.dumps(summary))
@@ -252,7 +262,9 @@ def test_recipe_moves_its_own_reward(method, tmp_path, record_property):
         f"reward moves {method} on {chosen.model}: own score {'+'.join(setting.own_score)} base {mean(before):.4f} -> "
         f"trained {mean(after):.4f} over {len(before)} paired samples ({len(chosen.kept)} prompts), one-sided "
         f"sign-flip p = {p:.4g}; {setting.earned} non-zero {summary['earned_rate_base']:.1%} -> "
-        f"{summary['earned_rate_trained']:.1%}; {mean(result.seconds_per_step):.1f} s/step; logged per step {logged}"
+        f"{summary['earned_rate_trained']:.1%}; {mean(result.seconds_per_step):.1f} s/step; logged per step {logged}, "
+        f"total {logged_total}; components base {summary['components_base']} -> trained "
+        f"{summary['components_trained']}"
     )
     assert all(len(values) == STEPS for values in logged.values()), logged
     assert mean(after) > mean(before) and p < ALPHA, summary
