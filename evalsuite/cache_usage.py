@@ -39,11 +39,13 @@ def tree_bytes(path: Path) -> int:
 
 
 def hub_cache() -> Path:
-    """Where the Hugging Face clients keep downloaded models (their own variables, as they read them)."""
-    if os.environ.get("HF_HUB_CACHE"):
-        return Path(os.environ["HF_HUB_CACHE"])
+    """Where the Hugging Face clients keep downloaded models, by their own rule (huggingface_hub.constants):
+    `$HF_HUB_CACHE`, else the legacy `$HUGGINGFACE_HUB_CACHE`, else `$HF_HOME/hub`, else
+    `$XDG_CACHE_HOME/huggingface/hub`, else `~/.cache/huggingface/hub`. Read from the environment on each call, and
+    without importing huggingface_hub (not installed without the hf, vllm or train extras)."""
     home = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME") or "~/.cache", "huggingface")
-    return Path(home).expanduser() / "hub"
+    hub = os.environ.get("HF_HUB_CACHE") or os.environ.get("HUGGINGFACE_HUB_CACHE") or os.path.join(home, "hub")
+    return Path(os.path.expandvars(os.path.expanduser(hub)))
 
 
 def cache_entries(root: Path) -> list[dict[str, Any]]:

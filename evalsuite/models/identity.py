@@ -10,6 +10,7 @@ import os
 import re
 from pathlib import Path
 
+from evalsuite.cache_usage import hub_cache
 from evalsuite.files import cache_root
 from evalsuite.files import file_sha256 as sha256_of_file
 from evalsuite.provenance import ModelIdentity
@@ -54,20 +55,12 @@ def hub_snapshot(path: Path) -> tuple[str, str] | None:
     return None
 
 
-def hub_cache_dir() -> Path:
-    try:
-        from huggingface_hub.constants import HF_HUB_CACHE
-    except ImportError:  # huggingface_hub comes with the hf, vllm and train extras; without it nothing is cached
-        return Path(os.environ.get("HF_HUB_CACHE", Path.home() / ".cache" / "huggingface" / "hub"))
-    return Path(HF_HUB_CACHE)
-
-
 def hub_commit(repo: str, revision: str | None = None, cache_dir: Path | None = None) -> str | None:
     """The commit a hub model name (and revision: a branch, tag or commit; default main) resolves to in the local
     Hugging Face cache, without the network; None when it was never downloaded."""
     if revision and _COMMIT.match(revision):
         return revision
-    folder = (cache_dir or hub_cache_dir()) / ("models--" + repo.replace("/", "--"))
+    folder = (cache_dir or hub_cache()) / ("models--" + repo.replace("/", "--"))
     try:
         commit = (folder / "refs" / (revision or "main")).read_text(encoding="utf-8").strip()
     except (OSError, ValueError):
