@@ -110,6 +110,8 @@ def ours(config: TrainConfig, name: str) -> tuple[Any, bool]:
         return DERIVED[name](config), True
     value: Any = config
     for part in name.split("."):
+        if value is None:
+            return None, True  # a section switched off (`sft: null`): not set, shown as differing
         if isinstance(value, dict):
             if part not in value:
                 return None, True  # not set: the library's default applies, shown as differing

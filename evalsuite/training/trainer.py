@@ -309,6 +309,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False, recipe: Recipe |
             f"nothing to resume in {out}: no GRPO checkpoint under {out / 'trl'} and no finished curriculum",
             hint="GRPO checkpoints need save_strategy: steps in the grpo section; run without --resume to start",
         )
+    manifest_paper(config)  # a malformed paper block fails now, not in the manifest after the run
     if not resume:
         (out / LOG_FILE).unlink(missing_ok=True)
     started = time.time()

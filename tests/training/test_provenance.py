@@ -4,6 +4,8 @@ values are listed as deviations; `evalsuite train --dry-run` prints all of it wi
 
 from __future__ import annotations
 
+import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -150,6 +152,33 @@ def test_a_paper_key_that_is_no_setting_is_refused_at_load(tmp_path):
     path.write_text("method: search-r1\npaper: {grpoo.learning_rate: {value: 1.0e-6, assumed: a typo in the setting path}}\n")
     with pytest.raises(DataError, match="neither a named setting"):
         load_config(path)
+
+
+def test_a_stage_switched_off_shows_its_paper_values_as_not_set(tmp_path):
+    """SmartSearch's GRPO alone (`sft: null`, as the reward-moves test runs it): the paper's SFT values are ours
+    None and differing. It raised "neither a named setting nor a path" when the manifest was written, after the
+    whole run had trained."""
+    config = load_config(method_configs_dir("smartsearch") / "cpu_smoke.yaml", "smartsearch")
+    config.sft = None
+    paper = manifest_paper(config)
+    assert paper["sft.learning_rate"]["ours"] is None and paper["sft.learning_rate"]["differs"] is True
+    configs = shutil.copytree(method_configs_dir("smartsearch"), tmp_path / "configs")  # with gpu.yaml, its paper
+    smoke = configs / "cpu_smoke.yaml"
+    smoke.write_text(re.sub(r"(?m)^sft: .*$", "sft: null", smoke.read_text(), count=1))
+    loaded = load_config(smoke, "smartsearch")
+    assert loaded.sft is None and manifest_paper(loaded)["sft.learning_rate"]["ours"] is None
+
+
+def test_a_malformed_paper_block_fails_before_training(tmp_path):
+    """The paper block is checked when training starts, before the model is loaded, not in the manifest at the end."""
+    from evalsuite.training.trainer import train
+
+    config = load_config(method_configs_dir("search-r1") / "cpu_smoke.yaml", "search-r1")
+    config.paper = {**config.paper, "grpo.learning_rate.x": {"value": 1.0, "assumed": "a path through a number"}}
+    config.model = str(tmp_path / "no-such-model")  # never reached
+    with pytest.raises(DataError, match="neither a named setting"):
+        train(config, tmp_path / "out")
+    assert not (tmp_path / "out" / "training_log.jsonl").exists()
 
 
 @pytest.mark.parametrize("method", RECIPES)
