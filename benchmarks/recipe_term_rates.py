@@ -51,9 +51,8 @@ def main() -> None:
         f"{args.method} on {args.model}, {args.tasks} {args.subset}, {args.samples} samples each ({n}), "
         f"rollout {config.rollout}, {seconds:.0f} s"
     )
-    for name in scores.breakdowns[0]:
-        values = [b[name] for b in scores.breakdowns]
-        print(f"  {name:22s} non-zero {scores.nonzero_rate(name):6.1%}  mean {sum(values) / n:.4f}")
+    for name in scores.components:
+        print(f"  {name:22s} non-zero {scores.nonzero_rate(name):6.1%}  mean {scores.mean(name):.4f}")
 
 
 if __name__ == "__main__":

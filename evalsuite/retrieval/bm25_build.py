@@ -234,19 +234,13 @@ def _map_blocks(
         for block, offset, line in blocks:
             yield count_block(str(path), block, offset, line)
         return
-    first_lines: list[int] = []  # of the blocks submitted, to name where a dead worker was
-
-    def calls() -> Iterator[tuple[str, bytes, int, int]]:
-        for block, offset, line in blocks:
-            first_lines.append(line)
-            yield str(path), block, offset, line
-
+    calls = ((str(path), block, offset, line) for block, offset, line in blocks)
     try:
         yield from ordered_map(
-            count_block, calls(), workers=workers, initializer=_init_worker, initargs=(stopwords, stemmer)
+            count_block, calls, workers=workers, initializer=_init_worker, initargs=(stopwords, stemmer)
         )
     except WorkerDied as died:  # the OOM killer sends SIGKILL
-        first = first_lines[died.call] if died.call < len(first_lines) else 1
+        first = died.arguments[3] if died.arguments else 1  # count_block's first_line
         raise EvalsuiteError(
             f"{path}: a worker process died while counting the blocks from line {first:,} (killed from "
             "outside; the kernel kills a process this way when memory runs out)",

@@ -24,11 +24,12 @@ POLL_SECONDS = 0.5
 
 
 class WorkerDied(Exception):
-    """A worker process died; `call` is the index of the oldest call whose result was not yet yielded."""
+    """A worker process died. `call` is the index of the oldest call whose result was not yet yielded, `arguments`
+    that call's arguments (None when no call was pending)."""
 
-    def __init__(self, call: int):
+    def __init__(self, call: int, arguments: tuple[Any, ...] | None = None):
         super().__init__(f"a worker process died before call {call} returned")
-        self.call = call
+        self.call, self.arguments = call, arguments
 
 
 def ordered_map(
@@ -45,36 +46,39 @@ def ordered_map(
     pool = ProcessPoolExecutor(
         workers, mp_context=get_context("spawn"), initializer=_start_worker, initargs=(initializer, initargs)
     )
-    pending: deque[tuple[Future, int]] = deque()  # (a call's result, the call's index)
+    # (a call's result, its index, its arguments: the pool's work item holds them until it is done anyway)
+    pending: deque[tuple[Future, int, tuple[Any, ...]]] = deque()
+    submitted = 0
     broken = False
     try:
-        for index, call in enumerate(calls):
-            pending.append((pool.submit(function, *call), index))
+        for call in calls:
+            pending.append((pool.submit(function, *call), submitted, call))
+            submitted += 1
             if len(pending) >= in_flight_per_worker * workers:
                 yield _next_result(pool, pending)
         while pending:
             yield _next_result(pool, pending)
     except (BrokenProcessPool, WorkerDied):  # from submit() or a result
         broken = True
-        raise WorkerDied(pending[0][1] if pending else 0) from None
+        raise (WorkerDied(*pending[0][1:]) if pending else WorkerDied(submitted)) from None
     finally:
-        for future, _ in pending:
+        for future, _, _ in pending:
             future.cancel()
         if broken:
             _stop_broken(pool)
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _next_result(pool: ProcessPoolExecutor, pending: deque[tuple[Future, int]]) -> Any:
+def _next_result(pool: ProcessPoolExecutor, pending: deque[tuple[Future, int, tuple[Any, ...]]]) -> Any:
     """The oldest call's result; the call stays pending until it has one (an error names it)."""
-    future, index = pending[0]
+    future = pending[0][0]
     while True:
         try:
             result = future.result(timeout=POLL_SECONDS)
             break
         except FutureTimeout:
             if any(process.exitcode is not None for process in _processes(pool)):
-                raise WorkerDied(index) from None
+                raise WorkerDied(*pending[0][1:]) from None
     pending.popleft()
     return result
 

@@ -29,6 +29,15 @@ class PolicyScores:
         """The sum of the named components, per sample."""
         return [sum(b[name] for name in names) for b in self.breakdowns]
 
+    @property
+    def components(self) -> list[str]:
+        """The reward's component names, `total` included."""
+        return list(self.breakdowns[0])
+
+    def mean(self, name: str) -> float:
+        """The mean of component `name` over the samples."""
+        return sum(b[name] for b in self.breakdowns) / len(self.breakdowns)
+
     def nonzero_rate(self, name: str) -> float:
         """The share of samples whose component `name` is not 0."""
         return sum(1 for b in self.breakdowns if b[name] != 0.0) / len(self.breakdowns)

@@ -190,7 +190,7 @@ def select(method: str, model: str) -> Selection:
     rows = recipe.prepare_data(config, training_rows(config, recipe.row_columns(config)))
     scores = score_policy(config, resolve_model(model), rows, SELECT_SAMPLES, SELECT_SEED, recipe)
     kept = [rows[i] for i in scores.mixed_prompts(setting.own_score)][:PROMPTS]
-    rates = {name: scores.nonzero_rate(name) for name in scores.breakdowns[0]}
+    rates = {name: scores.nonzero_rate(name) for name in scores.components}
     return Selection(model, scores.nonzero_rate(setting.earned), kept, rates)
 
 
@@ -203,7 +203,7 @@ def logged_own_terms(log, method: str, own: tuple[str, ...]) -> dict[str, list[f
 
 
 def component_means(scores: Any) -> dict[str, float]:
-    return {name: round(mean(b[name] for b in scores.breakdowns), 4) for name in scores.breakdowns[0]}
+    return {name: round(scores.mean(name), 4) for name in scores.components}
 
 
 @pytest.mark.slow
@@ -244,10 +244,10 @@ def test_recipe_moves_its_own_reward(method, tmp_path, record_property):
     trained = score_policy(config, str(result.checkpoint), chosen.kept, SAMPLES, EVAL_SEED, recipe)
     before, after = base.term(setting.own_score), trained.term(setting.own_score)
     p = one_sided_rise(before, after)
-    logged = logged_own_terms(result.log, method, setting.own_score)
-    # reported beside the statistic, not tested: the whole reward per step and every component's mean per policy
+    # the whole reward per step and every component's mean per policy are reported beside the statistic, not tested
     # (design 2's subsearch run: its own terms fell while its outcome term, outside them, rose to 1)
-    logged_total = logged_own_terms(result.log, method, ("total",))["total"]
+    logged = logged_own_terms(result.log, method, (*setting.own_score, "total"))
+    logged_total = logged.pop("total")
     summary = {
         "method": method,
         "model": chosen.model,
@@ -310,6 +310,16 @@ def test_mixed_prompts_are_the_groups_with_a_reward_difference():
     assert scores.mixed_prompts(("em", "f1")) == [1]
     assert scores.mixed_prompts(("format",)) == [0]
     assert scores.mixed_prompts(("f1",)) == []
+
+
+def test_component_means_and_rates_by_hand():
+    from evalsuite.training.policy_score import PolicyScores
+
+    scores = PolicyScores([{"em": 1.0, "total": 1.5}, {"em": 0.0, "total": 0.5}, {"em": 0.0, "total": 0.0}], 3)
+    assert scores.components == ["em", "total"]
+    assert scores.mean("em") == pytest.approx(1 / 3) and scores.mean("total") == pytest.approx(2 / 3)
+    assert scores.nonzero_rate("total") == pytest.approx(2 / 3)
+    assert component_means(scores) == {"em": 0.3333, "total": 0.6667}
 
 
 def test_the_one_sided_test_on_hand_computed_cases():
