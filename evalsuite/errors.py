@@ -56,13 +56,11 @@ def install_hint(extra: str) -> str:
 
 
 class MissingExtraError(EvalsuiteError):
-    """An optional dependency is not installed."""
+    """An optional dependency is not installed, or is installed but does not import (`broken`: why)."""
 
-    def __init__(self, package: str, extra: str, purpose: str, hint: str | None = None):
-        super().__init__(
-            f"{purpose} needs the Python package '{package}', which is not installed.",
-            hint=hint or install_hint(extra),
-        )
+    def __init__(self, package: str, extra: str, purpose: str, hint: str | None = None, broken: str | None = None):
+        state = "which is not installed" if broken is None else f"which is installed but does not import ({broken})"
+        super().__init__(f"{purpose} needs the Python package '{package}', {state}.", hint=hint or install_hint(extra))
 
 
 def first_line(exc: BaseException) -> str:
@@ -79,7 +77,13 @@ def require(module: str, extra: str, purpose: str, hint: str | None = None):
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise MissingExtraError(module.split(".")[0], extra, purpose, hint) from exc
+        # "not installed" only when the module itself is missing: a package whose own imports fail (a dependency
+        # missing or built for another torch, a process running another Python) says so with the first line
+        missing = (
+            isinstance(exc, ModuleNotFoundError) and exc.name is not None and (module + ".").startswith(exc.name + ".")
+        )
+        broken = None if missing else first_line(exc)
+        raise MissingExtraError(module.split(".")[0], extra, purpose, hint, broken=broken) from exc
 
 
 def require_installed(module: str, extra: str, purpose: str, hint: str | None = None) -> None:

@@ -1,5 +1,5 @@
 """A real multi-node Ray cluster on this machine for tests: a head and worker nodes, each its own `ray start --block`
-process with its own ports, all under one short temporary directory (Unix socket paths must stay under 107 bytes).
+process of the interpreter running the tests with its own ports, all under one short temporary directory (Unix socket paths must stay under 107 bytes).
 
 Stopping a node (or the cluster) ends its `ray start` process; Ray's reaper then ends that node's raylet and
 workers. Nothing here runs `ray stop`, which would end every Ray process on the machine, other people's too.
@@ -12,6 +12,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -52,7 +53,10 @@ class LocalRayCluster:
         ports = free_ports(len(NODE_PORT_OPTIONS) + WORKER_PORTS_PER_NODE)
         node_ports = [f"{option}={port}" for option, port in zip(NODE_PORT_OPTIONS, ports)]
         worker_ports = ",".join(str(port) for port in ports[len(NODE_PORT_OPTIONS):])
-        command = ["ray", "start", *args, "--node-ip-address=127.0.0.1", f"--num-cpus={cpus}", "--num-gpus=0",
+        # this interpreter's Ray, not the first `ray` on PATH: a node's workers run the Python that started it, and a
+        # venv with --system-site-packages whose Ray came from the system has no `ray` script of its own (CI's vLLM
+        # venv: the actors then ran the system Python, without vLLM)
+        command = [sys.executable, "-m", "ray.scripts.scripts", "start", *args, "--node-ip-address=127.0.0.1", f"--num-cpus={cpus}", "--num-gpus=0",
                    "--disable-usage-stats", f"--worker-port-list={worker_ports}", *node_ports, "--block"]
         with (self.root / log).open("w") as handle:
             return subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)

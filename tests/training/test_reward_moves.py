@@ -206,8 +206,26 @@ def component_means(scores: Any) -> dict[str, float]:
     return {name: round(scores.mean(name), 4) for name in scores.components}
 
 
+# A recorded result, kept as the test's outcome (strict: a run that passes is reported, and the doc must change with
+# it): the assertion still runs, and what it measured is in docs/recipes/reproduce.md. A new design is needed to
+# test SubSearch's process terms (its adaptive residual stops paying them once answers are right; its 2 kept
+# prompts were learnt by heart), and it is dated there before it runs.
+RECORDED_FAILURES = {
+    "subsearch": "design 2 (2026-12-03): answerability + decomposition 0.083 -> 0.000 over 8 pairs; its whole reward "
+    "rose 0.08 -> 1.00 (EM 0 -> 1 on the 2 repeated prompts, answered without search)",
+}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("method", list(SETTINGS))
+@pytest.mark.parametrize(
+    "method",
+    [
+        pytest.param(method, marks=pytest.mark.xfail(reason=RECORDED_FAILURES[method], strict=True))
+        if method in RECORDED_FAILURES
+        else method
+        for method in SETTINGS
+    ],
+)
 def test_recipe_moves_its_own_reward(method, tmp_path, record_property):
     pytest.importorskip("trl")
     from evalsuite.models.precision import cpu_supports_bf16
