@@ -25,6 +25,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -38,7 +39,7 @@ import numpy as np
 from evalsuite.errors import DataError, EvalsuiteError
 from evalsuite.retrieval.bm25_defaults import BM25_DEFAULTS
 from evalsuite.retrieval.corpus import parse_corpus_line
-from evalsuite.retrieval.worker_pool import WorkerDied, ordered_map
+from evalsuite.retrieval.worker_pool import WorkerDied, how_it_died, ordered_map
 
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 DATA_FILE, INDICES_FILE, INDPTR_FILE = "data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy"
@@ -239,13 +240,28 @@ def _map_blocks(
         yield from ordered_map(
             count_block, calls, workers=workers, initializer=_init_worker, initargs=(stopwords, stemmer)
         )
-    except WorkerDied as died:  # the OOM killer sends SIGKILL
+    except WorkerDied as died:
         first = died.arguments[3] if died.arguments else 1  # count_block's first_line
-        raise EvalsuiteError(
-            f"{path}: a worker process died while counting the blocks from line {first:,} (killed from "
-            "outside; the kernel kills a process this way when memory runs out)",
-            hint=RERUN_HINT,
-        ) from None
+        raise worker_death_error(path, first, died.exitcode) from None
+
+
+def worker_death_error(path: Path, first_line: int, exitcode: int | None) -> EvalsuiteError:
+    """What a counting worker's death says: the out-of-memory killer sends SIGKILL; a worker that exited on its own
+    printed its error first (a script building with workers but without a `__main__` guard: each worker, a fresh
+    interpreter, imports the script and runs its build again, which multiprocessing refuses)."""
+    where = f"{path}: a worker process died while counting the blocks from line {first_line:,}"
+    if exitcode is not None and exitcode > 0:
+        return EvalsuiteError(
+            f"{where} ({how_it_died(exitcode)}; its own error is printed above)",
+            hint='from a Python script, run the build under `if __name__ == "__main__":` (each worker imports the '
+            "script), or build with workers=1",
+        )
+    if exitcode is None or exitcode == -signal.SIGKILL:
+        why = how_it_died(exitcode) if exitcode is not None else "killed from outside"
+        return EvalsuiteError(
+            f"{where} ({why}; the kernel kills a process this way when memory runs out)", hint=RERUN_HINT
+        )
+    return EvalsuiteError(f"{where} ({how_it_died(exitcode)})", hint=RERUN_HINT)
 
 
 class _Growing:

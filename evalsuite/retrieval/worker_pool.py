@@ -10,6 +10,7 @@ it waits, and on a death kills the rest and closes its own write end, which ends
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from collections import deque
@@ -25,11 +26,25 @@ POLL_SECONDS = 0.5
 
 class WorkerDied(Exception):
     """A worker process died. `call` is the index of the oldest call whose result was not yet yielded, `arguments`
-    that call's arguments (None when no call was pending)."""
+    that call's arguments (None when no call was pending), `exitcode` the dead worker's (negative: the signal that
+    killed it; None: not known)."""
 
-    def __init__(self, call: int, arguments: tuple[Any, ...] | None = None):
-        super().__init__(f"a worker process died before call {call} returned")
-        self.call, self.arguments = call, arguments
+    def __init__(self, call: int, arguments: tuple[Any, ...] | None = None, exitcode: int | None = None):
+        super().__init__(f"a worker process died before call {call} returned ({how_it_died(exitcode)})")
+        self.call, self.arguments, self.exitcode = call, arguments, exitcode
+
+
+def how_it_died(exitcode: int | None) -> str:
+    """A dead worker's exit code in words."""
+    if exitcode is None:
+        return "how is not known"
+    if exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        return f"killed by {name}"
+    return f"it exited with status {exitcode}"
 
 
 def ordered_map(
@@ -50,17 +65,21 @@ def ordered_map(
     pending: deque[tuple[Future, int, tuple[Any, ...]]] = deque()
     submitted = 0
     broken = False
+    # the workers, kept here: a broken pool forgets its processes, and with them which one died and how
+    workers_seen: dict[int | None, Any] = {}
     try:
         for call in calls:
             pending.append((pool.submit(function, *call), submitted, call))
             submitted += 1
+            workers_seen.update((process.pid, process) for process in _processes(pool))
             if len(pending) >= in_flight_per_worker * workers:
                 yield _next_result(pool, pending)
         while pending:
             yield _next_result(pool, pending)
     except (BrokenProcessPool, WorkerDied):  # from submit() or a result
         broken = True
-        raise (WorkerDied(*pending[0][1:]) if pending else WorkerDied(submitted)) from None
+        exitcode = _dead_worker_exitcode(list(workers_seen.values()))
+        raise (WorkerDied(*pending[0][1:], exitcode) if pending else WorkerDied(submitted, None, exitcode)) from None
     finally:
         for future, _, _ in pending:
             future.cancel()
@@ -81,6 +100,19 @@ def _next_result(pool: ProcessPoolExecutor, pending: deque[tuple[Future, int, tu
                 raise WorkerDied(*pending[0][1:]) from None
     pending.popleft()
     return result
+
+
+def _dead_worker_exitcode(processes: list[Any], wait_s: float = 5.0) -> int | None:
+    """The exit code of the worker that died first (None: none found). A broken pool sends SIGTERM to the workers
+    still alive, so the first death is an ended worker's own status or another signal; and a dying process closes
+    its sentinel, which tells the pool, a moment before it can be reaped, so that code is waited for a little."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        codes = [p.exitcode for p in processes if p.exitcode is not None]
+        first = [code for code in codes if code != -signal.SIGTERM]
+        if first or time.monotonic() > deadline:
+            return first[0] if first else (codes[0] if codes else None)
+        time.sleep(0.02)
 
 
 def _processes(pool: ProcessPoolExecutor) -> list[Any]:

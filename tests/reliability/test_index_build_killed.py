@@ -145,6 +145,30 @@ def test_a_worker_killed_like_the_out_of_memory_killer_does_is_one_line(tmp_path
     assert_left_no_index(out)
 
 
+def test_a_script_building_with_workers_without_a_main_guard_is_told_so(tmp_path):
+    """Each spawned worker imports the calling script, which builds again; multiprocessing refuses and the worker
+    exits with status 1. That used to be reported as a kill by the out-of-memory killer."""
+    corpus = generated_corpus(tmp_path / "c.jsonl", 200)
+    script = tmp_path / "build_it.py"
+    script.write_text(
+        "from evalsuite.errors import EvalsuiteError\n"
+        "from evalsuite.retrieval import build_index\n"
+        "try:\n"
+        f"    build_index({str(corpus)!r}, {str(tmp_path / 'idx')!r}, workers=2, block_bytes=16384)\n"
+        "except EvalsuiteError as exc:\n"
+        "    print('message:', exc.message)\n"
+        "    print('hint:', exc.hint)\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run([sys.executable, str(script)], env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    message, hint = [line.split(": ", 1)[1] for line in done.stdout.splitlines() if line.startswith(("message:", "hint:"))]
+    assert message.endswith("from line 1 (it exited with status 1; its own error is printed above)"), message
+    assert "memory" not in message and '`if __name__ == "__main__":`' in hint
+    assert "bootstrapping phase" in done.stderr  # the worker's own error, which the message points to
+    assert_left_no_index(tmp_path / "idx")
+
+
 def test_memory_running_out_is_one_line(tmp_path):
     """A real MemoryError: the build's address space capped (RLIMIT_AS) at what its imports need plus 150 MiB, and
     one 40 MB block to count in-process (its lines and terms take several times that)."""
