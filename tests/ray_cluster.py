@@ -1,5 +1,6 @@
 """A real multi-node Ray cluster on this machine for tests: a head and worker nodes, each its own `ray start --block`
-process of the interpreter running the tests with its own ports, all under one short temporary directory (Unix socket paths must stay under 107 bytes).
+process (run by the interpreter running the tests) with its own ports, all under one short temporary directory (Unix
+socket paths must stay under 107 bytes).
 
 Stopping a node (or the cluster) ends its `ray start` process; Ray's reaper then ends that node's raylet and
 workers. Nothing here runs `ray stop`, which would end every Ray process on the machine, other people's too.
